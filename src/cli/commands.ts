@@ -1,0 +1,140 @@
+// The operator CLI commands over the domain modules; the same code runs in the CLI process or,
+// when a service owns the embedded store, inside that service (see control-socket.ts).
+import { parseArgs } from 'node:util';
+import type { Services } from '../services.ts';
+import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
+import { RegistryError, type Actor, type AppRecord } from '../tokens/registry.ts';
+
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+class UsageError extends Error {}
+
+const USAGE = `Usage: npm run -s cli -- <command> [options]
+
+  tokens create --bot <@name | https://t.me/name> --domain <host> --app-name <name> [--owner <telegram id>] [--json]
+  tokens list [--owner <telegram id>] [--json]
+  tokens revoke --app-name <name> [--json]
+  tokens regenerate --app-name <name> [--json]
+  apps show --app-name <name> [--json]`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  bot: { type: 'string' },
+  domain: { type: 'string' },
+  'app-name': { type: 'string' },
+  owner: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+const CLI_ACTOR: Actor = { surface: 'cli' };
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value.trim() === '') throw new UsageError(`missing --${flag}`);
+  return value;
+}
+
+function accepted<T>(parsed: { ok: true; value: T } | { ok: false; error: string }): T {
+  if (!parsed.ok) throw new UsageError(parsed.error);
+  return parsed.value;
+}
+
+function ownerId(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^\d{1,20}$/.test(value)) throw new UsageError('--owner must be a numeric Telegram user id');
+  return value;
+}
+
+function tokenDocument(token: string, app: AppRecord) {
+  return { token, app_name: app.appName, domain: app.domains[0] ?? null, bot: app.bot };
+}
+
+async function run(services: Services, argv: string[]): Promise<{ json: unknown; text: string }> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const command = positionals.join(' ');
+  switch (command) {
+    case 'tokens create': {
+      const { token, app } = await services.registry.createApp(
+        {
+          appName: accepted(parseAppName(required(values['app-name'], 'app-name'))),
+          bot: accepted(parseBotAddress(required(values.bot, 'bot'))),
+          domains: [accepted(parseDomain(required(values.domain, 'domain'), { allowLocalhost: true }))],
+          ownerTelegramId: ownerId(values.owner),
+        },
+        CLI_ACTOR,
+      );
+      return {
+        json: tokenDocument(token, app),
+        text: `Created ${app.appName} (${app.bot}, ${app.domains.join(', ')}).\nToken (shown once): ${token}`,
+      };
+    }
+    case 'tokens list': {
+      const apps = await services.registry.listApps({ ownerTelegramId: ownerId(values.owner) });
+      const rows = await Promise.all(
+        apps.map(async (app) => ({
+          app_name: app.appName,
+          bot: app.bot,
+          domains: app.domains,
+          token_prefix: app.tokenPrefix,
+          revoked: app.tokenPrefix === null,
+          created_at: app.createdAt.toISOString(),
+          last_event_at: (await services.events.activity(app.appId)).lastEventAt?.toISOString() ?? null,
+        })),
+      );
+      const text = rows.length === 0
+        ? 'No apps.'
+        : rows.map((row) => `${row.app_name}\t${row.token_prefix ?? 'revoked'}\t${row.domains.join(',')}\t${row.last_event_at ?? 'no events yet'}`).join('\n');
+      return { json: rows, text };
+    }
+    case 'tokens revoke': {
+      const app = await services.registry.revoke(required(values['app-name'], 'app-name'), CLI_ACTOR);
+      return { json: { app_name: app.appName, revoked: true }, text: `Revoked the token of ${app.appName}.` };
+    }
+    case 'tokens regenerate': {
+      const { token, app } = await services.registry.regenerate(required(values['app-name'], 'app-name'), CLI_ACTOR);
+      return { json: tokenDocument(token, app), text: `New token of ${app.appName} (shown once): ${token}` };
+    }
+    case 'apps show': {
+      const app = await services.registry.getApp(required(values['app-name'], 'app-name'));
+      const activity = await services.events.activity(app.appId);
+      const [rejection] = await services.rejections.recent(app.appId, 1);
+      const document = {
+        app_name: app.appName,
+        domains: app.domains,
+        bot: app.bot,
+        last_event_at: activity.lastEventAt?.toISOString() ?? null,
+        events_total: activity.eventsTotal,
+        last_rejection: rejection
+          ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, origin: rejection.origin }
+          : null,
+      };
+      const lines = [
+        `${app.appName} (${app.bot}) on ${app.domains.join(', ')}`,
+        `events: ${activity.eventsTotal}, last event: ${document.last_event_at ?? 'no events yet'}`,
+        `last rejection: ${rejection ? `${rejection.status} ${rejection.message} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
+      ];
+      return { json: document, text: lines.join('\n') };
+    }
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+export async function runCommand(services: Services, argv: string[]): Promise<CommandResult> {
+  const json = argv.includes('--json');
+  if (argv.includes('--help') || argv.length === 0) return { exitCode: argv.length === 0 ? 2 : 0, stdout: USAGE + '\n', stderr: '' };
+  try {
+    const result = await run(services, argv);
+    return { exitCode: 0, stdout: (json ? JSON.stringify(result.json) : result.text) + '\n', stderr: '' };
+  } catch (error) {
+    const known = error instanceof UsageError || error instanceof RegistryError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    if (!known) throw error;
+    const message = (error as Error).message;
+    const exitCode = error instanceof RegistryError ? 1 : 2;
+    return json
+      ? { exitCode, stdout: JSON.stringify({ error: message }) + '\n', stderr: '' }
+      : { exitCode, stdout: '', stderr: `${message}\n${exitCode === 2 ? `\n${USAGE}\n` : ''}` };
+  }
+}

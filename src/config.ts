@@ -1,0 +1,83 @@
+// Every setting of the service, read from the environment, parsed and validated in one place.
+import path from 'node:path';
+
+export type TrustProxy = boolean | number | string[];
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** unset: embedded PGlite in dataDir */
+  databaseUrl?: string;
+  /** unset: rate-limit counters in memory */
+  redisUrl?: string;
+  botToken?: string;
+  telegramApiRoot?: string;
+  adminTelegramIds: string[];
+  publicUrl?: string;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  trustProxy: TrustProxy;
+  logLevel: string;
+  /** unset: generated once into dataDir */
+  secret?: string;
+  /** largest accepted request body after gzip decoding, in bytes */
+  maxBodyBytes: number;
+  maxEventsPerRequest: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function trustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const secret = text(env, 'SECRET');
+  if (secret !== undefined && secret.length < 32) throw new ConfigError('SECRET must be at least 32 characters');
+  const databaseUrl = text(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST') ?? '0.0.0.0',
+    dataDir: path.resolve(text(env, 'DATA_DIR') ?? './data'),
+    databaseUrl,
+    redisUrl: text(env, 'REDIS_URL'),
+    botToken: text(env, 'BOT_TOKEN'),
+    telegramApiRoot: text(env, 'TELEGRAM_API_ROOT'),
+    adminTelegramIds: (text(env, 'ADMIN_TELEGRAM_IDS') ?? '').split(',').map((id) => id.trim()).filter(Boolean),
+    publicUrl: text(env, 'PUBLIC_URL'),
+    rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000_000),
+    rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    trustProxy: trustProxy(text(env, 'TRUST_PROXY')),
+    logLevel,
+    secret,
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1024, 64 * 1_048_576),
+    maxEventsPerRequest: integer(env, 'MAX_EVENTS_PER_REQUEST', 100, 1, 10_000),
+  };
+}

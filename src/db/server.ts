@@ -1,0 +1,52 @@
+// A PostgreSQL server reached through a pg connection pool (DATABASE_URL).
+import pg from 'pg';
+import type { SqlQueryable, SqlRunner } from './sql.ts';
+
+export interface ServerPoolOptions {
+  max?: number;
+  onError?: (error: Error) => void;
+}
+
+function queryable(client: pg.Pool | pg.PoolClient): SqlQueryable {
+  return {
+    async query<Row>(text: string, params?: unknown[]) {
+      return (await client.query(text, params)).rows as Row[];
+    },
+    async exec(script: string) {
+      await client.query(script);
+    },
+  };
+}
+
+export function openServerDatabase(databaseUrl: string, options: ServerPoolOptions = {}): SqlRunner {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.max ?? 8,
+    connectionTimeoutMillis: 3_000,
+    idleTimeoutMillis: 30_000,
+    // a stalled server must not hold requests forever: they get "Failed to record" instead
+    statement_timeout: 10_000,
+    query_timeout: 12_000,
+  });
+  // an idle client losing its connection must not crash the process; the next query reconnects
+  pool.on('error', (error) => options.onError?.(error));
+  return {
+    kind: 'server',
+    ...queryable(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(queryable(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

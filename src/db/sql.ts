@@ -1,0 +1,15 @@
+// The SQL runner used by the event plane and migrations: one small interface over PGlite and a pg pool.
+
+export interface SqlQueryable {
+  /** one statement with $n parameters; returns the rows */
+  query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<Row[]>;
+  /** a script of several statements, no parameters (simple protocol) */
+  exec(script: string): Promise<void>;
+}
+
+export interface SqlRunner extends SqlQueryable {
+  readonly kind: 'embedded' | 'server';
+  /** runs fn on one connection between BEGIN and COMMIT; ROLLBACK when fn throws */
+  transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

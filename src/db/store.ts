@@ -1,0 +1,62 @@
+// Opens the store the settings ask for (embedded PGlite or a PostgreSQL server), migrated and ready.
+import fs from 'node:fs';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from './prisma-client/index.js';
+import type { Config } from '../config.ts';
+import { openEmbeddedDatabase } from './embedded.ts';
+import { applyMigrations } from './migrate.ts';
+import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
+import { openServerDatabase } from './server.ts';
+import type { SqlRunner } from './sql.ts';
+
+export type { PrismaClient };
+
+export interface Store {
+  kind: 'embedded' | 'server';
+  /** event plane: raw SQL */
+  sql: SqlRunner;
+  /** control plane: apps, tokens, audit log, settings */
+  prisma: PrismaClient;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  onPoolError?: (error: Error) => void;
+}
+
+export async function openStore(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  options: OpenStoreOptions = {},
+): Promise<Store> {
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  let sql: SqlRunner;
+  let prisma: PrismaClient;
+  let release = () => {};
+  if (config.databaseUrl) {
+    sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
+    prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: config.databaseUrl, max: 4 }) });
+  } else {
+    release = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
+    try {
+      const embedded = await openEmbeddedDatabase(config.dataDir);
+      sql = embedded.sql;
+      prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite) });
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+  const close = async () => {
+    await prisma.$disconnect();
+    await sql.close();
+    release();
+  };
+  try {
+    await applyMigrations(sql);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { kind: sql.kind, sql, prisma, close };
+}

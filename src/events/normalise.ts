@@ -1,0 +1,116 @@
+// Turns a validated event into the stored shape: typed columns, parsed times, one auth_type form,
+// a referer without query or fragment, and text PostgreSQL can store (no NUL, no lone surrogates).
+import type { RawEvent } from './validate.ts';
+
+export interface NormalisedEvent {
+  eventName: string;
+  sessionId: string;
+  userId: number;
+  isPremium: boolean;
+  isSuccess: boolean;
+  platform: string | null;
+  locale: string | null;
+  startParam: string | null;
+  occurredAt: Date;
+  /** UTC day the event is counted on (from occurredAt) */
+  day: string;
+  /** every other field, nested values kept as sent */
+  props: Record<string, unknown>;
+}
+
+/** client clocks are wrong sometimes: trust them within this window around the receive time */
+const MAX_CLIENT_PAST_MS = 90 * 24 * 3600 * 1000;
+const MAX_CLIENT_FUTURE_MS = 10 * 60 * 1000;
+
+const COLUMN_FIELDS = new Set([
+  'user_id',
+  'app_name',
+  'event_name',
+  'session_id',
+  'is_premium',
+  'is_success',
+  'platform',
+  'locale',
+  'start_param',
+  'client_timestamp',
+]);
+
+/** epoch ms from "1795303097503" (ms), "1795303097" (s) or an ISO date; null when unreadable */
+export function parseClientTime(value: string): number | null {
+  if (/^\d{1,16}$/.test(value)) {
+    const number = Number(value);
+    return number < 1e11 ? number * 1000 : number;
+  }
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? null : parsed;
+}
+
+function authTypeNumber(value: unknown): 0 | 1 | null {
+  if (value === 0 || value === 'wallet_addr' || value === 'ton_addr') return 0;
+  if (value === 1 || value === 'wallet_proof' || value === 'ton_proof') return 1;
+  return null;
+}
+
+function withoutQuery(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return parsed.origin + parsed.pathname;
+  } catch {
+    return url.split(/[?#]/)[0]!;
+  }
+}
+
+const UNSTORABLE = /[\u0000\ud800-\udfff]/;
+
+function storable(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(/\u0000/g, '\ufffd').toWellFormed();
+  if (Array.isArray(value)) return value.map(storable);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, child]) => [storable(key) as string, storable(child)]));
+  }
+  return value;
+}
+
+function optionalText(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** serialised is JSON.stringify(raw), computed once by the caller for the event key */
+export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Date): NormalisedEvent {
+  const event = (UNSTORABLE.test(serialised) ? storable(raw) : raw) as RawEvent;
+  const received = receivedAt.getTime();
+  const props: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(event)) {
+    if (!COLUMN_FIELDS.has(key) && value !== null && value !== undefined) props[key] = value;
+  }
+  if (props.auth_type !== undefined) props.auth_type = authTypeNumber(props.auth_type);
+  if (typeof props.url_referer === 'string') props.url_referer = withoutQuery(props.url_referer);
+  if (typeof props.valid_until === 'string') {
+    const until = parseClientTime(props.valid_until);
+    if (until !== null) props.valid_until = new Date(until).toISOString();
+  }
+
+  let occurred = received;
+  if (typeof event.client_timestamp === 'string') {
+    const client = parseClientTime(event.client_timestamp);
+    if (client !== null && client >= received - MAX_CLIENT_PAST_MS && client <= received + MAX_CLIENT_FUTURE_MS) {
+      occurred = client;
+    } else {
+      props.client_timestamp = event.client_timestamp; // kept as sent when we could not use it
+    }
+  }
+  const occurredAt = new Date(occurred);
+  return {
+    eventName: event.event_name as string,
+    sessionId: (event.session_id as string).toLowerCase(),
+    userId: event.user_id,
+    isPremium: event.is_premium === true,
+    isSuccess: event.is_success === true,
+    platform: optionalText(event.platform),
+    locale: optionalText(event.locale),
+    startParam: optionalText(event.start_param),
+    occurredAt,
+    day: occurredAt.toISOString().slice(0, 10),
+    props,
+  };
+}

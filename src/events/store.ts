@@ -1,0 +1,153 @@
+// The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
+// Behind this interface a columnar engine could be added as a second implementation.
+import type { SqlRunner } from '../db/sql.ts';
+
+export interface EventRow {
+  appId: number;
+  eventKey: Buffer;
+  receivedAt: Date;
+  occurredAt: Date;
+  day: string;
+  eventName: string;
+  sessionId: string;
+  userKey: Buffer;
+  isPremium: boolean;
+  isSuccess: boolean;
+  platform: string | null;
+  locale: string | null;
+  startParam: string | null;
+  props: Record<string, unknown>;
+}
+
+export interface AppActivity {
+  lastEventAt: Date | null;
+  eventsTotal: number;
+}
+
+export interface RejectionRow {
+  appId: number;
+  at: Date;
+  status: number;
+  message: string;
+  origin: string | null;
+  count: number;
+}
+
+export interface EventStore {
+  /** stores the rows not stored before (same app and event key) and counts them into the rollups */
+  insert(rows: EventRow[]): Promise<number>;
+  activity(appId: number): Promise<AppActivity>;
+  addRejections(rows: RejectionRow[]): Promise<void>;
+  recentRejections(appId: number, limit: number): Promise<RejectionRow[]>;
+}
+
+/** rejections kept per app: enough to explain "No data", small enough to never matter */
+const REJECTIONS_KEPT = 50;
+
+// One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL), duplicates
+// are skipped by the primary key, and only rows really inserted reach the rollups. Rollup rows are
+// written in key order so concurrent commits from several nodes lock them in the same order.
+const INSERT_EVENTS = `
+WITH batch AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS b(
+    app_id int, event_key text, received_at timestamptz, occurred_at timestamptz, day date,
+    event_name text, session_id uuid, user_key text, is_premium bool, is_success bool,
+    platform text, locale text, start_param text, props jsonb)
+), inserted AS (
+  INSERT INTO events (app_id, event_key, received_at, occurred_at, day, event_name, session_id, user_key,
+                      is_premium, is_success, platform, locale, start_param, props)
+  SELECT app_id, decode(event_key, 'base64'), received_at, occurred_at, day, event_name, session_id,
+         decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
+  FROM batch ORDER BY app_id, event_key
+  ON CONFLICT (app_id, event_key) DO NOTHING
+  RETURNING app_id, day, event_name, session_id, user_key, received_at
+), counts AS (
+  INSERT INTO daily_event_counts AS c (app_id, day, event_name, events)
+  SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (app_id, day, event_name) DO UPDATE SET events = c.events + excluded.events
+), new_users AS (
+  INSERT INTO daily_users (app_id, day, user_key)
+  SELECT DISTINCT app_id, day, user_key FROM inserted ORDER BY 1, 2, 3
+  ON CONFLICT DO NOTHING RETURNING app_id, day
+), new_sessions AS (
+  INSERT INTO daily_sessions (app_id, day, session_id)
+  SELECT DISTINCT app_id, day, session_id FROM inserted ORDER BY 1, 2, 3
+  ON CONFLICT DO NOTHING RETURNING app_id, day
+), stats AS (
+  INSERT INTO daily_app_stats AS s (app_id, day, users, sessions)
+  SELECT app_id, day, sum(users), sum(sessions) FROM (
+    SELECT app_id, day, 1 AS users, 0 AS sessions FROM new_users
+    UNION ALL SELECT app_id, day, 0, 1 FROM new_sessions
+  ) AS fresh GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (app_id, day) DO UPDATE SET users = s.users + excluded.users, sessions = s.sessions + excluded.sessions
+), activity AS (
+  INSERT INTO app_activity AS a (app_id, last_event_at, events_total)
+  SELECT app_id, max(received_at), count(*) FROM inserted GROUP BY 1 ORDER BY 1
+  ON CONFLICT (app_id) DO UPDATE SET last_event_at = greatest(a.last_event_at, excluded.last_event_at),
+                                     events_total = a.events_total + excluded.events_total
+)
+SELECT count(*)::int AS inserted FROM inserted`;
+
+function toJson(row: EventRow) {
+  return {
+    app_id: row.appId,
+    event_key: row.eventKey.toString('base64'),
+    received_at: row.receivedAt.toISOString(),
+    occurred_at: row.occurredAt.toISOString(),
+    day: row.day,
+    event_name: row.eventName,
+    session_id: row.sessionId,
+    user_key: row.userKey.toString('base64'),
+    is_premium: row.isPremium,
+    is_success: row.isSuccess,
+    platform: row.platform,
+    locale: row.locale,
+    start_param: row.startParam,
+    props: row.props,
+  };
+}
+
+export class SqlEventStore implements EventStore {
+  constructor(private readonly sql: SqlRunner) {}
+
+  async insert(rows: EventRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const [result] = await this.sql.query<{ inserted: number }>(INSERT_EVENTS, [JSON.stringify(rows.map(toJson))]);
+    return result?.inserted ?? 0;
+  }
+
+  async activity(appId: number): Promise<AppActivity> {
+    const [row] = await this.sql.query<{ last_event_at: Date; events_total: number }>(
+      `SELECT last_event_at, events_total::float8 AS events_total FROM app_activity WHERE app_id = $1`,
+      [appId],
+    );
+    return { lastEventAt: row?.last_event_at ?? null, eventsTotal: row?.events_total ?? 0 };
+  }
+
+  async addRejections(rows: RejectionRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.sql.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO rejections (app_id, at, status, message, origin, count)
+         SELECT app_id, at, status, message, origin, count FROM jsonb_to_recordset($1::jsonb)
+           AS r(app_id int, at timestamptz, status int, message text, origin text, count int)`,
+        [JSON.stringify(rows.map((row) => ({ ...row, app_id: row.appId })))],
+      );
+      await tx.query(
+        `DELETE FROM rejections r USING (
+           SELECT id, row_number() OVER (PARTITION BY app_id ORDER BY at DESC, id DESC) AS rank
+           FROM rejections WHERE app_id = ANY($1::int[])) AS ranked
+         WHERE r.id = ranked.id AND ranked.rank > ${REJECTIONS_KEPT}`,
+        [`{${[...new Set(rows.map((row) => row.appId))].join(',')}}`],
+      );
+    });
+  }
+
+  async recentRejections(appId: number, limit: number): Promise<RejectionRow[]> {
+    const rows = await this.sql.query<{ at: Date; status: number; message: string; origin: string | null; count: number }>(
+      `SELECT at, status, message, origin, count FROM rejections WHERE app_id = $1 ORDER BY at DESC, id DESC LIMIT $2`,
+      [appId, limit],
+    );
+    return rows.map((row) => ({ appId, ...row }));
+  }
+}

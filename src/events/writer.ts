@@ -1,0 +1,108 @@
+// Group commit: requests that arrive while a commit runs are written together in the next one,
+// and each request is answered only after the commit holding its events succeeded.
+import type { EventRow, EventStore } from './store.ts';
+
+export class OverloadedError extends Error {
+  constructor() {
+    super('too many events waiting for the store');
+  }
+}
+
+interface Submission {
+  rows: EventRow[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export interface WriterOptions {
+  /** most events written by one commit */
+  maxBatchEvents?: number;
+  /** events waiting beyond this are refused at once (memory stays bounded while the store is down) */
+  maxPendingEvents?: number;
+  /** commits allowed to run at the same time (a server can take more than one) */
+  concurrency?: number;
+  onCommit?: (events: number, inserted: number, seconds: number) => void;
+}
+
+export class GroupCommitWriter {
+  private queue: Submission[] = [];
+  private pendingEvents = 0;
+  private running = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly maxBatchEvents: number;
+  private readonly maxPendingEvents: number;
+  private readonly concurrency: number;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly options: WriterOptions = {},
+  ) {
+    this.maxBatchEvents = options.maxBatchEvents ?? 5_000;
+    this.maxPendingEvents = options.maxPendingEvents ?? 200_000;
+    this.concurrency = options.concurrency ?? 1;
+  }
+
+  /** Resolves once the rows are committed (rows stored before are skipped); rejects when they are not. */
+  submit(rows: EventRow[]): Promise<void> {
+    if (this.pendingEvents + rows.length > this.maxPendingEvents) return Promise.reject(new OverloadedError());
+    return new Promise((resolve, reject) => {
+      this.queue.push({ rows, resolve, reject });
+      this.pendingEvents += rows.length;
+      this.pump();
+    });
+  }
+
+  /** Waits until everything submitted so far is committed or failed. */
+  drained(): Promise<void> {
+    if (this.queue.length === 0 && this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && this.queue.length > 0) {
+      this.running++;
+      // let the requests of this event-loop turn join the batch before it is cut
+      setImmediate(() => void this.commitNext());
+    }
+  }
+
+  private takeBatch(): Submission[] {
+    const batch: Submission[] = [];
+    let events = 0;
+    while (this.queue.length > 0 && (batch.length === 0 || events + this.queue[0]!.rows.length <= this.maxBatchEvents)) {
+      const next = this.queue.shift()!;
+      events += next.rows.length;
+      batch.push(next);
+    }
+    return batch;
+  }
+
+  private async commitNext(): Promise<void> {
+    const batch = this.takeBatch();
+    try {
+      if (batch.length > 0) await this.commit(batch);
+    } finally {
+      this.pendingEvents -= batch.reduce((sum, submission) => sum + submission.rows.length, 0);
+      this.running--;
+      if (this.queue.length > 0) this.pump();
+      else if (this.running === 0) this.idleWaiters.splice(0).forEach((wake) => wake());
+    }
+  }
+
+  private async commit(batch: Submission[]): Promise<void> {
+    const rows = batch.flatMap((submission) => submission.rows);
+    const started = performance.now();
+    try {
+      const inserted = await this.store.insert(rows);
+      this.options.onCommit?.(rows.length, inserted, (performance.now() - started) / 1000);
+      for (const submission of batch) submission.resolve();
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      // one request's data must not fail its neighbours: retry each alone
+      for (const submission of batch) await this.commit([submission]);
+    }
+  }
+}

@@ -1,0 +1,80 @@
+// The OpenAPI 3.1 description of the HTTP API, built from the same event schema the validator uses.
+import { MESSAGES } from './http-error.ts';
+import { eventSchema } from '../events/schema.ts';
+
+const message = (text: string, extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  required: ['message', ...Object.keys(extra)],
+  properties: { message: { type: 'string', const: text }, ...extra },
+});
+
+const anyMessage = { type: 'object', required: ['message'], properties: { message: { type: 'string' } } };
+
+const json = (schema: object, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerRequest: number; rateLimitMax: number; rateLimitWindowMs: number }) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Telegram Mini App event analytics',
+      version: '1.0.0',
+      description:
+        'Records usage events of Telegram Mini Apps. Accepts the traffic of the official ' +
+        '@telegram-apps/analytics client unchanged (gzip bodies, TGA-Auth-Token header, CORS preflight).',
+    },
+    paths: {
+      '/events': {
+        post: {
+          summary: 'Record one event or an array of events',
+          description:
+            `Body: one event or 1..${options.maxEventsPerRequest} events, JSON, optionally gzip/deflate/br ` +
+            `encoded; at most ${options.maxBodyBytes} bytes before and after decoding. All events of a request ` +
+            `are stored or none is. An identical event sent again (a retried batch) is stored once. Rate limit: ` +
+            `${options.rateLimitMax} requests per ${options.rateLimitWindowMs} ms per client IP and token.`,
+          parameters: [
+            { name: 'ANALYTICS-Auth-Token', in: 'header', schema: { type: 'string' }, description: 'access token' },
+            { name: 'TGA-Auth-Token', in: 'header', schema: { type: 'string' }, description: 'alias used by the official client' },
+            { name: 'Content-Encoding', in: 'header', schema: { enum: ['gzip', 'deflate', 'br', 'identity'] } },
+            { name: 'Origin', in: 'header', schema: { type: 'string' }, description: 'must be on one of the app\'s domains (else Referer)' },
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: { oneOf: [{ $ref: '#/components/schemas/Event' }, { type: 'array', minItems: 1, maxItems: options.maxEventsPerRequest, items: { $ref: '#/components/schemas/Event' } }] },
+              },
+            },
+          },
+          responses: {
+            '201': json(message(MESSAGES.success), 'Every event of the request is durably stored'),
+            '400': json(
+              {
+                oneOf: [
+                  message(MESSAGES.tokenMissing),
+                  message(MESSAGES.tokenInvalid),
+                  message(MESSAGES.appNameInvalid),
+                  message(MESSAGES.failedToRecord),
+                  message(MESSAGES.validation, {
+                    status: { type: 'number', const: 400 },
+                    errors: { type: 'array', items: { type: 'string' }, description: 'what failed, e.g. "events[0].session_id must be a UUID"' },
+                  }),
+                ],
+              },
+              'Not recorded: token header missing or malformed; token not issued here or revoked; app_name not the ' +
+                "token's; body invalid; or the store failed (Failed to record: nothing was stored, retry later)",
+            ),
+            '403': json(message(MESSAGES.domainMismatch), 'Origin (or Referer) is not one of the app\'s domains'),
+            '413': json(anyMessage, 'Body larger than the limit, before or after decompression'),
+            '415': json(anyMessage, 'Content-Type is not application/json, or Content-Encoding is not supported'),
+            '429': json(message(MESSAGES.tooManyRequests), 'Rate limit exceeded; Retry-After tells when to retry'),
+          },
+        },
+        options: { summary: 'CORS preflight; any origin, headers content-type, content-encoding and both token headers', responses: { '204': { description: 'Preflight accepted' } } },
+      },
+      '/healthz': { get: { summary: 'Liveness and store readiness', responses: { '200': json(anyMessage, 'Ready'), '503': json(anyMessage, 'Store unreachable') } } },
+      '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
+      '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
+    },
+    components: { schemas: { Event: eventSchema } },
+  };
+}

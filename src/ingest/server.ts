@@ -1,0 +1,138 @@
+// The HTTP service: CORS, the /events pipeline, health, metrics and the OpenAPI document.
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Services } from '../services.ts';
+import { registerDecoder, tooLarge } from './decode.ts';
+import { HttpError, MESSAGES } from './http-error.ts';
+import { openApiDocument } from './openapi.ts';
+import { createSteps, tokenHeader } from './steps.ts';
+
+export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'];
+
+function fastifyErrorAnswer(error: FastifyError, maxBodyBytes: number): HttpError | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return tooLarge(maxBodyBytes);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HttpError(415, { message: 'Content-Type must be application/json.' });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new HttpError(400, { message: 'The body does not match its Content-Length.' });
+  }
+  return null;
+}
+
+export async function buildServer(services: Services): Promise<FastifyInstance> {
+  const { config, metrics } = services;
+  const app = Fastify({
+    // a hop count is supported by Fastify (proxy-addr) but missing from its types
+    trustProxy: config.trustProxy as boolean | string | string[],
+    bodyLimit: config.maxBodyBytes,
+    requestTimeout: 30_000,
+    // per-request lines go out at debug level from the onResponse hook below, without client IPs
+    logController: new LogController({ disableRequestLogging: true }),
+    logger: {
+      level: config.logLevel,
+      // client IPs and token values never reach the logs
+      serializers: { req: (request) => ({ method: request.method, url: request.url.split('?')[0] }) },
+      redact: ['req.headers', 'headers'],
+    },
+  });
+
+  await app.register(cors, {
+    origin: true,
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: ['content-type', 'content-encoding', ...TOKEN_HEADERS],
+    exposedHeaders: ['retry-after'],
+    maxAge: 86_400,
+  });
+  registerDecoder(app, config.maxBodyBytes);
+
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    : undefined;
+  redis?.on('error', (error) => app.log.warn({ err: error.message }, 'redis unavailable; rate limits are not enforced'));
+  app.addHook('onClose', async () => {
+    redis?.disconnect();
+  });
+  await app.register(rateLimit, {
+    global: false,
+    redis,
+    skipOnError: true, // Redis down: accept (and store) rather than refuse
+    nameSpace: 'tma-rl:',
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+  });
+
+  const steps = createSteps({
+    maxEventsPerRequest: config.maxEventsPerRequest,
+    tokens: services.tokens,
+    writer: services.writer,
+    pseudonymiser: services.pseudonymiser,
+    rejections: services.rejections,
+  });
+
+  app.post('/events', {
+    // decode ran in the content-type parser; then:
+    preValidation: steps.validate,
+    preHandler: [
+      steps.authorise,
+      app.rateLimit({
+        max: config.rateLimitMax,
+        timeWindow: config.rateLimitWindowMs,
+        // one client = one IP with one token; hashed so raw IPs never reach Redis
+        keyGenerator: (request) =>
+          services.secrets.hmac('rate-limit', `${request.ip}\n${tokenHeader(request)}`).toString('base64url').slice(0, 22),
+        errorResponseBuilder: (request) => steps.tooManyRequests(request),
+      }),
+    ],
+    handler: steps.record,
+  });
+
+  app.get('/healthz', async (_request, reply) => {
+    try {
+      await services.store.sql.query('SELECT 1');
+      return { status: 'ok', store: services.store.kind };
+    } catch {
+      reply.code(503);
+      return { status: 'store unavailable', store: services.store.kind };
+    }
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  const openapi = openApiDocument(config);
+  app.get('/openapi.json', async () => openapi);
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+  });
+
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    const isEvents = request.routeOptions.url === '/events';
+    let answer = error instanceof HttpError ? error : fastifyErrorAnswer(error, config.maxBodyBytes);
+    if (!answer && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      answer = new HttpError(error.statusCode, { message: error.message });
+    }
+    if (!answer) {
+      request.log.error({ err: error }, 'unexpected error');
+      // spec §7: a server problem on /events is "400 Failed to record"
+      answer = isEvents ? new HttpError(400, { message: MESSAGES.failedToRecord }) : new HttpError(500, { message: 'Internal error.' });
+    }
+    reply.code(answer.statusCode).send(answer.body);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ route, status: reply.statusCode });
+    request.log.debug({ req: request, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    if (route !== '/events' || request.method !== 'POST') return;
+    if (reply.statusCode === 201) metrics.eventsAccepted.inc(request.ingest.events.length);
+    else metrics.eventsRejected.inc({ status: reply.statusCode });
+  });
+
+  return app;
+}

@@ -1,0 +1,39 @@
+// Starts everything the settings ask for: store, ingest API (and later site, SDK, bot); stops cleanly.
+import { startControlSocket } from './cli/control-socket.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
+import { openStore } from './db/store.ts';
+import { buildServer } from './ingest/server.ts';
+import { createServices } from './services.ts';
+
+async function start(): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore(config, { onPoolError: (error) => console.error(`database connection lost: ${error.message}`) });
+  const services = await createServices(config, store, (error) => app.log.warn({ err: error }, 'background write failed'));
+  const app = await buildServer(services);
+  const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping: finishing requests in flight');
+    await app.close(); // stops accepting, waits for requests in flight (their commits included)
+    await services.stop();
+    await stopControl?.();
+    await store.close();
+    app.log.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
+}
+
+start().catch((error: unknown) => {
+  const known = error instanceof ConfigError || error instanceof DataDirBusyError;
+  console.error(known ? `cannot start: ${(error as Error).message}` : error);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+// The service secret (SECRET or DATA_DIR/secret) and the keys derived from it for pseudonyms and hashes.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SqlRunner } from './db/sql.ts';
+
+export class Secrets {
+  private readonly derived = new Map<string, Buffer>();
+
+  constructor(private readonly secret: Buffer) {}
+
+  /** a key for one purpose, so that hashes made for different purposes never match */
+  key(purpose: string): Buffer {
+    let key = this.derived.get(purpose);
+    if (!key) {
+      key = crypto.createHmac('sha256', this.secret).update(purpose).digest();
+      this.derived.set(purpose, key);
+    }
+    return key;
+  }
+
+  hmac(purpose: string, data: string): Buffer {
+    return crypto.createHmac('sha256', this.key(purpose)).update(data).digest();
+  }
+
+  fingerprint(): string {
+    return this.hmac('fingerprint', 'v1').toString('hex').slice(0, 16);
+  }
+}
+
+function readOrCreateSecretFile(dataDir: string): string {
+  const file = path.join(dataDir, 'secret');
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const secret = crypto.randomBytes(32).toString('base64url');
+  try {
+    fs.writeFileSync(file, secret + '\n', { flag: 'wx', mode: 0o600 });
+    return secret;
+  } catch (error) {
+    // another process created it first: use theirs
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim();
+    throw error;
+  }
+}
+
+/**
+ * Loads the secret and checks it against the fingerprint kept in the database, so nodes (or a restored
+ * DATA_DIR) with a different secret refuse to start instead of silently splitting every user in two.
+ */
+export async function loadSecrets(config: { secret?: string; dataDir: string }, sql: SqlRunner): Promise<Secrets> {
+  const secrets = new Secrets(Buffer.from(config.secret ?? readOrCreateSecretFile(config.dataDir)));
+  const fingerprint = secrets.fingerprint();
+  await sql.query(`INSERT INTO settings (key, value) VALUES ('secret_fingerprint', $1) ON CONFLICT (key) DO NOTHING`, [
+    fingerprint,
+  ]);
+  const [row] = await sql.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'secret_fingerprint'`);
+  if (row?.value !== fingerprint) {
+    throw new Error(
+      'this database was set up with a different secret: give every node the same SECRET ' +
+        '(or the DATA_DIR/secret file the database was created with)',
+    );
+  }
+  return secrets;
+}

@@ -1,0 +1,87 @@
+// In-memory token lookup cache: fresh for 1 s, refreshed in the background, never older than 4 s,
+// so a revocation or domain edit made on any node takes effect everywhere within 5 s.
+import type { PrismaClient } from '../db/store.ts';
+import { hashToken } from './format.ts';
+
+export interface TokenGrant {
+  appId: number;
+  appName: string;
+  domains: string[];
+  /** false once the token was revoked; the app is still known so rejections can be shown to its owner */
+  active: boolean;
+}
+
+type Loader = (hash: string) => Promise<TokenGrant | null>;
+
+interface Entry {
+  value: TokenGrant | null;
+  loadedAt: number;
+}
+
+export interface TokenCacheOptions {
+  freshMs?: number;
+  maxAgeMs?: number;
+  maxEntries?: number;
+  now?: () => number;
+}
+
+export function prismaTokenLoader(prisma: PrismaClient): Loader {
+  return async (hash) => {
+    const token = await prisma.token.findUnique({ where: { hash }, include: { app: true } });
+    if (!token) return null;
+    return { appId: token.appId, appName: token.app.appName, domains: token.app.domains, active: !token.revokedAt };
+  };
+}
+
+export class TokenCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<TokenGrant | null>>();
+  private readonly freshMs: number;
+  private readonly maxAgeMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly load: Loader,
+    options: TokenCacheOptions = {},
+  ) {
+    this.freshMs = options.freshMs ?? 1_000;
+    this.maxAgeMs = options.maxAgeMs ?? 4_000;
+    this.maxEntries = options.maxEntries ?? 50_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The grant for a token, or null when no such token was ever issued. Throws when the store fails. */
+  async lookup(token: string): Promise<TokenGrant | null> {
+    const hash = hashToken(token);
+    const entry = this.entries.get(hash);
+    const age = entry ? this.now() - entry.loadedAt : Infinity;
+    if (entry && age < this.freshMs) return entry.value;
+    if (entry && age < this.maxAgeMs) {
+      this.refresh(hash).catch(() => undefined); // keep serving the cached grant meanwhile
+      return entry.value;
+    }
+    return this.refresh(hash);
+  }
+
+  /** Forget a token at once (this node changed it). */
+  invalidate(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  private refresh(hash: string): Promise<TokenGrant | null> {
+    let pending = this.loading.get(hash);
+    if (!pending) {
+      pending = this.load(hash)
+        .then((value) => {
+          this.entries.delete(hash);
+          this.entries.set(hash, { value, loadedAt: this.now() });
+          if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+          return value;
+        })
+        .finally(() => this.loading.delete(hash));
+      this.loading.set(hash, pending);
+    }
+    return pending;
+  }
+}

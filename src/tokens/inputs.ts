@@ -1,0 +1,57 @@
+// Rules for what a user types when registering an app: bot address, mini app domain, app name.
+import net from 'node:net';
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+const BOT_USERNAME = /^[A-Za-z][A-Za-z0-9_]{3,30}[Bb][Oo][Tt]$/;
+
+/** Accepts @name, name, t.me/name, https://t.me/name; returns "@name". */
+export function parseBotAddress(input: string): Parsed<string> {
+  const trimmed = input.trim();
+  const match = /^(?:(?:https?:\/\/)?(?:www\.)?(?:t|telegram)\.me\/|@)?([^/?#\s]+)\/?$/i.exec(trimmed);
+  const username = match?.[1] ?? '';
+  if (!BOT_USERNAME.test(username)) {
+    return {
+      ok: false,
+      error:
+        'The bot address must be a Telegram bot username such as @my_app_bot or https://t.me/my_app_bot: ' +
+        '5–32 letters, digits or _, starting with a letter and ending in "bot".',
+    };
+  }
+  return { ok: true, value: `@${username}` };
+}
+
+/** Accepts a bare host or a URL and keeps the host (lowercase, punycode). IPs are refused. */
+export function parseDomain(input: string, options: { allowLocalhost: boolean }): Parsed<string> {
+  const trimmed = input.trim();
+  let host: string;
+  try {
+    host = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`).hostname;
+  } catch {
+    return { ok: false, error: 'The domain must be a host name such as app.example.com or a URL on it.' };
+  }
+  if (net.isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
+    return { ok: false, error: 'The domain must be a host name, not an IP address.' };
+  }
+  if (host === 'localhost' || host.endsWith('.localhost')) {
+    return options.allowLocalhost
+      ? { ok: true, value: host }
+      : { ok: false, error: 'localhost is not accepted here: use the public domain your mini app is served from.' };
+  }
+  if (!/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(host)) {
+    return { ok: false, error: 'The domain must be a host name such as app.example.com or a URL on it.' };
+  }
+  return { ok: true, value: host };
+}
+
+/** The analytics identifier: what the SDK sends as app_name. */
+export function parseAppName(input: string): Parsed<string> {
+  const value = input.trim();
+  if (!/^[a-z0-9_-]{3,64}$/.test(value)) {
+    return {
+      ok: false,
+      error: 'The app name must be 3–64 characters: lowercase letters, digits, "_" or "-".',
+    };
+  }
+  return { ok: true, value };
+}
