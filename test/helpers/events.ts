@@ -1,0 +1,47 @@
+// Builds events like the official client sends, and posts them like a browser would.
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+
+export function makeEvent(appName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    event_name: 'app-init',
+    session_id: crypto.randomUUID(),
+    user_id: 279058397,
+    app_name: appName,
+    is_premium: true,
+    platform: 'tdesktop',
+    locale: 'en',
+    start_param: '',
+    client_timestamp: String(Date.now()),
+    ...overrides,
+  };
+}
+
+export interface PostOptions {
+  token?: string;
+  header?: 'ANALYTICS-Auth-Token' | 'TGA-Auth-Token';
+  origin?: string | null;
+  gzip?: boolean;
+  headers?: Record<string, string>;
+}
+
+export async function postEvents(baseUrl: string, body: unknown, options: PostOptions = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+  if (options.token !== undefined) headers[options.header ?? 'ANALYTICS-Auth-Token'] = options.token;
+  const origin = options.origin === undefined ? 'https://app.example.com' : options.origin;
+  if (origin !== null) headers.origin = origin;
+  let payload: string | Buffer = typeof body === 'string' ? body : JSON.stringify(body);
+  if (options.gzip) {
+    payload = zlib.gzipSync(payload);
+    headers['content-encoding'] = 'gzip';
+  }
+  const response = await fetch(`${baseUrl}/events`, { method: 'POST', headers, body: payload });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json: json as Record<string, unknown> };
+}

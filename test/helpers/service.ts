@@ -1,0 +1,50 @@
+// Runs the real service in the test process on an ephemeral port, over a fresh store.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config.ts';
+import { openStore, type Store } from '../../src/db/store.ts';
+import { buildServer } from '../../src/ingest/server.ts';
+import { createServices, type Services } from '../../src/services.ts';
+
+export interface TestService {
+  url: string;
+  app: FastifyInstance;
+  services: Services;
+  store: Store;
+  dataDir: string;
+  /** issues a token for a new app on the given domain */
+  createApp(appName: string, domain?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'tma-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const dataDir = env.DATA_DIR ?? tempDir();
+  const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', ...env, DATA_DIR: dataDir });
+  const store = await openStore(config);
+  const services = await createServices(config, store);
+  const app = await buildServer(services);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    app,
+    services,
+    store,
+    dataDir,
+    async createApp(appName, domain = 'app.example.com') {
+      const { token } = await services.registry.createApp({ appName, bot: '@test_app_bot', domains: [domain] }, { surface: 'cli' });
+      return token;
+    },
+    async close() {
+      await app.close();
+      await services.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,13 @@
+// Test runner settings: real stores and subprocesses need generous timeouts; two cores, two workers.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    root: '.',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
