@@ -9,5 +9,6 @@ export default defineConfig({
     hookTimeout: 90_000,
     pool: 'forks',
     maxWorkers: 2,
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });

@@ -1,0 +1,175 @@
+// The event store contract, run against embedded PGlite and a PostgreSQL server: inserts, duplicate
+// suppression, rollups that equal the raw rows, activity, rejections, migrations.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
+import { openStore, type Store } from '../../src/db/store.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { available } from '../helpers/environment.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { tempDir } from '../helpers/service.ts';
+
+function row(appId: number, overrides: Partial<EventRow> = {}): EventRow {
+  const receivedAt = overrides.receivedAt ?? new Date('2026-11-20T10:00:00Z');
+  return {
+    appId,
+    eventKey: crypto.randomBytes(16),
+    receivedAt,
+    occurredAt: receivedAt,
+    day: receivedAt.toISOString().slice(0, 10),
+    eventName: 'app-init',
+    sessionId: crypto.randomUUID(),
+    userKey: crypto.randomBytes(16),
+    isPremium: false,
+    isSuccess: false,
+    platform: 'ios',
+    locale: 'en',
+    startParam: null,
+    props: {},
+    ...overrides,
+  };
+}
+
+const backends: { name: string; open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>; enabled: boolean }[] = [
+  {
+    name: 'embedded PGlite',
+    enabled: true,
+    open: async () => {
+      const store = await openStore({ dataDir: tempDir() });
+      return { store, cleanup: () => store.close() };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    enabled: await available('PostgreSQL'),
+    open: async () => {
+      const database: TestDatabase = await createTestDatabase();
+      const store = await openStore({ dataDir: tempDir(), databaseUrl: database.url });
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await database.drop();
+        },
+      };
+    },
+  },
+];
+
+describe.each(backends.filter((backend) => backend.enabled))('event store on $name', ({ open }) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  let events: SqlEventStore;
+  let appId: number;
+
+  beforeAll(async () => {
+    ({ store, cleanup } = await open());
+    events = new SqlEventStore(store.sql);
+    appId = (await store.prisma.app.create({ data: { appName: 'store_app', bot: '@store_bot', domains: ['a.example'] } })).id;
+  });
+  afterAll(() => cleanup?.());
+
+  async function one<T>(text: string, params: unknown[] = []): Promise<T> {
+    return (await store.sql.query<T>(text, params))[0]!;
+  }
+
+  async function rollupsMatchRawRows(app: number) {
+    const raw = await one<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE app_id = $1', [app]);
+    const counted = await one<{ n: number }>('SELECT coalesce(sum(events), 0)::int AS n FROM daily_event_counts WHERE app_id = $1', [app]);
+    const total = await one<{ n: number }>('SELECT coalesce(max(events_total), 0)::int AS n FROM app_activity WHERE app_id = $1', [app]);
+    const users = await store.sql.query<{ day: string; users: number; distinct_users: number }>(
+      `SELECT s.day::text, s.users, (SELECT count(DISTINCT user_key)::int FROM events e WHERE e.app_id = s.app_id AND e.day = s.day) AS distinct_users
+       FROM daily_app_stats s WHERE s.app_id = $1`,
+      [app],
+    );
+    expect(counted.n).toBe(raw.n);
+    expect(total.n).toBe(raw.n);
+    for (const day of users) expect(day.users, day.day).toBe(day.distinct_users);
+    return raw.n;
+  }
+
+  it('inserts rows and counts them into per-day, per-name rollups, distinct users and sessions', async () => {
+    const user = crypto.randomBytes(16);
+    const session = crypto.randomUUID();
+    const rows = [
+      row(appId, { userKey: user, sessionId: session }),
+      row(appId, { userKey: user, sessionId: session, eventName: 'app-hide' }),
+      row(appId, { userKey: user, sessionId: session, eventName: 'app-hide' }),
+      row(appId, { day: '2026-11-21', receivedAt: new Date('2026-11-21T01:00:00Z'), occurredAt: new Date('2026-11-21T01:00:00Z'), userKey: user }),
+    ];
+    expect(await events.insert(rows)).toBe(4);
+    const counts = await store.sql.query<{ day: string; event_name: string; events: number }>(
+      'SELECT day::text, event_name, events::int FROM daily_event_counts WHERE app_id = $1 ORDER BY 1, 2',
+      [appId],
+    );
+    expect(counts).toEqual([
+      { day: '2026-11-20', event_name: 'app-hide', events: 2 },
+      { day: '2026-11-20', event_name: 'app-init', events: 1 },
+      { day: '2026-11-21', event_name: 'app-init', events: 1 },
+    ]);
+    const stats = await store.sql.query<{ day: string; users: number; sessions: number }>(
+      'SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = $1 ORDER BY 1',
+      [appId],
+    );
+    expect(stats).toEqual([
+      { day: '2026-11-20', users: 1, sessions: 1 },
+      { day: '2026-11-21', users: 1, sessions: 1 },
+    ]);
+    const activity = await events.activity(appId);
+    expect(activity).toEqual({ lastEventAt: new Date('2026-11-21T01:00:00Z'), eventsTotal: 4 });
+    await rollupsMatchRawRows(appId);
+  });
+
+  it('stores a retried batch once and counts it once, also inside one batch', async () => {
+    const before = await rollupsMatchRawRows(appId);
+    const batch = [row(appId), row(appId, { eventName: 'custom-event' })];
+    expect(await events.insert(batch)).toBe(2);
+    expect(await events.insert(batch)).toBe(0);
+    expect(await events.insert([batch[0]!, batch[0]!, row(appId)])).toBe(1);
+    expect(await rollupsMatchRawRows(appId)).toBe(before + 3);
+  });
+
+  it('keeps rollups exact under concurrent overlapping commits', async () => {
+    const before = await rollupsMatchRawRows(appId);
+    const shared = Array.from({ length: 50 }, () => row(appId, { userKey: crypto.randomBytes(16) }));
+    const users = Array.from({ length: 5 }, () => crypto.randomBytes(16));
+    const batches = Array.from({ length: 8 }, (_, i) => [
+      ...shared.slice(i * 5, i * 5 + 20),
+      ...Array.from({ length: 30 }, () => row(appId, { userKey: users[i % users.length]! })),
+    ]);
+    await Promise.all(batches.map((batch) => events.insert(batch)));
+    expect(await rollupsMatchRawRows(appId)).toBe(before + 50 + 8 * 30);
+  });
+
+  it('keeps the most recent 50 rejections per app, newest first', async () => {
+    const base = Date.parse('2026-11-20T00:00:00Z');
+    const rejections = Array.from({ length: 60 }, (_, i) => ({
+      appId,
+      at: new Date(base + i * 1000),
+      status: 403,
+      message: 'The domain name does not match.',
+      origin: `https://site${i}.example`,
+      count: 1,
+    }));
+    await events.addRejections(rejections.slice(0, 30));
+    await events.addRejections(rejections.slice(30));
+    const recent = await events.recentRejections(appId, 100);
+    expect(recent).toHaveLength(50);
+    expect(recent[0]!.origin).toBe('https://site59.example');
+    expect(recent[49]!.origin).toBe('https://site10.example');
+  });
+
+  it('applies migrations once, records them for Prisma, and refuses an edited migration', async () => {
+    expect(await applyMigrations(store.sql)).toEqual([]);
+    const recorded = await store.sql.query<{ migration_name: string }>('SELECT migration_name FROM "_prisma_migrations"');
+    expect(recorded.map((entry) => entry.migration_name)).toEqual(fs.readdirSync(MIGRATIONS_DIR).filter((name) => !name.endsWith('.toml')));
+    const edited = tempDir('tma-migrations-');
+    for (const name of fs.readdirSync(MIGRATIONS_DIR).filter((entry) => !entry.endsWith('.toml'))) {
+      fs.mkdirSync(path.join(edited, name));
+      fs.writeFileSync(path.join(edited, name, 'migration.sql'), fs.readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8') + '\n-- edited\n');
+    }
+    await expect(applyMigrations(store.sql, edited)).rejects.toThrow(/was changed after it was applied/);
+  });
+});

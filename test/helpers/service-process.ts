@@ -1,0 +1,196 @@
+// Runs the real service (`node --import tsx src/main.ts`) and the operator CLI as child processes, the
+// way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
+// test process kills them on exit even when a suite never got that far.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const children = new Set<ChildProcess>();
+
+process.once('exit', () => {
+  for (const child of children) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
+
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** SIGKILLs every child still running and waits until they are gone (for afterAll). */
+export async function killAllChildren(): Promise<void> {
+  await Promise.all(
+    [...children].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+          setTimeout(resolve, 5_000).unref();
+        }),
+    ),
+  );
+}
+
+/** A port nobody listens on right now (the kernel picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The environment of a child: only what a shell needs plus the given settings (nothing leaks from the runner). */
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const key of ['PATH', 'HOME', 'LANG', 'TMPDIR', 'TZ', 'NODE_EXTRA_CA_CERTS']) {
+    if (process.env[key] !== undefined) base[key] = process.env[key];
+  }
+  return { ...base, ...env };
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServiceProcess {
+  pid: number;
+  port: number;
+  url: string;
+  /** stdout and stderr so far, for failure messages */
+  output(): string;
+  exited: Promise<Exit>;
+  running(): boolean;
+  /** SIGKILL, resolved once the process is gone */
+  kill(): Promise<Exit>;
+  /** SIGTERM (or the given signal) and wait, SIGKILL after timeoutMs; resolves with how it ended */
+  stop(timeoutMs?: number, signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+function collect(child: ChildProcess): () => string {
+  let text = '';
+  const append = (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    if (text.length > 200_000) text = text.slice(-100_000);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return () => text;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `node --import tsx src/main.ts` with the given settings (PORT is chosen here unless given) and
+ * resolves once GET /healthz answers 200. Rejects (and kills the child) when it exits or is not ready in time.
+ */
+export async function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const child = track(
+    spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: PROJECT_ROOT,
+      env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const output = collect(child);
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const url = `http://127.0.0.1:${port}`;
+  const service: ServiceProcess = {
+    pid: child.pid!,
+    port,
+    url,
+    output,
+    exited,
+    running,
+    async kill() {
+      if (running()) child.kill('SIGKILL');
+      return exited;
+    },
+    async stop(timeoutMs = 15_000, signal: NodeJS.Signals = 'SIGTERM') {
+      if (!running()) return exited;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const exit = await exited;
+      clearTimeout(timer);
+      return exit;
+    },
+  };
+
+  const deadline = Date.now() + readyTimeoutMs;
+  while (Date.now() < deadline) {
+    if (!running()) {
+      const exit = await exited;
+      throw new Error(`service exited before it was ready (${exit.code ?? exit.signal}):\n${output()}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return service;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  await service.kill();
+  throw new Error(`service not ready within ${readyTimeoutMs} ms:\n${output()}`);
+}
+
+export interface CliResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node --import tsx src/cli/main.ts <args>` (what `npm run -s cli --` runs) with the given settings. */
+export function runCli(env: Record<string, string>, args: string[], timeoutMs = 30_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = track(
+      spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+        cwd: PROJECT_ROOT,
+        env: childEnv({ LOG_LEVEL: 'warn', ...env }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cli ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('error', (error) => (clearTimeout(timer), reject(error)));
+    child.once('exit', (exitCode) => {
+      clearTimeout(timer);
+      resolve({ exitCode, stdout, stderr });
+    });
+  });
+}
+
+/** runCli with --json: exit code 0 and exactly one JSON document on stdout, parsed. */
+export async function runCliJson<T = Record<string, unknown>>(env: Record<string, string>, args: string[]): Promise<T> {
+  const result = await runCli(env, [...args, '--json']);
+  if (result.exitCode !== 0) {
+    throw new Error(`cli ${args.join(' ')} exited with ${result.exitCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`cli ${args.join(' ')} did not print one JSON document:\n${result.stdout}\nstderr: ${result.stderr}`);
+  }
+}

@@ -1,0 +1,113 @@
+// Privacy: after ingesting events (accepted and rejected), no raw Telegram user id and no client IP is
+// anywhere in the database, its files, Redis, or the logs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../src/db/store.ts';
+import { available, REDIS_URL } from './helpers/environment.ts';
+import { runCli, startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
+import { makeEvent, postEvents } from './helpers/events.ts';
+import { createTestDatabase } from './helpers/postgres.ts';
+import { tempDir } from './helpers/service.ts';
+
+const USER_ID = 987654321012;
+const CLIENT_IP = '203.0.113.77';
+const SECRETS = [String(USER_ID), CLIENT_IP];
+
+const running: ServiceProcess[] = [];
+afterAll(async () => {
+  for (const service of running) await service.kill();
+});
+
+async function ingest(env: Record<string, string>): Promise<string> {
+  const service = await startServiceProcess({ ...env, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', RATE_LIMIT_MAX: '5' });
+  running.push(service);
+  const created = await runCli(env, ['tokens', 'create', '--bot', '@privacy_bot', '--domain', 'app.example.com', '--app-name', 'privacy_app', '--owner', String(USER_ID), '--json']);
+  expect(created.exitCode, created.stderr).toBe(0);
+  const { token } = JSON.parse(created.stdout) as { token: string };
+  const headers = { 'x-forwarded-for': CLIENT_IP };
+  const accepted = [
+    makeEvent('privacy_app', { user_id: USER_ID }),
+    makeEvent('privacy_app', {
+      user_id: USER_ID,
+      event_name: 'app-hide',
+      url_referer: `https://app.example.com/#tgWebAppData=user%3D%7B%22id%22%3A${USER_ID}%7D`,
+    }),
+  ];
+  expect((await postEvents(service.url, accepted, { token, headers })).status).toBe(201);
+  expect((await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), { token, headers, origin: 'https://other.example' })).status).toBe(403);
+  expect((await postEvents(service.url, makeEvent('privacy_app', { user_id: 'x' }), { token, headers })).status).toBe(400);
+  for (let i = 0; i < 6; i++) await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), { token, headers });
+  const shown = await runCli(env, ['apps', 'show', '--app-name', 'privacy_app', '--json']);
+  expect(JSON.parse(shown.stdout).last_rejection.status).toBe(429); // the rate limit was really hit
+  await new Promise((resolve) => setTimeout(resolve, 1_200)); // rejections are written about once a second
+  expect(await service.stop()).toEqual({ code: 0, signal: null });
+  return service.output();
+}
+
+async function tableDump(query: (text: string) => Promise<Record<string, unknown>[]>): Promise<string> {
+  const tables = await query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
+  let dump = '';
+  for (const { tablename } of tables) {
+    const rows = await query(`SELECT row_to_json(t)::text AS row FROM "${tablename as string}" t`);
+    dump += rows.map((entry) => entry.row).join('\n');
+  }
+  expect(dump).toContain('privacy_app'); // the dump really holds the data
+  return dump;
+}
+
+function expectNothingPrivate(where: string, text: string) {
+  for (const secret of SECRETS) expect(text.includes(secret), `${secret} found in ${where}`).toBe(false);
+}
+
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+const postgresUp = await available('PostgreSQL');
+
+describe('privacy', () => {
+  it('embedded store: nothing private in tables, data files or logs', async () => {
+    const dataDir = tempDir();
+    const logs = await ingest({ DATA_DIR: dataDir });
+    expect(logs.length).toBeGreaterThan(0);
+    expectNothingPrivate('logs', logs);
+    for (const file of filesUnder(dataDir)) {
+      const bytes = fs.readFileSync(file);
+      for (const secret of SECRETS) expect(bytes.includes(secret), `${secret} found in ${file}`).toBe(false);
+    }
+    const store = await openStore({ dataDir });
+    try {
+      expectNothingPrivate('tables', await tableDump((text) => store.sql.query(text)));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.runIf(postgresUp)('PostgreSQL and Redis: nothing private in tables, Redis keys or logs', async () => {
+    const database = await createTestDatabase();
+    const redisUp = await available('Redis');
+    const redis = redisUp ? new Redis(REDIS_URL) : undefined;
+    try {
+      const logs = await ingest({ DATA_DIR: tempDir(), DATABASE_URL: database.url, ...(redisUp ? { REDIS_URL } : {}) });
+      expectNothingPrivate('logs', logs);
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        expectNothingPrivate('tables', await tableDump(async (text) => (await client.query(text)).rows));
+      } finally {
+        await client.end();
+      }
+      if (redis) {
+        const keys = await redis.keys('tma-rl:*');
+        expect(keys.length).toBeGreaterThan(0);
+        expectNothingPrivate('Redis keys', keys.join('\n'));
+      }
+    } finally {
+      redis?.disconnect();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,71 @@
+// The token cache: served from memory while fresh, refreshed in the background, never trusted past
+// its maximum age; store failures surface instead of turning into "invalid token".
+import { describe, expect, it } from 'vitest';
+import { TokenCache, type TokenGrant } from '../../src/tokens/cache.ts';
+import { hashToken } from '../../src/tokens/format.ts';
+
+const grant = (active = true): TokenGrant => ({ appId: 1, appName: 'app', domains: ['a.example'], active });
+
+function harness() {
+  let now = 0;
+  let current: TokenGrant | null = grant();
+  let loads = 0;
+  let failing = false;
+  const cache = new TokenCache(
+    async () => {
+      loads++;
+      if (failing) throw new Error('store down');
+      return current;
+    },
+    { freshMs: 1_000, maxAgeMs: 4_000, now: () => now },
+  );
+  return {
+    cache,
+    advance: (ms: number) => (now += ms),
+    set: (value: TokenGrant | null) => (current = value),
+    fail: (value: boolean) => (failing = value),
+    loads: () => loads,
+  };
+}
+
+describe('token cache', () => {
+  it('loads once while fresh and concurrent lookups share one load', async () => {
+    const h = harness();
+    await Promise.all([h.cache.lookup('tma_x'), h.cache.lookup('tma_x'), h.cache.lookup('tma_x')]);
+    h.advance(999);
+    expect(await h.cache.lookup('tma_x')).toEqual(grant());
+    expect(h.loads()).toBe(1);
+  });
+
+  it('sees a revocation made elsewhere on the next lookup after 1 s, and never later than 4 s', async () => {
+    const h = harness();
+    await h.cache.lookup('tma_x');
+    h.set(grant(false));
+    h.advance(1_500);
+    expect((await h.cache.lookup('tma_x'))!.active).toBe(true); // served while the refresh runs
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await h.cache.lookup('tma_x'))!.active).toBe(false);
+
+    const idle = harness();
+    await idle.cache.lookup('tma_y');
+    idle.set(null);
+    idle.advance(4_000);
+    expect(await idle.cache.lookup('tma_y')).toBeNull(); // too old to serve: waits for the store
+  });
+
+  it('forgets a token invalidated on this node at once', async () => {
+    const h = harness();
+    await h.cache.lookup('tma_x');
+    h.set(grant(false));
+    h.cache.invalidate(hashToken('tma_x'));
+    expect((await h.cache.lookup('tma_x'))!.active).toBe(false);
+  });
+
+  it('throws when the store fails and nothing usable is cached', async () => {
+    const h = harness();
+    h.fail(true);
+    await expect(h.cache.lookup('tma_x')).rejects.toThrow('store down');
+    h.fail(false);
+    expect(await h.cache.lookup('tma_x')).toEqual(grant());
+  });
+});
