@@ -1,6 +1,7 @@
 // Two ingest nodes on one PostgreSQL and one Redis: a revocation reaches the other node within 5 s,
 // the rate limit is shared, and the rollups equal the raw rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../src/tokens/registry.ts';
 import { available, REDIS_URL } from './helpers/environment.ts';
 import { makeEvent, postEvents } from './helpers/events.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
@@ -29,7 +30,7 @@ describe.runIf(ready)('two nodes on shared PostgreSQL and Redis', () => {
   it('a revocation on node A reaches node B within 5 s', async () => {
     const token = await nodeA.createApp('revoke_two');
     expect((await postEvents(nodeB.url, makeEvent('revoke_two'), { token })).status).toBe(201);
-    await nodeA.services.registry.revoke('revoke_two', { surface: 'cli' });
+    await nodeA.services.registry.revoke('revoke_two', OPERATOR);
     const started = Date.now();
     let answer = '';
     while (Date.now() - started < 6_000) {

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import type { Services } from '../services.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
-import { RegistryError, type Actor, type AppRecord } from '../tokens/registry.ts';
+import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 
 export interface CommandResult {
   exitCode: number;
@@ -29,8 +29,6 @@ const OPTIONS = {
   owner: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
-
-const CLI_ACTOR: Actor = { surface: 'cli' };
 
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new UsageError(`missing --${flag}`);
@@ -63,7 +61,7 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
           domains: [accepted(parseDomain(required(values.domain, 'domain'), { allowLocalhost: true }))],
           ownerTelegramId: ownerId(values.owner),
         },
-        CLI_ACTOR,
+        OPERATOR,
       );
       return {
         json: tokenDocument(token, app),
@@ -71,7 +69,7 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       };
     }
     case 'tokens list': {
-      const apps = await services.registry.listApps({ ownerTelegramId: ownerId(values.owner) });
+      const apps = await services.registry.listApps(OPERATOR, { ownerTelegramId: ownerId(values.owner) });
       const rows = await Promise.all(
         apps.map(async (app) => ({
           app_name: app.appName,
@@ -89,15 +87,15 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       return { json: rows, text };
     }
     case 'tokens revoke': {
-      const app = await services.registry.revoke(required(values['app-name'], 'app-name'), CLI_ACTOR);
+      const app = await services.registry.revoke(required(values['app-name'], 'app-name'), OPERATOR);
       return { json: { app_name: app.appName, revoked: true }, text: `Revoked the token of ${app.appName}.` };
     }
     case 'tokens regenerate': {
-      const { token, app } = await services.registry.regenerate(required(values['app-name'], 'app-name'), CLI_ACTOR);
+      const { token, app } = await services.registry.regenerate(required(values['app-name'], 'app-name'), OPERATOR);
       return { json: tokenDocument(token, app), text: `New token of ${app.appName} (shown once): ${token}` };
     }
     case 'apps show': {
-      const app = await services.registry.getApp(required(values['app-name'], 'app-name'));
+      const app = await services.registry.getApp(required(values['app-name'], 'app-name'), OPERATOR);
       const activity = await services.events.activity(app.appId);
       const [rejection] = await services.rejections.recent(app.appId, 1);
       const document = {

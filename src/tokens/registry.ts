@@ -1,4 +1,5 @@
-// Issues, lists, revokes and regenerates app tokens (control plane, Prisma), writing the audit log.
+// Issues, lists, edits, revokes and regenerates app tokens (control plane, Prisma), decides who may touch
+// which app (its owner, administrators, the operator CLI), and writes every change to the audit log.
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
 import { displayPrefix, generateToken, hashToken } from './format.ts';
@@ -7,7 +8,12 @@ import { displayPrefix, generateToken, hashToken } from './format.ts';
 export interface Actor {
   surface: 'cli' | 'bot' | 'site';
   telegramId?: string;
+  /** administrators (and the operator CLI) may see and change every app */
+  isAdmin?: boolean;
 }
+
+/** the operator at the command line */
+export const OPERATOR: Actor = { surface: 'cli', isAdmin: true };
 
 export interface AppRecord {
   appId: number;
@@ -21,9 +27,11 @@ export interface AppRecord {
   tokenCreatedAt: Date | null;
 }
 
+export type RegistryErrorCode = 'app_exists' | 'app_not_found' | 'domain_exists' | 'last_domain' | 'domain_not_found';
+
 export class RegistryError extends Error {
   constructor(
-    readonly code: 'app_exists' | 'app_not_found',
+    readonly code: RegistryErrorCode,
     message: string,
   ) {
     super(message);
@@ -36,6 +44,26 @@ export interface NewApp {
   domains: string[];
   ownerTelegramId?: string;
 }
+
+export interface AppFilter {
+  ownerTelegramId?: string;
+  appName?: string;
+}
+
+type AppRow = {
+  id: number;
+  appName: string;
+  bot: string;
+  domains: string[];
+  ownerKey: string | null;
+  createdAt: Date;
+  tokens: { prefix: string; createdAt: Date }[];
+};
+
+const WITH_ACTIVE_TOKEN = { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } } as const;
+
+const notFound = (name: string | number) =>
+  new RegistryError('app_not_found', typeof name === 'number' ? 'There is no such app.' : `There is no app named "${name}".`);
 
 export class TokenRegistry {
   constructor(
@@ -51,10 +79,12 @@ export class TokenRegistry {
 
   async createApp(input: NewApp, actor: Actor): Promise<{ token: string; app: AppRecord }> {
     const token = generateToken();
-    const existing = await this.prisma.app.findUnique({ where: { appName: input.appName }, select: { id: true } });
-    if (existing) throw new RegistryError('app_exists', `The app name "${input.appName}" is already taken.`);
+    const taken = new RegistryError('app_exists', `The app name "${input.appName}" is already taken.`);
+    if (await this.prisma.app.findUnique({ where: { appName: input.appName }, select: { id: true } })) throw taken;
+    let created: AppRow;
     try {
-      await this.prisma.app.create({
+      created = await this.prisma.app.create({
+        include: WITH_ACTIVE_TOKEN,
         data: {
           appName: input.appName,
           bot: input.bot,
@@ -65,62 +95,117 @@ export class TokenRegistry {
         },
       });
     } catch (error) {
-      if ((error as { code?: string }).code === 'P2002') {
-        throw new RegistryError('app_exists', `The app name "${input.appName}" is already taken.`);
-      }
+      if ((error as { code?: string }).code === 'P2002') throw taken;
       throw error;
     }
-    return { token, app: await this.getApp(input.appName) };
+    return { token, app: toRecord(created) };
   }
 
-  async getApp(appName: string): Promise<AppRecord> {
-    const app = await this.prisma.app.findUnique({
-      where: { appName },
-      include: { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } },
-    });
-    if (!app) throw new RegistryError('app_not_found', `There is no app named "${appName}".`);
-    return toRecord(app);
+  /** The app if the actor may see it; "not found" otherwise, so other people's apps stay invisible. */
+  async getApp(appName: string, actor: Actor): Promise<AppRecord> {
+    return toRecord(await this.accessibleApp({ appName }, actor, appName));
   }
 
-  async listApps(filter: { ownerTelegramId?: string } = {}): Promise<AppRecord[]> {
+  async getAppById(appId: number, actor: Actor): Promise<AppRecord> {
+    return toRecord(await this.accessibleApp({ id: appId }, actor, appId));
+  }
+
+  /** The actor's own apps; administrators may filter by owner or name across all apps. */
+  async listApps(actor: Actor, filter: AppFilter = {}): Promise<AppRecord[]> {
+    const ownerTelegramId = actor.isAdmin ? filter.ownerTelegramId : actor.telegramId;
+    if (!actor.isAdmin && ownerTelegramId === undefined) return [];
     const apps = await this.prisma.app.findMany({
-      where: filter.ownerTelegramId === undefined ? {} : { ownerKey: this.ownerKey(filter.ownerTelegramId) },
-      include: { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } },
+      where: {
+        ...(ownerTelegramId === undefined ? {} : { ownerKey: this.ownerKey(ownerTelegramId) }),
+        ...(filter.appName === undefined ? {} : { appName: filter.appName }),
+      },
+      include: WITH_ACTIVE_TOKEN,
       orderBy: { appName: 'asc' },
     });
     return apps.map(toRecord);
   }
 
-  /** Revokes the app's active token(s); ingestion with them answers "Token is invalid." */
+  /** Revokes the app's active token; ingestion with it answers "Token is invalid." */
   async revoke(appName: string, actor: Actor): Promise<AppRecord> {
-    const app = await this.requireApp(appName);
-    const active = await this.prisma.token.findMany({ where: { appId: app.id, revokedAt: null } });
-    await this.prisma.$transaction([
-      this.prisma.token.updateMany({ where: { appId: app.id, revokedAt: null }, data: { revokedAt: new Date() } }),
-      this.prisma.auditLog.create({ data: { ...this.auditEntry(actor, 'token.revoke', appName), appId: app.id } }),
-    ]);
-    active.forEach((token) => this.onTokenChanged(token.hash));
-    return this.getApp(appName);
+    const app = await this.accessibleApp({ appName }, actor, appName);
+    await this.changeTokens(app, actor, 'token.revoke', []);
+    return this.getApp(appName, actor);
   }
 
   /** Revokes the active token and issues a new one; returns the new secret (shown once). */
   async regenerate(appName: string, actor: Actor): Promise<{ token: string; app: AppRecord }> {
-    const app = await this.requireApp(appName);
-    const active = await this.prisma.token.findMany({ where: { appId: app.id, revokedAt: null } });
+    const app = await this.accessibleApp({ appName }, actor, appName);
     const token = generateToken();
-    await this.prisma.$transaction([
-      this.prisma.token.updateMany({ where: { appId: app.id, revokedAt: null }, data: { revokedAt: new Date() } }),
+    await this.changeTokens(app, actor, 'token.regenerate', [
       this.prisma.token.create({ data: { appId: app.id, hash: hashToken(token), prefix: displayPrefix(token) } }),
-      this.prisma.auditLog.create({ data: { ...this.auditEntry(actor, 'token.regenerate', appName), appId: app.id } }),
     ]);
-    active.forEach((old) => this.onTokenChanged(old.hash));
-    return { token, app: await this.getApp(appName) };
+    return { token, app: await this.getApp(appName, actor) };
   }
 
-  private async requireApp(appName: string) {
-    const app = await this.prisma.app.findUnique({ where: { appName } });
-    if (!app) throw new RegistryError('app_not_found', `There is no app named "${appName}".`);
+  async addDomain(appName: string, domain: string, actor: Actor): Promise<AppRecord> {
+    const app = await this.accessibleApp({ appName }, actor, appName);
+    if (app.domains.includes(domain)) throw new RegistryError('domain_exists', `${domain} is already a domain of ${appName}.`);
+    return this.setDomains(app, [...app.domains, domain], actor, 'app.domain.add', domain);
+  }
+
+  async removeDomain(appName: string, domain: string, actor: Actor): Promise<AppRecord> {
+    const app = await this.accessibleApp({ appName }, actor, appName);
+    if (!app.domains.includes(domain)) throw new RegistryError('domain_not_found', `${domain} is not a domain of ${appName}.`);
+    if (app.domains.length === 1) {
+      throw new RegistryError('last_domain', `${domain} is the only domain of ${appName}: add the new one before removing it.`);
+    }
+    return this.setDomains(app, app.domains.filter((entry) => entry !== domain), actor, 'app.domain.remove', domain);
+  }
+
+  /** Deletes the app with its tokens, events and rollups; the audit log keeps the record of it. */
+  async deleteApp(appName: string, actor: Actor): Promise<void> {
+    const app = await this.accessibleApp({ appName }, actor, appName);
+    const tokens = await this.prisma.token.findMany({ where: { appId: app.id }, select: { hash: true } });
+    await this.prisma.$transaction([
+      this.prisma.auditLog.create({ data: this.auditEntry(actor, 'app.delete', appName, { admin: this.actsAsAdmin(app, actor) }) }),
+      this.prisma.app.delete({ where: { id: app.id } }),
+    ]);
+    tokens.forEach((token) => this.onTokenChanged(token.hash));
+  }
+
+  private async setDomains(app: AppRow, domains: string[], actor: Actor, action: string, domain: string): Promise<AppRecord> {
+    await this.prisma.$transaction([
+      this.prisma.app.update({ where: { id: app.id }, data: { domains } }),
+      this.prisma.auditLog.create({
+        data: { ...this.auditEntry(actor, action, app.appName, { domain, admin: this.actsAsAdmin(app, actor) }), appId: app.id },
+      }),
+    ]);
+    const tokens = await this.prisma.token.findMany({ where: { appId: app.id, revokedAt: null }, select: { hash: true } });
+    tokens.forEach((token) => this.onTokenChanged(token.hash));
+    return this.getApp(app.appName, actor);
+  }
+
+  /** revokes every active token of the app, runs the extra writes, audits, all in one transaction */
+  private async changeTokens(app: AppRow, actor: Actor, action: string, extra: ReturnType<PrismaClient['token']['create']>[]) {
+    const active = await this.prisma.token.findMany({ where: { appId: app.id, revokedAt: null }, select: { hash: true } });
+    await this.prisma.$transaction([
+      this.prisma.token.updateMany({ where: { appId: app.id, revokedAt: null }, data: { revokedAt: new Date() } }),
+      ...extra,
+      this.prisma.auditLog.create({
+        data: { ...this.auditEntry(actor, action, app.appName, { admin: this.actsAsAdmin(app, actor) }), appId: app.id },
+      }),
+    ]);
+    active.forEach((token) => this.onTokenChanged(token.hash));
+  }
+
+  private async accessibleApp(where: { appName: string } | { id: number }, actor: Actor, name: string | number): Promise<AppRow> {
+    const app = await this.prisma.app.findUnique({ where, include: WITH_ACTIVE_TOKEN });
+    if (!app || !this.mayManage(app, actor)) throw notFound(name);
     return app;
+  }
+
+  private mayManage(app: { ownerKey: string | null }, actor: Actor): boolean {
+    return actor.isAdmin === true || (actor.telegramId !== undefined && app.ownerKey === this.ownerKey(actor.telegramId));
+  }
+
+  /** an administrator acting on somebody else's app: marked in the audit log */
+  private actsAsAdmin(app: { ownerKey: string | null }, actor: Actor): boolean {
+    return actor.isAdmin === true && (actor.telegramId === undefined || app.ownerKey !== this.ownerKey(actor.telegramId));
   }
 
   private auditEntry(actor: Actor, action: string, appName: string, detail?: object) {
@@ -134,15 +219,7 @@ export class TokenRegistry {
   }
 }
 
-function toRecord(app: {
-  id: number;
-  appName: string;
-  bot: string;
-  domains: string[];
-  ownerKey: string | null;
-  createdAt: Date;
-  tokens: { prefix: string; createdAt: Date }[];
-}): AppRecord {
+function toRecord(app: AppRow): AppRecord {
   const token = app.tokens[0];
   return {
     appId: app.id,
