@@ -14,6 +14,8 @@ export interface Config {
   botToken?: string;
   telegramApiRoot?: string;
   adminTelegramIds: string[];
+  /** whether bot and site users may register "localhost" as a mini app domain (development setups) */
+  allowLocalhostDomains: boolean;
   publicUrl?: string;
   rateLimitMax: number;
   rateLimitWindowMs: number;
@@ -44,11 +46,25 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+function flag(env: Env, name: string): boolean {
+  const raw = text(env, name);
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
 function trustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
   return raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+function adminIds(raw: string | undefined): string[] {
+  const ids = (raw ?? '').split(',').map((id) => id.trim()).filter(Boolean);
+  const bad = ids.find((id) => !/^\d{1,20}$/.test(id));
+  if (bad !== undefined) throw new ConfigError(`ADMIN_TELEGRAM_IDS must be numeric Telegram user ids, got "${bad}"`);
+  return ids;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -70,8 +86,9 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: text(env, 'REDIS_URL'),
     botToken: text(env, 'BOT_TOKEN'),
     telegramApiRoot: text(env, 'TELEGRAM_API_ROOT'),
-    adminTelegramIds: (text(env, 'ADMIN_TELEGRAM_IDS') ?? '').split(',').map((id) => id.trim()).filter(Boolean),
-    publicUrl: text(env, 'PUBLIC_URL'),
+    adminTelegramIds: adminIds(text(env, 'ADMIN_TELEGRAM_IDS')),
+    allowLocalhostDomains: flag(env, 'ALLOW_LOCALHOST_DOMAINS'),
+    publicUrl: text(env, 'PUBLIC_URL')?.replace(/\/+$/, ''),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
     trustProxy: trustProxy(text(env, 'TRUST_PROXY')),

@@ -1,4 +1,5 @@
-// Starts everything the settings ask for: store, ingest API (and later site, SDK, bot); stops cleanly.
+// Starts everything the settings ask for: store, ingest API, management bot (BOT_TOKEN); stops cleanly.
+import { createBot, runBot } from './bot/bot.ts';
 import { startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
@@ -12,12 +13,16 @@ async function start(): Promise<void> {
   const services = await createServices(config, store, (error) => app.log.warn({ err: error }, 'background write failed'));
   const app = await buildServer(services);
   const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
+  const bot = config.botToken ? createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log }) : undefined;
 
+  const botStopped = new AbortController();
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing requests in flight');
+    botStopped.abort();
+    await bot?.stop();
     await app.close(); // stops accepting, waits for requests in flight (their commits included)
     await services.stop();
     await stopControl?.();
@@ -29,6 +34,7 @@ async function start(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
+  if (bot) void runBot(bot, config.adminTelegramIds, app.log, botStopped.signal);
   app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
 }
 

@@ -1,0 +1,51 @@
+// Inline keyboards and their callback data. Callback data names an app by id only; every handler
+// re-checks that the user may touch that app, so forged data gets nothing.
+import { InlineKeyboard } from 'grammy';
+import type { AppRecord } from '../tokens/registry.ts';
+
+export type AppAction = 'app' | 'rev' | 'rev!' | 'regen' | 'regen!' | 'dom' | 'domadd' | 'domdel' | 'del' | 'del!';
+
+export function appData(action: AppAction, appId: number, extra?: number): string {
+  return extra === undefined ? `${action}:${appId}` : `${action}:${appId}:${extra}`;
+}
+
+export const APP_DATA = /^(app|rev!?|regen!?|dom|domadd|domdel|del!?):(\d{1,9})(?::(\d{1,3}))?$/;
+
+export function mainKeyboard(): InlineKeyboard {
+  return new InlineKeyboard().text('📊 Analytics', 'menu:analytics');
+}
+
+export function analyticsKeyboard(isAdmin: boolean): InlineKeyboard {
+  const keyboard = new InlineKeyboard().text('➕ New token', 'menu:new').text('📋 My tokens', 'menu:apps');
+  return isAdmin ? keyboard.row().text('🛠 All apps (admin)', 'admin:apps') : keyboard;
+}
+
+export function appsKeyboard(apps: AppRecord[]): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  apps.forEach((app, index) => {
+    keyboard.text(`⚙️ ${app.appName}`, appData('app', app.appId));
+    if (index % 2 === 1) keyboard.row();
+  });
+  return keyboard.row().text('➕ New token', 'menu:new').text('« Back', 'menu:analytics');
+}
+
+export function appKeyboard(app: AppRecord): InlineKeyboard {
+  const keyboard = new InlineKeyboard()
+    .text('🔄 Regenerate', appData('regen', app.appId))
+    .text('🌐 Domains', appData('dom', app.appId))
+    .row();
+  if (app.tokenPrefix) keyboard.text('🚫 Revoke', appData('rev', app.appId));
+  return keyboard.text('🗑 Delete app', appData('del', app.appId)).row().text('« My tokens', 'menu:apps');
+}
+
+export function confirmKeyboard(action: 'rev!' | 'regen!' | 'del!', appId: number, label: string): InlineKeyboard {
+  return new InlineKeyboard().text(label, appData(action, appId)).text('Cancel', appData('app', appId));
+}
+
+export function domainsKeyboard(app: AppRecord): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  if (app.domains.length > 1) {
+    app.domains.forEach((domain, index) => keyboard.text(`➖ ${domain}`, appData('domdel', app.appId, index)).row());
+  }
+  return keyboard.text('➕ Add domain', appData('domadd', app.appId)).text('« Back', appData('app', app.appId));
+}

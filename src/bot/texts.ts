@@ -1,0 +1,112 @@
+// Everything the bot says: app cards with last event and last rejection, token results with
+// ready-to-paste snippets, relative times. HTML parse mode; user-supplied text is escaped.
+import type { AppActivity, RejectionRow } from '../events/store.ts';
+import type { AppRecord } from '../tokens/registry.ts';
+
+export const SDK_PACKAGE = 'tma-analytics-sdk';
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+const UNITS: [number, string][] = [
+  [365 * 24 * 3600, 'year'],
+  [30 * 24 * 3600, 'month'],
+  [24 * 3600, 'day'],
+  [3600, 'hour'],
+  [60, 'minute'],
+  [1, 'second'],
+];
+
+/** "just now", "2 minutes ago", "3 days ago" */
+export function timeAgo(date: Date, now: Date): string {
+  const seconds = Math.max(0, Math.round((now.getTime() - date.getTime()) / 1000));
+  if (seconds < 5) return 'just now';
+  for (const [size, unit] of UNITS) {
+    if (seconds >= size) {
+      const count = Math.floor(seconds / size);
+      return `${count} ${unit}${count === 1 ? '' : 's'} ago`;
+    }
+  }
+  return 'just now';
+}
+
+/** "2026-11-22 00:40 UTC" */
+export function utcTime(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+const REJECTION_REASONS: Record<string, string> = {
+  'The domain name does not match.': 'domain mismatch',
+  'Token is invalid.': 'token invalid (revoked or replaced)',
+  'Invalid app_name is specified.': 'app_name in the events does not match the token',
+  VALIDATION_MISMATCH_REPORT: 'events did not pass validation',
+  'The token is not specified in the headers or is specified incorrectly.': 'no token in the request',
+  'Too many requests. Try again later.': 'rate limited',
+  'Failed to record': 'storage failure on the service side',
+};
+
+export function describeRejection(rejection: RejectionRow, now: Date): string {
+  const reason = REJECTION_REASONS[rejection.message] ?? rejection.message;
+  const origin = rejection.origin ? ` from ${escapeHtml(rejection.origin)}` : '';
+  return `${rejection.status} ${escapeHtml(reason)}${origin}, ${timeAgo(rejection.at, now)}`;
+}
+
+export interface AppView {
+  app: AppRecord;
+  activity: AppActivity;
+  lastRejection: RejectionRow | null;
+}
+
+/** one app, as shown in "My tokens" and on its own card */
+export function appCard({ app, activity, lastRejection }: AppView, now: Date): string {
+  const lines = [
+    `<b>${escapeHtml(app.appName)}</b> · ${escapeHtml(app.bot)}`,
+    `Domains: ${app.domains.map(escapeHtml).join(', ')}`,
+    `Token: ${app.tokenPrefix ? `<code>${escapeHtml(app.tokenPrefix)}…</code> created ${utcTime(app.tokenCreatedAt!)}` : 'revoked'}`,
+    `Last event: ${activity.lastEventAt ? `${timeAgo(activity.lastEventAt, now)} (${utcTime(activity.lastEventAt)})` : 'no events yet'}`,
+  ];
+  if (activity.eventsTotal > 0) lines.push(`Events recorded: ${activity.eventsTotal}`);
+  if (lastRejection && (!activity.lastEventAt || lastRejection.at > activity.lastEventAt)) {
+    lines.push(`⚠️ Last rejected request: ${describeRejection(lastRejection, now)}`);
+  }
+  return lines.join('\n');
+}
+
+export function tokenIssued(token: string, app: AppRecord, publicUrl: string | undefined, fresh: boolean): string {
+  const base = publicUrl ?? 'https://YOUR-ANALYTICS-HOST';
+  const init = `{ token: '${token}', appName: '${app.appName}' }`;
+  return [
+    fresh ? `✅ <b>${escapeHtml(app.appName)}</b> is registered.` : `🔄 New token for <b>${escapeHtml(app.appName)}</b>. The old one stops working within seconds.`,
+    '',
+    'Your token (shown only once, keep it safe):',
+    `<code>${token}</code>`,
+    '',
+    `App name (analytics identifier): <code>${escapeHtml(app.appName)}</code>`,
+    '',
+    'Add the script to your mini app page:',
+    `<pre>${escapeHtml(`<script async src="${base}/index.js"\n  onload="telegramAnalytics.init(${init})"></script>`)}</pre>`,
+    '',
+    `Or install the package <code>${SDK_PACKAGE}</code> and call init before your app renders:`,
+    `<pre>${escapeHtml(`import { init } from '${SDK_PACKAGE}';\n\ninit(${init});`)}</pre>`,
+    '',
+    'Open “My tokens” to see when the first event arrives.',
+  ].join('\n');
+}
+
+export const TEXT = {
+  welcome:
+    '👋 This bot issues access tokens for the analytics of your Telegram Mini Apps and shows whether their events arrive.\n\nOpen <b>Analytics</b> to start.',
+  analytics: '📊 <b>Analytics</b>\nCreate a token for a mini app, or see your tokens and the time of their last event.',
+  askBot: 'Send the address of your mini app\'s bot, for example <code>@my_app_bot</code> or <code>https://t.me/my_app_bot</code>.\n/cancel to stop.',
+  askDomain: 'Send the domain your mini app is served from, for example <code>app.example.com</code> (a URL works too).\n/cancel to stop.',
+  askAppName:
+    'Send the app name: the analytics identifier your SDK sends as <code>appName</code>. 3–64 characters: lowercase letters, digits, <code>_</code> or <code>-</code>.\n/cancel to stop.',
+  askNewDomain: 'Send the domain to add, for example <code>new.example.com</code>.\n/cancel to stop.',
+  cancelled: 'Cancelled. Nothing was changed.',
+  textPlease: 'Please answer with a text message, or /cancel.',
+  busy: 'Finish the current step first, or send /cancel.',
+  noApps: 'You have no apps yet. Tap “New token” to register one.',
+  notYours: 'This app does not exist or is not yours.',
+  adminOnly: 'This command is only for administrators.',
+} as const;

@@ -1,0 +1,214 @@
+// The management bot through bot.handleUpdate: menus, the new-token dialog with bad and good answers,
+// "My tokens" with last event and last rejection, revoke/regenerate/domains/delete, administrators,
+// authorisation against forged callbacks, dialog state surviving a restart, odd updates.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+const ALICE = 1001;
+const BOB = 2002;
+const ADMIN = 9009;
+
+let service: TestService;
+let harness: BotHarness;
+
+beforeAll(async () => {
+  service = await startTestService({ ADMIN_TELEGRAM_IDS: String(ADMIN), PUBLIC_URL: 'https://analytics.example.net/' });
+  harness = new BotHarness(service.services);
+});
+afterAll(() => service?.close());
+
+function tokenIn(text: string): string {
+  const match = /<code>(tma_[0-9A-Za-z]{40})<\/code>/.exec(text);
+  expect(match, text).not.toBeNull();
+  return match![1]!;
+}
+
+async function register(user: number, bot: string, domain: string, appName: string): Promise<string> {
+  await harness.click(user, 'menu:new');
+  await harness.send(user, bot);
+  await harness.send(user, domain);
+  return tokenIn(textsOf(await harness.send(user, appName)));
+}
+
+async function appId(appName: string): Promise<number> {
+  return (await service.store.prisma.app.findUniqueOrThrow({ where: { appName } })).id;
+}
+
+describe('menus', () => {
+  it('/start greets with an Analytics entry; Analytics offers New token and My tokens', async () => {
+    const start = await harness.send(ALICE, '/start');
+    expect(textsOf(start)).toContain('Open <b>Analytics</b>');
+    expect(buttonsOf(start)).toEqual(['menu:analytics']);
+    const analytics = await harness.click(ALICE, 'menu:analytics');
+    expect(buttonsOf(analytics)).toEqual(['menu:new', 'menu:apps']);
+    expect(alertsOf(analytics)).toEqual(['']); // the button press is answered
+    expect(buttonsOf(await harness.send(ADMIN, '/analytics'))).toEqual(['menu:new', 'menu:apps', 'admin:apps']);
+  });
+});
+
+describe('new token dialog', () => {
+  it('explains each bad answer, asks again, and ends with the token and snippets', async () => {
+    expect(textsOf(await harness.click(ALICE, 'menu:new'))).toContain('address of your mini app\'s bot');
+    const badBot = textsOf(await harness.send(ALICE, 'https://example.com/shop'));
+    expect(badBot).toContain('ending in "bot"');
+    expect(badBot).toContain('address of your mini app\'s bot');
+    expect(textsOf(await harness.send(ALICE, 't.me/alice_shop_bot'))).toContain('Send the domain');
+    const badDomain = textsOf(await harness.send(ALICE, '192.168.0.10'));
+    expect(badDomain).toContain('not an IP address');
+    expect(badDomain).toContain('Send the domain');
+    expect(textsOf(await harness.send(ALICE, 'localhost'))).toContain('localhost is not accepted here');
+    expect(textsOf(await harness.send(ALICE, 'https://Shop.Example.com/app?x=1'))).toContain('Send the app name');
+    expect(textsOf(await harness.send(ALICE, 'Alice Shop'))).toContain('3–64 characters');
+    const done = textsOf(await harness.send(ALICE, 'alice_shop'));
+    const token = tokenIn(done);
+    expect(done).toContain('<code>alice_shop</code>');
+    expect(done).toContain('https://analytics.example.net/index.js');
+    expect(done).toContain(`telegramAnalytics.init({ token: '${token}', appName: 'alice_shop' })`);
+    expect(done).toContain('import { init } from');
+    const app = await service.services.registry.getApp('alice_shop', { surface: 'bot', telegramId: String(ALICE) });
+    expect(app).toMatchObject({ bot: '@alice_shop_bot', domains: ['shop.example.com'] });
+    expect((await postEvents(service.url, makeEvent('alice_shop'), { token, origin: 'https://shop.example.com' })).status).toBe(201);
+  });
+
+  it('refuses a taken app name and asks for another', async () => {
+    await harness.click(BOB, 'menu:new');
+    await harness.send(BOB, '@bob_shop_bot');
+    await harness.send(BOB, 'bob.example.com');
+    expect(textsOf(await harness.send(BOB, 'alice_shop'))).toContain('The app name "alice_shop" is already taken. Choose another name.');
+    tokenIn(textsOf(await harness.send(BOB, 'bob_shop')));
+  });
+
+  it('leaves at any step with /cancel and creates nothing', async () => {
+    await harness.click(BOB, 'menu:new');
+    await harness.send(BOB, '@bob_other_bot');
+    expect(textsOf(await harness.send(BOB, '/cancel'))).toContain('Cancelled. Nothing was changed.');
+    expect(textsOf(await harness.send(BOB, 'bob-other'))).toContain('Use /analytics');
+    expect((await service.services.registry.listApps({ surface: 'bot', telegramId: String(BOB) })).map((app) => app.appName)).toEqual(['bob_shop']);
+  });
+
+  it('survives a restart of the bot in the middle of the dialog', async () => {
+    await harness.click(ALICE, 'menu:new');
+    await harness.send(ALICE, '@alice_second_bot');
+    harness.restart();
+    expect(textsOf(await harness.send(ALICE, 'second.example.com'))).toContain('Send the app name');
+    tokenIn(textsOf(await harness.send(ALICE, 'alice_second')));
+  });
+
+  it('answers a button press during the dialog without leaving it', async () => {
+    await harness.click(BOB, 'menu:new');
+    const pressed = await harness.click(BOB, 'menu:apps');
+    expect(alertsOf(pressed)).toEqual(['Finish the current step first, or send /cancel.']);
+    await harness.send(BOB, '/cancel');
+  });
+});
+
+describe('my tokens', () => {
+  it('shows every app of the user with domains, token prefix, last event time and the last rejection', async () => {
+    const token = await register(ALICE, '@alice_live_bot', 'live.example.com', 'alice_live');
+    const before = textsOf(await harness.click(ALICE, 'menu:apps'));
+    expect(before).toContain('<b>alice_live</b> · @alice_live_bot');
+    expect(before).toContain('Domains: live.example.com');
+    expect(before).toContain(`<code>${token.slice(0, 10)}…</code>`);
+    expect(before).toMatch(/alice_live[\s\S]*Last event: no events yet/);
+    expect(before).not.toContain(token);
+
+    expect((await postEvents(service.url, makeEvent('alice_live'), { token, origin: 'https://live.example.com' })).status).toBe(201);
+    const after = textsOf(await harness.send(ALICE, '/mytokens'));
+    expect(after).toMatch(/alice_live[\s\S]*Last event: just now \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)/);
+
+    expect((await postEvents(service.url, makeEvent('alice_live'), { token, origin: 'https://other.site' })).status).toBe(403);
+    const rejected = textsOf(await harness.send(ALICE, '/mytokens'));
+    expect(rejected).toContain('⚠️ Last rejected request: 403 domain mismatch from https://other.site, just now');
+    expect(textsOf(await harness.send(BOB, '/mytokens'))).not.toContain('alice_live');
+  });
+
+  it('revokes after confirmation; the token then answers "Token is invalid."', async () => {
+    const token = await register(ALICE, '@alice_rev_bot', 'rev.example.com', 'alice_rev');
+    const id = await appId('alice_rev');
+    expect(buttonsOf(await harness.click(ALICE, `app:${id}`))).toContain(`rev:${id}`);
+    expect(buttonsOf(await harness.click(ALICE, `rev:${id}`))).toEqual([`rev!:${id}`, `app:${id}`]);
+    expect((await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).status).toBe(201);
+    const revoked = await harness.click(ALICE, `rev!:${id}`);
+    expect(alertsOf(revoked)).toEqual(['Token revoked']);
+    expect(textsOf(revoked)).toContain('Token: revoked');
+    expect((await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).text).toBe('{"message":"Token is invalid."}');
+  });
+
+  it('regenerates: the old token stops, the new one works', async () => {
+    const old = await register(ALICE, '@alice_regen_bot', 'regen.example.com', 'alice_regen');
+    const id = await appId('alice_regen');
+    await harness.click(ALICE, `regen:${id}`);
+    const fresh = tokenIn(textsOf(await harness.click(ALICE, `regen!:${id}`)));
+    expect(fresh).not.toBe(old);
+    expect((await postEvents(service.url, makeEvent('alice_regen'), { token: old, origin: 'https://regen.example.com' })).text).toBe('{"message":"Token is invalid."}');
+    expect((await postEvents(service.url, makeEvent('alice_regen'), { token: fresh, origin: 'https://regen.example.com' })).status).toBe(201);
+  });
+
+  it('adds and removes domains', async () => {
+    const token = await register(ALICE, '@alice_dom_bot', 'one.example.com', 'alice_dom');
+    const id = await appId('alice_dom');
+    expect(buttonsOf(await harness.click(ALICE, `dom:${id}`))).toEqual([`domadd:${id}`, `app:${id}`]);
+    expect(textsOf(await harness.click(ALICE, `domadd:${id}`))).toContain('Send the domain to add');
+    expect(textsOf(await harness.send(ALICE, 'not a domain'))).toContain('host name');
+    expect(textsOf(await harness.send(ALICE, 'https://two.example.com'))).toContain('two.example.com added. Domains of alice_dom: one.example.com, two.example.com');
+    expect((await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://two.example.com' })).status).toBe(201);
+    const removed = await harness.click(ALICE, `domdel:${id}:0`);
+    expect(alertsOf(removed)).toEqual(['one.example.com removed']);
+    expect((await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://one.example.com' })).status).toBe(403);
+  });
+
+  it('deletes an app after confirmation', async () => {
+    const token = await register(ALICE, '@alice_del_bot', 'del.example.com', 'alice_del');
+    const id = await appId('alice_del');
+    await harness.click(ALICE, `del:${id}`);
+    expect(textsOf(await harness.click(ALICE, `del!:${id}`))).toContain('was deleted');
+    expect((await postEvents(service.url, makeEvent('alice_del'), { token, origin: 'https://del.example.com' })).text).toBe('{"message":"Token is invalid."}');
+  });
+});
+
+describe('authorisation', () => {
+  it('gives another user nothing through forged callback data', async () => {
+    const token = await register(ALICE, '@alice_safe_bot', 'safe.example.com', 'alice_safe');
+    const id = await appId('alice_safe');
+    for (const data of [`app:${id}`, `rev!:${id}`, `regen!:${id}`, `dom:${id}`, `domdel:${id}:0`, `del!:${id}`]) {
+      const calls = await harness.click(BOB, data);
+      expect(alertsOf(calls), data).toEqual(['This app does not exist or is not yours.']);
+      expect(textsOf(calls)).toBe('');
+    }
+    expect((await postEvents(service.url, makeEvent('alice_safe'), { token, origin: 'https://safe.example.com' })).status).toBe(201);
+  });
+
+  it('keeps administrator commands from other users', async () => {
+    for (const command of ['/admin', '/find alice_safe', '/revoke alice_safe']) {
+      expect(textsOf(await harness.send(BOB, command))).toBe('This command is only for administrators.');
+    }
+    expect(alertsOf(await harness.click(BOB, 'admin:apps'))).toEqual(['']);
+  });
+
+  it('lets administrators list, find by name or owner, and revoke any app, audited', async () => {
+    const token = await register(BOB, '@bob_watch_bot', 'watch.example.com', 'bob_watch');
+    expect(textsOf(await harness.send(ADMIN, '/admin'))).toContain('<b>bob_watch</b>');
+    expect(textsOf(await harness.send(ADMIN, `/find ${BOB}`))).toContain('<b>bob_watch</b>');
+    expect(textsOf(await harness.send(ADMIN, `/find ${BOB}`))).not.toContain('<b>alice_safe</b>');
+    expect(textsOf(await harness.send(ADMIN, '/find bob_watch'))).toContain('<b>bob_watch</b>');
+    expect(textsOf(await harness.send(ADMIN, '/revoke bob_watch'))).toBe('🚫 The token of bob_watch is revoked.');
+    expect((await postEvents(service.url, makeEvent('bob_watch'), { token, origin: 'https://watch.example.com' })).text).toBe('{"message":"Token is invalid."}');
+    const audit = await service.store.prisma.auditLog.findFirstOrThrow({ where: { appName: 'bob_watch', action: 'token.revoke' } });
+    expect(audit).toMatchObject({ surface: 'bot', detail: { admin: true } });
+  });
+});
+
+describe('robustness', () => {
+  it('ignores group chats and odd updates without failing', async () => {
+    const calls = await harness.handle({
+      update_id: 900001,
+      message: { message_id: 1, date: 0, chat: { id: -100, type: 'supergroup', title: 'g' }, from: { id: ALICE, is_bot: false, first_name: 'A' }, text: '/mytokens' },
+    });
+    expect(calls).toEqual([]);
+    await harness.handle({ update_id: 900002, edited_message: { message_id: 1, date: 0, edit_date: 1, chat: { id: ALICE, type: 'private', first_name: 'A' }, from: { id: ALICE, is_bot: false, first_name: 'A' }, text: 'x' } });
+    await harness.handle({ update_id: 900003, my_chat_member: undefined as never });
+    expect(harness.errors).toEqual([]);
+  });
+});
