@@ -18,18 +18,26 @@ function queryable(client: pg.Pool | pg.PoolClient): SqlQueryable {
   };
 }
 
-export function openServerDatabase(databaseUrl: string, options: ServerPoolOptions = {}): SqlRunner {
+/**
+ * A pool whose every wait is bounded: a stalled or unreachable server turns into errors within seconds
+ * (requests then get "Failed to record") instead of requests hanging.
+ */
+export function serverPool(databaseUrl: string, options: ServerPoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.max ?? 8,
     connectionTimeoutMillis: 3_000,
     idleTimeoutMillis: 30_000,
-    // a stalled server must not hold requests forever: they get "Failed to record" instead
-    statement_timeout: 10_000,
-    query_timeout: 12_000,
+    statement_timeout: 5_000,
+    query_timeout: 6_000,
   });
   // an idle client losing its connection must not crash the process; the next query reconnects
   pool.on('error', (error) => options.onError?.(error));
+  return pool;
+}
+
+export function openServerDatabase(databaseUrl: string, options: ServerPoolOptions = {}): SqlRunner {
+  const pool = serverPool(databaseUrl, options);
   return {
     kind: 'server',
     ...queryable(pool),

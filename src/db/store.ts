@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { openEmbeddedDatabase } from './embedded.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
-import { openServerDatabase } from './server.ts';
+import { openServerDatabase, serverPool } from './server.ts';
 import type { SqlRunner } from './sql.ts';
 
 export type { PrismaClient };
@@ -32,25 +32,28 @@ export async function openStore(
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   let sql: SqlRunner;
   let prisma: PrismaClient;
-  let release = () => {};
+  let release = async () => {};
   if (config.databaseUrl) {
     sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
-    prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: config.databaseUrl, max: 4 }) });
+    const controlPool = serverPool(config.databaseUrl, { max: 4, onError: options.onPoolError });
+    prisma = new PrismaClient({ adapter: new PrismaPg(controlPool) });
+    release = () => controlPool.end();
   } else {
-    release = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
+    const unlock = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
+    release = async () => unlock();
     try {
       const embedded = await openEmbeddedDatabase(config.dataDir);
       sql = embedded.sql;
       prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite) });
     } catch (error) {
-      release();
+      unlock();
       throw error;
     }
   }
   const close = async () => {
     await prisma.$disconnect();
     await sql.close();
-    release();
+    await release();
   };
   try {
     await applyMigrations(sql);

@@ -8,6 +8,20 @@ export class OverloadedError extends Error {
   }
 }
 
+export class StoreUnavailableError extends Error {
+  constructor(readonly cause: unknown) {
+    super('the store failed a moment ago; not trying again yet');
+  }
+}
+
+/** SQLSTATE classes that blame the data of a request (22 data exception, 23 integrity, 42 statement) */
+function blamesData(error: unknown): boolean {
+  return /^(22|23|42)/.test(String((error as { code?: unknown }).code ?? ''));
+}
+
+/** after the store failed for reasons that are not one request's data, refuse at once for this long */
+const FAIL_FAST_MS = 1_000;
+
 interface Submission {
   rows: EventRow[];
   resolve: () => void;
@@ -29,6 +43,8 @@ export class GroupCommitWriter {
   private pendingEvents = 0;
   private running = 0;
   private idleWaiters: (() => void)[] = [];
+  private failingUntil = 0;
+  private lastFailure: unknown;
   private readonly maxBatchEvents: number;
   private readonly maxPendingEvents: number;
   private readonly concurrency: number;
@@ -45,6 +61,7 @@ export class GroupCommitWriter {
   /** Resolves once the rows are committed (rows stored before are skipped); rejects when they are not. */
   submit(rows: EventRow[]): Promise<void> {
     if (this.pendingEvents + rows.length > this.maxPendingEvents) return Promise.reject(new OverloadedError());
+    if (Date.now() < this.failingUntil) return Promise.reject(new StoreUnavailableError(this.lastFailure));
     return new Promise((resolve, reject) => {
       this.queue.push({ rows, resolve, reject });
       this.pendingEvents += rows.length;
@@ -97,12 +114,23 @@ export class GroupCommitWriter {
       this.options.onCommit?.(rows.length, inserted, (performance.now() - started) / 1000);
       for (const submission of batch) submission.resolve();
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      if (batch.length > 1 && blamesData(error)) {
+        // one request's data must not fail its neighbours: retry each alone
+        for (const submission of batch) await this.commit([submission]);
         return;
       }
-      // one request's data must not fail its neighbours: retry each alone
-      for (const submission of batch) await this.commit([submission]);
+      for (const submission of batch) submission.reject(error);
+      if (!blamesData(error)) this.failFast(error);
+    }
+  }
+
+  /** The store is down or stalled: everything waiting would wait just as long, so answer it now. */
+  private failFast(error: unknown): void {
+    this.failingUntil = Date.now() + FAIL_FAST_MS;
+    this.lastFailure = error;
+    for (const waiting of this.queue.splice(0)) {
+      this.pendingEvents -= waiting.rows.length;
+      waiting.reject(new StoreUnavailableError(error));
     }
   }
 }

@@ -30,9 +30,9 @@ export async function postEvents(baseUrl: string, body: unknown, options: PostOp
   if (options.token !== undefined) headers[options.header ?? 'ANALYTICS-Auth-Token'] = options.token;
   const origin = options.origin === undefined ? 'https://app.example.com' : options.origin;
   if (origin !== null) headers.origin = origin;
-  let payload: string | Buffer = typeof body === 'string' ? body : JSON.stringify(body);
+  let payload: string | Uint8Array<ArrayBuffer> = typeof body === 'string' ? body : JSON.stringify(body);
   if (options.gzip) {
-    payload = zlib.gzipSync(payload);
+    payload = new Uint8Array(zlib.gzipSync(payload));
     headers['content-encoding'] = 'gzip';
   }
   const response = await fetch(`${baseUrl}/events`, { method: 'POST', headers, body: payload });
