@@ -71,6 +71,12 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
         },
         options: { summary: 'CORS preflight; any origin, headers content-type, content-encoding and both token headers', responses: { '204': { description: 'Preflight accepted' } } },
       },
+      '/index.js': {
+        get: {
+          summary: 'The SDK script: defines window.telegramAnalytics with init({ token, appName }) and trackEvent',
+          responses: { '200': { description: 'JavaScript (gzip when accepted)' }, '503': json(anyMessage, 'The SDK has not been built on this server') },
+        },
+      },
       '/healthz': { get: { summary: 'Liveness and store readiness', responses: { '200': json(anyMessage, 'Ready'), '503': json(anyMessage, 'Store unreachable') } } },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },

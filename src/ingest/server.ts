@@ -1,4 +1,4 @@
-// The HTTP service: CORS, the /events pipeline, health, metrics and the OpenAPI document.
+// The HTTP service: CORS, the /events pipeline, the SDK script, health, metrics and the OpenAPI document.
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
@@ -7,6 +7,7 @@ import type { Services } from '../services.ts';
 import { registerDecoder, tooLarge } from './decode.ts';
 import { HttpError, MESSAGES } from './http-error.ts';
 import { openApiDocument } from './openapi.ts';
+import { registerSdkScript } from './sdk-script.ts';
 import { createSteps, tokenHeader } from './steps.ts';
 
 export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'];
@@ -103,6 +104,8 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
+
+  registerSdkScript(app);
 
   const openapi = openApiDocument(config);
   app.get('/openapi.json', async () => openapi);

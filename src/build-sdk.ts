@@ -1,0 +1,75 @@
+// Builds the browser SDK with esbuild: dist/sdk/index.js (the script the service serves) and
+// dist/sdk/package/ (ES module, type declarations, package.json) that `npm pack` turns into a tarball.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import ts from 'typescript';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SDK_DIR = path.join(ROOT, 'dist', 'sdk');
+export const SDK_SCRIPT = path.join(SDK_DIR, 'index.js');
+export const SDK_PACKAGE_DIR = path.join(SDK_DIR, 'package');
+export const SDK_PACKAGE_NAME = 'tma-analytics-sdk';
+
+// old Android WebViews still open mini apps
+const TARGET = ['es2019', 'chrome70', 'safari13'];
+
+function emitDeclarations(outDir: string): void {
+  const program = ts.createProgram([path.join(ROOT, 'src/sdk/index.ts')], {
+    declaration: true,
+    emitDeclarationOnly: true,
+    rewriteRelativeImportExtensions: true,
+    allowImportingTsExtensions: true,
+    strict: true,
+    target: ts.ScriptTarget.ES2020,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    lib: ['lib.es2020.d.ts', 'lib.dom.d.ts'],
+    types: [],
+    outDir,
+    rootDir: path.join(ROOT, 'src/sdk'),
+  });
+  const result = program.emit();
+  const problems = ts.getPreEmitDiagnostics(program).concat(result.diagnostics);
+  if (problems.length > 0) throw new Error(ts.formatDiagnostics(problems, ts.createCompilerHost({})));
+  // declaration emit keeps the source's ".ts" specifiers; consumers resolve the ".js" ones
+  for (const file of fs.readdirSync(outDir).filter((name) => name.endsWith('.d.ts'))) {
+    const full = path.join(outDir, file);
+    fs.writeFileSync(full, fs.readFileSync(full, 'utf8').replace(/(from '\.\/[\w-]+)\.ts'/g, "$1.js'"));
+  }
+}
+
+export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise<{ scriptBytes: number }> {
+  fs.rmSync(SDK_DIR, { recursive: true, force: true });
+  const common = { bundle: true, minify: true, target: TARGET, legalComments: 'none' as const, logLevel: 'warning' as const };
+  await build({ ...common, entryPoints: [path.join(ROOT, 'src/sdk/script.ts')], format: 'iife', outfile: SDK_SCRIPT });
+  await build({
+    ...common,
+    entryPoints: [path.join(ROOT, 'src/sdk/index.ts')],
+    format: 'esm',
+    outfile: path.join(SDK_PACKAGE_DIR, 'index.js'),
+    define: { __DEFAULT_ENDPOINT__: JSON.stringify(endpoint.replace(/\/+$/, '')) },
+  });
+  emitDeclarations(SDK_PACKAGE_DIR);
+  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const manifest = {
+    name: SDK_PACKAGE_NAME,
+    version,
+    description: 'Analytics SDK for Telegram Mini Apps: launches, hides, custom and TON Connect events',
+    license: 'MIT',
+    type: 'module',
+    main: './index.js',
+    module: './index.js',
+    types: './index.d.ts',
+    exports: { '.': { types: './index.d.ts', import: './index.js' } },
+    sideEffects: false,
+  };
+  fs.writeFileSync(path.join(SDK_PACKAGE_DIR, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+  return { scriptBytes: fs.statSync(SDK_SCRIPT).size };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { scriptBytes } = await buildSdk();
+  console.log(`SDK built: ${path.relative(ROOT, SDK_SCRIPT)} ${scriptBytes} bytes, package in ${path.relative(ROOT, SDK_PACKAGE_DIR)}`);
+}

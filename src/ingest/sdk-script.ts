@@ -1,0 +1,27 @@
+// GET /index.js: the SDK script built into dist/sdk (by `npm ci` / `npm run build:sdk`), gzip when asked.
+import fs from 'node:fs';
+import zlib from 'node:zlib';
+import type { FastifyInstance } from 'fastify';
+import { SDK_SCRIPT } from '../build-sdk.ts';
+
+export function registerSdkScript(app: FastifyInstance): void {
+  let script: Buffer | undefined;
+  try {
+    script = fs.readFileSync(SDK_SCRIPT);
+  } catch {
+    app.log.warn(`${SDK_SCRIPT} is missing: run "npm run build:sdk" to serve GET /index.js`);
+  }
+  const gzipped = script && zlib.gzipSync(script, { level: 9 });
+  app.get('/index.js', async (request, reply) => {
+    if (!script || !gzipped) {
+      reply.code(503);
+      return { message: 'The SDK script is not built: run "npm run build:sdk" on the server.' };
+    }
+    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('vary', 'accept-encoding');
+    if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+      reply.header('content-encoding', 'gzip');
+      return gzipped;
+    }
+    return script;
+  });
+}

@@ -1,0 +1,105 @@
+// The SDK's public behaviour: init (once, never throwing), automatic app-init / app-hide / wallet events,
+// and trackEvent for custom events. Shared by the script build and the package build.
+import { readLaunch } from './launch.ts';
+import { Sender, type Fields } from './sender.ts';
+import { load, save, session, uuid } from './storage.ts';
+import { listenToWallets } from './wallet.ts';
+
+export interface InitOptions {
+  /** access token from the management bot or the site */
+  token: string;
+  /** the app name the token was created for */
+  appName: string;
+  /** base address of the analytics service; the script defaults to where it was loaded from */
+  endpoint?: string;
+  /** events per request, 1..20 (default 20) */
+  batchSize?: number;
+  /** how often waiting events are sent, in ms (default 2000) */
+  flushIntervalMs?: number;
+  /** log what the SDK does (and why it does nothing) to the console */
+  debug?: boolean;
+}
+
+const MAX_HIDES_PER_LAUNCH = 3;
+
+let track: ((name: string, fields?: Fields) => void) | undefined;
+
+function start(options: InitOptions, defaultEndpoint: string | undefined): void {
+  const log = (...parts: unknown[]) => {
+    if (options.debug) console.info('[tma-analytics]', ...parts);
+  };
+  if (track) return log('init was already called; this call is ignored');
+  if (!options || typeof options.token !== 'string' || typeof options.appName !== 'string') {
+    return log('init needs { token, appName } strings');
+  }
+  const endpoint = (options.endpoint ?? defaultEndpoint ?? '').replace(/\/+$/, '');
+  if (!endpoint) return log('no endpoint: pass init({ endpoint })');
+  const launch = readLaunch();
+  if (!launch) return log('not opened in Telegram (no user in the launch data): nothing is collected');
+
+  const sessionKey = `tma-analytics/session:${options.appName}`;
+  const launchState = load(session, sessionKey, { id: uuid(), initSent: false, hides: 0 });
+  const sender = new Sender({
+    endpoint,
+    token: options.token,
+    storageKey: `tma-analytics/queue:${options.appName}`,
+    batchSize: Math.min(20, Math.max(1, options.batchSize ?? 20)),
+    flushIntervalMs: options.flushIntervalMs ?? 2000,
+    log,
+  });
+  track = (name, fields = {}) => {
+    const event: Fields = {
+      event_name: name,
+      session_id: launchState.id,
+      user_id: launch.userId,
+      app_name: options.appName,
+      is_premium: launch.isPremium,
+      platform: launch.platform,
+      locale: launch.locale,
+      start_param: launch.startParam,
+      client_timestamp: String(Date.now()),
+      // never the full URL: Telegram puts the launch data (user included) into its fragment
+      url_referer: location.origin + location.pathname,
+      ...fields,
+    };
+    for (const key of Object.keys(event)) if (event[key] === undefined) delete event[key];
+    sender.add(event);
+    log('queued', name);
+  };
+
+  if (!launchState.initSent) {
+    track('app-init');
+    launchState.initSent = true;
+  }
+  save(session, sessionKey, launchState);
+  addEventListener('visibilitychange', () => {
+    if (document.visibilityState !== 'hidden') return;
+    if (launchState.hides < MAX_HIDES_PER_LAUNCH) {
+      launchState.hides++;
+      save(session, sessionKey, launchState);
+      track!('app-hide');
+    }
+    void sender.flush(true);
+  });
+  addEventListener('pagehide', () => void sender.flush(true));
+  listenToWallets(track);
+  void sender.flush();
+}
+
+/** Starts collecting. Safe to call twice (the second call does nothing) and never throws. */
+export function initTracker(options: InitOptions, defaultEndpoint?: string): void {
+  try {
+    start(options, defaultEndpoint);
+  } catch (error) {
+    if (options?.debug) console.info('[tma-analytics] init failed', error);
+  }
+}
+
+/** Sends a custom-event; custom_data holds `name` and the given data. Does nothing before init. */
+export function trackEvent(name: string, data: Record<string, unknown> = {}): void {
+  try {
+    track?.('custom-event', { custom_data: { ...data, name } });
+  } catch {
+    // never break the host app
+  }
+}
