@@ -60,7 +60,7 @@ WITH batch AS (
          decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
   FROM batch ORDER BY app_id, event_key
   ON CONFLICT (app_id, event_key) DO NOTHING
-  RETURNING app_id, day, event_name, session_id, user_key, received_at
+  RETURNING app_id, day, event_name, session_id, user_key, received_at, platform, locale, start_param
 ), counts AS (
   INSERT INTO daily_event_counts AS c (app_id, day, event_name, events)
   SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
@@ -69,10 +69,22 @@ WITH batch AS (
   INSERT INTO daily_users (app_id, day, user_key)
   SELECT DISTINCT app_id, day, user_key FROM inserted ORDER BY 1, 2, 3
   ON CONFLICT DO NOTHING RETURNING app_id, day
+), session_starts AS (
+  SELECT DISTINCT ON (app_id, day, session_id) app_id, day, session_id, platform, locale, start_param
+  FROM inserted ORDER BY app_id, day, session_id, received_at
 ), new_sessions AS (
   INSERT INTO daily_sessions (app_id, day, session_id)
-  SELECT DISTINCT app_id, day, session_id FROM inserted ORDER BY 1, 2, 3
-  ON CONFLICT DO NOTHING RETURNING app_id, day
+  SELECT app_id, day, session_id FROM session_starts ORDER BY 1, 2, 3
+  ON CONFLICT DO NOTHING RETURNING app_id, day, session_id
+), dimensions AS (
+  INSERT INTO daily_dimensions AS d (app_id, day, dimension, value, sessions)
+  SELECT n.app_id, n.day, x.dimension, x.value, count(*)
+  FROM new_sessions n JOIN session_starts s USING (app_id, day, session_id)
+  CROSS JOIN LATERAL (VALUES ('platform', left(coalesce(s.platform, ''), 64)),
+                             ('locale', left(coalesce(s.locale, ''), 64)),
+                             ('start_param', left(coalesce(s.start_param, ''), 64))) AS x(dimension, value)
+  GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ON CONFLICT (app_id, day, dimension, value) DO UPDATE SET sessions = d.sessions + excluded.sessions
 ), stats AS (
   INSERT INTO daily_app_stats AS s (app_id, day, users, sessions)
   SELECT app_id, day, sum(users), sum(sessions) FROM (

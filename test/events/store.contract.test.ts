@@ -84,8 +84,16 @@ describe.each(backends.filter((backend) => backend.enabled))('event store on $na
        FROM daily_app_stats s WHERE s.app_id = $1`,
       [app],
     );
+    const dimensions = await store.sql.query<{ dimension: string; sessions: number; daily_sessions: number }>(
+      `SELECT dimension, sum(sessions)::int AS sessions, (SELECT count(*)::int FROM daily_sessions WHERE app_id = $1) AS daily_sessions
+       FROM daily_dimensions WHERE app_id = $1 GROUP BY dimension ORDER BY dimension`,
+      [app],
+    );
     expect(counted.n).toBe(raw.n);
     expect(total.n).toBe(raw.n);
+    // every new session is counted once under each launch dimension
+    for (const dimension of dimensions) expect(dimension.sessions, dimension.dimension).toBe(dimension.daily_sessions);
+    if (raw.n > 0) expect(dimensions.map((dimension) => dimension.dimension)).toEqual(['locale', 'platform', 'start_param']);
     for (const day of users) expect(day.users, day.day).toBe(day.distinct_users);
     return raw.n;
   }
@@ -116,6 +124,14 @@ describe.each(backends.filter((backend) => backend.enabled))('event store on $na
     expect(stats).toEqual([
       { day: '2026-11-20', users: 1, sessions: 1 },
       { day: '2026-11-21', users: 1, sessions: 1 },
+    ]);
+    const platforms = await store.sql.query<{ day: string; value: string; sessions: number }>(
+      `SELECT day::text, value, sessions::int FROM daily_dimensions WHERE app_id = $1 AND dimension = 'platform' ORDER BY 1`,
+      [appId],
+    );
+    expect(platforms).toEqual([
+      { day: '2026-11-20', value: 'ios', sessions: 1 },
+      { day: '2026-11-21', value: 'ios', sessions: 1 },
     ]);
     const activity = await events.activity(appId);
     expect(activity).toEqual({ lastEventAt: new Date('2026-11-21T01:00:00Z'), eventsTotal: 4 });
