@@ -1,4 +1,4 @@
-// Starts everything the settings ask for: store, ingest API, management bot (BOT_TOKEN); stops cleanly.
+// Starts everything the settings ask for: store, ingest API, SDK script, site, management bot; stops cleanly.
 import { createBot, runBot } from './bot/bot.ts';
 import { startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -11,9 +11,10 @@ async function start(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config, { onPoolError: (error) => console.error(`database connection lost: ${error.message}`) });
   const services = await createServices(config, store, (error) => app.log.warn({ err: error }, 'background write failed'));
-  const app = await buildServer(services);
+  let bot: ReturnType<typeof createBot> | undefined;
+  const app = await buildServer(services, { site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) } });
   const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
-  const bot = config.botToken ? createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log }) : undefined;
+  if (config.botToken) bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log });
 
   const botStopped = new AbortController();
   let stopping = false;

@@ -2,6 +2,7 @@
 // when a service owns the embedded store, inside that service (see control-socket.ts).
 import { parseArgs } from 'node:util';
 import type { Services } from '../services.ts';
+import { LoginLinks } from '../site/login-links.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 
@@ -19,7 +20,8 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
   tokens list [--owner <telegram id>] [--json]
   tokens revoke --app-name <name> [--json]
   tokens regenerate --app-name <name> [--json]
-  apps show --app-name <name> [--json]`;
+  apps show --app-name <name> [--json]
+  login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -27,6 +29,7 @@ const OPTIONS = {
   domain: { type: 'string' },
   'app-name': { type: 'string' },
   owner: { type: 'string' },
+  'telegram-id': { type: 'string' },
   help: { type: 'boolean' },
 } as const;
 
@@ -41,7 +44,7 @@ function accepted<T>(parsed: { ok: true; value: T } | { ok: false; error: string
 }
 
 function ownerId(value: string | undefined): string | undefined {
-  if (value !== undefined && !/^\d{1,20}$/.test(value)) throw new UsageError('--owner must be a numeric Telegram user id');
+  if (value !== undefined && !/^\d{1,20}$/.test(value)) throw new UsageError('a Telegram user id must be numeric');
   return value;
 }
 
@@ -114,6 +117,12 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         `last rejection: ${rejection ? `${rejection.status} ${rejection.message} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
       ];
       return { json: document, text: lines.join('\n') };
+    }
+    case 'login-link': {
+      const telegramId = ownerId(required(values['telegram-id'], 'telegram-id'))!;
+      const base = services.config.publicUrl ?? `http://localhost:${services.config.port}`;
+      const url = new LoginLinks(services.store.prisma, services.secrets).create(telegramId, base);
+      return { json: { url }, text: url };
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');

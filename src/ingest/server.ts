@@ -1,4 +1,4 @@
-// The HTTP service: CORS, the /events pipeline, the SDK script, health, metrics and the OpenAPI document.
+// The HTTP service: CORS, the /events pipeline, the SDK script, the site, health, metrics, OpenAPI.
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
@@ -9,6 +9,7 @@ import { HttpError, MESSAGES } from './http-error.ts';
 import { openApiDocument } from './openapi.ts';
 import { registerSdkScript } from './sdk-script.ts';
 import { createSteps, tokenHeader } from './steps.ts';
+import { registerSite, type SiteOptions } from '../site/index.ts';
 
 export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'];
 
@@ -24,7 +25,11 @@ function fastifyErrorAnswer(error: FastifyError, maxBodyBytes: number): HttpErro
   return null;
 }
 
-export async function buildServer(services: Services): Promise<FastifyInstance> {
+export interface ServerOptions {
+  site?: SiteOptions;
+}
+
+export async function buildServer(services: Services, options: ServerOptions = {}): Promise<FastifyInstance> {
   const { config, metrics } = services;
   const app = Fastify({
     // a hop count is supported by Fastify (proxy-addr) but missing from its types
@@ -41,12 +46,36 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
     },
   });
 
-  await app.register(cors, {
+  // set before any route is added: routes keep the error handler in force when they are registered
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ message: `No route ${request.method} ${request.url.split('?')[0]}.` });
+  });
+
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    const isEvents = request.routeOptions.url === '/events';
+    let answer = error instanceof HttpError ? error : fastifyErrorAnswer(error, config.maxBodyBytes);
+    if (!answer && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      answer = new HttpError(error.statusCode, { message: error.message });
+    }
+    if (!answer) {
+      request.log.error({ err: error }, 'unexpected error');
+      // spec §7: a server problem on /events is "400 Failed to record"
+      answer = isEvents ? new HttpError(400, { message: MESSAGES.failedToRecord }) : new HttpError(500, { message: 'Internal error.' });
+    }
+    reply.code(answer.statusCode).send(answer.body);
+  });
+
+  // mini app pages on any origin call /events and load /index.js; the site and its API allow no
+  // cross-origin use at all (part of their CSRF protection)
+  const publicCors = {
     origin: true,
     methods: ['GET', 'POST', 'OPTIONS'],
     allowedHeaders: ['content-type', 'content-encoding', ...TOKEN_HEADERS],
     exposedHeaders: ['retry-after'],
     maxAge: 86_400,
+  };
+  await app.register(cors, {
+    delegator: (request, callback) => callback(null, /^\/(events|index\.js|api\/catalog)(\/|\?|$)/.test(request.url ?? '') ? publicCors : { origin: false }),
   });
   registerDecoder(app, config.maxBodyBytes);
 
@@ -106,27 +135,10 @@ export async function buildServer(services: Services): Promise<FastifyInstance> 
   });
 
   registerSdkScript(app);
+  await registerSite(app, services, options.site);
 
   const openapi = openApiDocument(config);
   app.get('/openapi.json', async () => openapi);
-
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ message: `No route ${request.method} ${request.url.split('?')[0]}.` });
-  });
-
-  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
-    const isEvents = request.routeOptions.url === '/events';
-    let answer = error instanceof HttpError ? error : fastifyErrorAnswer(error, config.maxBodyBytes);
-    if (!answer && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      answer = new HttpError(error.statusCode, { message: error.message });
-    }
-    if (!answer) {
-      request.log.error({ err: error }, 'unexpected error');
-      // spec §7: a server problem on /events is "400 Failed to record"
-      answer = isEvents ? new HttpError(400, { message: MESSAGES.failedToRecord }) : new HttpError(500, { message: 'Internal error.' });
-    }
-    reply.code(answer.statusCode).send(answer.body);
-  });
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

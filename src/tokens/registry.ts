@@ -1,5 +1,6 @@
 // Issues, lists, edits, revokes and regenerates app tokens (control plane, Prisma), decides who may touch
 // which app (its owner, administrators, the operator CLI), and writes every change to the audit log.
+import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
 import { displayPrefix, generateToken, hashToken } from './format.ts';
@@ -95,7 +96,7 @@ export class TokenRegistry {
         },
       });
     } catch (error) {
-      if ((error as { code?: string }).code === 'P2002') throw taken;
+      if (isUniqueViolation(error)) throw taken;
       throw error;
     }
     return { token, app: toRecord(created) };

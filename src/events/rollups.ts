@@ -1,0 +1,172 @@
+// Reads an app's numbers for a period from the rollups (never scanning raw events, so it stays fast at
+// any volume), plus the few raw-event reads a dashboard needs: the latest events and exports.
+import type { SqlRunner } from '../db/sql.ts';
+
+export const FUNNEL = ['connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'] as const;
+
+export interface Period {
+  /** first and last UTC day, inclusive, as YYYY-MM-DD */
+  from: string;
+  to: string;
+}
+
+export interface DayRow {
+  day: string;
+  users: number;
+  sessions: number;
+  events: number;
+  byName: Record<string, number>;
+}
+
+export interface Dashboard {
+  period: Period;
+  totals: { events: number; users: number; sessions: number };
+  days: DayRow[];
+  eventNames: { name: string; events: number }[];
+  funnel: { name: string; events: number; fromPrevious: number | null; fromFirst: number | null }[];
+  dimensions: Record<'platform' | 'locale' | 'start_param', { value: string; sessions: number }[]>;
+}
+
+export interface RecentEvent {
+  receivedAt: Date;
+  occurredAt: Date;
+  eventName: string;
+  sessionId: string;
+  platform: string | null;
+  locale: string | null;
+  startParam: string | null;
+  isPremium: boolean;
+  isSuccess: boolean;
+  props: Record<string, unknown>;
+}
+
+export interface ExportRow extends RecentEvent {
+  /** pseudonymous user key (hex): the same user within this app, never the Telegram id */
+  user: string;
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** the last `days` UTC days ending today */
+export function lastDays(days: number, now = new Date()): Period {
+  const to = now.toISOString().slice(0, 10);
+  const from = new Date(Date.parse(to) - (days - 1) * DAY_MS).toISOString().slice(0, 10);
+  return { from, to };
+}
+
+function eachDay({ from, to }: Period): string[] {
+  const days: string[] = [];
+  for (let time = Date.parse(from); time <= Date.parse(to); time += DAY_MS) days.push(new Date(time).toISOString().slice(0, 10));
+  return days;
+}
+
+const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null);
+
+export class RollupReader {
+  constructor(private readonly sql: SqlRunner) {}
+
+  async dashboard(appId: number, period: Period): Promise<Dashboard> {
+    const args = [appId, period.from, period.to];
+    const [counts, stats, dimensions, [distinct]] = await Promise.all([
+      this.sql.query<{ day: string; event_name: string; events: number }>(
+        `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
+         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        args,
+      ),
+      this.sql.query<{ day: string; users: number; sessions: number }>(
+        `SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        args,
+      ),
+      this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
+        `SELECT dimension, value, sum(sessions)::float8 AS sessions FROM daily_dimensions
+         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2 ORDER BY 3 DESC, 2 LIMIT 300`,
+        args,
+      ),
+      this.sql.query<{ users: number }>(
+        `SELECT count(DISTINCT user_key)::int AS users FROM daily_users WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        args,
+      ),
+    ]);
+
+    const days = new Map(eachDay(period).map((day) => [day, { day, users: 0, sessions: 0, events: 0, byName: {} } as DayRow]));
+    const names = new Map<string, number>();
+    for (const row of counts) {
+      const day = days.get(row.day);
+      if (!day) continue;
+      day.byName[row.event_name] = row.events;
+      day.events += row.events;
+      names.set(row.event_name, (names.get(row.event_name) ?? 0) + row.events);
+    }
+    for (const row of stats) {
+      const day = days.get(row.day);
+      if (day) Object.assign(day, { users: row.users, sessions: row.sessions });
+    }
+    const funnelCounts = FUNNEL.map((name) => names.get(name) ?? 0);
+    const grouped: Dashboard['dimensions'] = { platform: [], locale: [], start_param: [] };
+    for (const row of dimensions) if (grouped[row.dimension].length < 20) grouped[row.dimension].push({ value: row.value, sessions: row.sessions });
+    const dayRows = [...days.values()];
+    return {
+      period,
+      totals: {
+        events: dayRows.reduce((sum, day) => sum + day.events, 0),
+        users: distinct?.users ?? 0,
+        sessions: dayRows.reduce((sum, day) => sum + day.sessions, 0),
+      },
+      days: dayRows,
+      eventNames: [...names].map(([name, events]) => ({ name, events })).sort((a, b) => b.events - a.events || a.name.localeCompare(b.name)),
+      funnel: FUNNEL.map((name, index) => ({
+        name,
+        events: funnelCounts[index]!,
+        fromPrevious: index === 0 ? null : ratio(funnelCounts[index]!, funnelCounts[index - 1]!),
+        fromFirst: index === 0 ? null : ratio(funnelCounts[index]!, funnelCounts[0]!),
+      })),
+      dimensions: grouped,
+    };
+  }
+
+  /** the latest events as received, for checking an integration live */
+  async recent(appId: number, limit = 25): Promise<RecentEvent[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(
+      `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
+       FROM events WHERE app_id = $1 ORDER BY received_at DESC LIMIT $2`,
+      [appId, limit],
+    );
+    return rows.map(toRecent);
+  }
+
+  /** every event counted in the period (same days as the dashboard), in pages: bounded memory at any volume */
+  async *export(appId: number, period: Period, pageSize = 5000): AsyncGenerator<ExportRow[]> {
+    let after: { receivedAt: string; key: string } | null = null;
+    for (;;) {
+      const rows: Record<string, unknown>[] = await this.sql.query(
+        `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success,
+                props, encode(user_key, 'hex') AS user, encode(event_key, 'hex') AS key, to_json(received_at)#>>'{}' AS cursor
+         FROM events
+         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date
+           AND ($4::timestamptz IS NULL OR (received_at, encode(event_key, 'hex')) > ($4::timestamptz, $5::text))
+         ORDER BY received_at, event_key LIMIT $6`,
+        [appId, period.from, period.to, after?.receivedAt ?? null, after?.key ?? '', pageSize],
+      );
+      if (rows.length === 0) return;
+      yield rows.map((row) => ({ ...toRecent(row), user: row.user as string }));
+      const last = rows[rows.length - 1]!;
+      after = { receivedAt: last.cursor as string, key: last.key as string };
+      if (rows.length < pageSize) return;
+    }
+  }
+}
+
+function toRecent(row: Record<string, unknown>): RecentEvent {
+  return {
+    receivedAt: row.received_at as Date,
+    occurredAt: row.occurred_at as Date,
+    eventName: row.event_name as string,
+    sessionId: row.session_id as string,
+    platform: row.platform as string | null,
+    locale: row.locale as string | null,
+    startParam: row.start_param as string | null,
+    isPremium: row.is_premium as boolean,
+    isSuccess: row.is_success as boolean,
+    props: row.props as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,187 @@
+// The site's JSON API under /api: the Analytics section (create, list, revoke, regenerate, edit domains,
+// delete) with the bot's rules and messages, and the per-app dashboard, live events and exports.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
+import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
+import { RegistryError, type AppRecord } from '../tokens/registry.ts';
+import type { SiteContext } from './context.ts';
+import { actorOf, isSameOriginJson, type SiteUser } from './session.ts';
+
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
+  app_exists: 409,
+  app_not_found: 404,
+  domain_exists: 409,
+  domain_not_found: 404,
+  last_domain: 409,
+};
+
+function accepted<T>(parsed: { ok: true; value: T } | { ok: false; error: string }, field: string): T {
+  if (!parsed.ok) throw new ApiError(400, parsed.error, field);
+  return parsed.value;
+}
+
+function periodOf(query: { days?: string }): Period {
+  const days = Number(query.days ?? 30);
+  if (![7, 30, 90].includes(days)) throw new ApiError(400, 'days must be 7, 30 or 90', 'days');
+  return lastDays(days);
+}
+
+const CSV_COLUMNS = ['received_at', 'occurred_at', 'event_name', 'session_id', 'user', 'platform', 'locale', 'start_param', 'is_premium', 'is_success', 'props'];
+
+function csvCell(value: unknown): string {
+  const text = value instanceof Date ? value.toISOString() : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '');
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function exportRecord(row: ExportRow) {
+  return {
+    received_at: row.receivedAt.toISOString(),
+    occurred_at: row.occurredAt.toISOString(),
+    event_name: row.eventName,
+    session_id: row.sessionId,
+    user: row.user,
+    platform: row.platform,
+    locale: row.locale,
+    start_param: row.startParam,
+    is_premium: row.isPremium,
+    is_success: row.isSuccess,
+    props: row.props,
+  };
+}
+
+export function registerApi(app: FastifyInstance, site: SiteContext): void {
+  const { services } = site;
+  const { registry } = services;
+  const rollups = new RollupReader(services.store.sql);
+
+  const summary = async (record: AppRecord) => {
+    const activity = await services.events.activity(record.appId);
+    const [rejection] = await services.rejections.recent(record.appId, 1);
+    return {
+      app_name: record.appName,
+      bot: record.bot,
+      domains: record.domains,
+      token_prefix: record.tokenPrefix,
+      created_at: record.createdAt.toISOString(),
+      last_event_at: activity.lastEventAt?.toISOString() ?? null,
+      events_total: activity.eventsTotal,
+      last_rejection: rejection ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, origin: rejection.origin } : null,
+    };
+  };
+
+  /** every /api route: a signed-in user, and for writes a same-origin JSON request */
+  const guard = (request: FastifyRequest): SiteUser => {
+    const user = site.user(request);
+    if (!user) throw new ApiError(401, 'Sign in first.');
+    if (request.method !== 'GET' && !isSameOriginJson(request)) throw new ApiError(403, 'Cross-site or non-JSON request refused.');
+    return user;
+  };
+
+  app.register(async (api) => {
+    api.setErrorHandler((error: Error & { statusCode?: number }, request, reply: FastifyReply) => {
+      if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message, ...(error.field ? { field: error.field } : {}) });
+      if (error instanceof RegistryError) return reply.code(REGISTRY_STATUS[error.code]).send({ message: error.message });
+      if (error.statusCode && error.statusCode < 500) return reply.code(error.statusCode).send({ message: error.message });
+      request.log.error({ err: error }, 'site api failed');
+      return reply.code(500).send({ message: 'Something went wrong. Please try again.' });
+    });
+
+    api.get('/api/me', async (request) => {
+      const user = guard(request);
+      return { name: user.name, is_admin: user.isAdmin };
+    });
+
+    api.get<{ Querystring: { all?: string } }>('/api/apps', async (request) => {
+      const user = guard(request);
+      const actor = actorOf(user);
+      const everyone = request.query.all === '1' && user.isAdmin;
+      const apps = await registry.listApps(everyone ? actor : { ...actor, isAdmin: false });
+      return Promise.all(apps.map(summary));
+    });
+
+    api.post<{ Body: { bot?: string; domain?: string; app_name?: string } }>('/api/apps', async (request, reply) => {
+      const user = guard(request);
+      const body = request.body ?? {};
+      const { token, app: created } = await registry.createApp(
+        {
+          bot: accepted(parseBotAddress(String(body.bot ?? '')), 'bot'),
+          domains: [accepted(parseDomain(String(body.domain ?? ''), { allowLocalhost: services.config.allowLocalhostDomains }), 'domain')],
+          appName: accepted(parseAppName(String(body.app_name ?? '')), 'app_name'),
+          ownerTelegramId: user.id,
+        },
+        actorOf(user),
+      );
+      reply.code(201);
+      return { token, ...(await summary(created)) };
+    });
+
+    api.get<{ Params: { name: string } }>('/api/apps/:name', async (request) => summary(await registry.getApp(request.params.name, actorOf(guard(request)))));
+
+    api.post<{ Params: { name: string } }>('/api/apps/:name/revoke', async (request) =>
+      summary(await registry.revoke(request.params.name, actorOf(guard(request)))),
+    );
+
+    api.post<{ Params: { name: string } }>('/api/apps/:name/regenerate', async (request) => {
+      const { token, app: renewed } = await registry.regenerate(request.params.name, actorOf(guard(request)));
+      return { token, ...(await summary(renewed)) };
+    });
+
+    api.post<{ Params: { name: string }; Body: { add?: string; remove?: string } }>('/api/apps/:name/domains', async (request) => {
+      const actor = actorOf(guard(request));
+      const { add, remove } = request.body ?? {};
+      if (typeof add === 'string') {
+        const domain = accepted(parseDomain(add, { allowLocalhost: services.config.allowLocalhostDomains }), 'domain');
+        return summary(await registry.addDomain(request.params.name, domain, actor));
+      }
+      if (typeof remove === 'string') return summary(await registry.removeDomain(request.params.name, remove, actor));
+      throw new ApiError(400, 'Send {"add": "<domain>"} or {"remove": "<domain>"}.', 'domain');
+    });
+
+    api.delete<{ Params: { name: string } }>('/api/apps/:name', async (request, reply) => {
+      await registry.deleteApp(request.params.name, actorOf(guard(request)));
+      return reply.code(204).send();
+    });
+
+    api.get<{ Params: { name: string }; Querystring: { days?: string } }>('/api/apps/:name/dashboard', async (request) => {
+      const record = await registry.getApp(request.params.name, actorOf(guard(request)));
+      const [dashboard, rejections] = await Promise.all([rollups.dashboard(record.appId, periodOf(request.query)), services.rejections.recent(record.appId, 20)]);
+      return { app: await summary(record), ...dashboard, rejections };
+    });
+
+    api.get<{ Params: { name: string } }>('/api/apps/:name/recent', async (request) => {
+      const record = await registry.getApp(request.params.name, actorOf(guard(request)));
+      return rollups.recent(record.appId);
+    });
+
+    api.get<{ Params: { name: string; format: string }; Querystring: { days?: string } }>('/api/apps/:name/export.:format', async (request, reply) => {
+      const record = await registry.getApp(request.params.name, actorOf(guard(request)));
+      const format = request.params.format;
+      if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
+      const period = periodOf(request.query);
+      reply.raw.writeHead(200, {
+        'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+        'content-disposition': `attachment; filename="${record.appName}-${period.from}-${period.to}.${format}"`,
+      });
+      if (format === 'csv') reply.raw.write(CSV_COLUMNS.join(',') + '\n');
+      for await (const rows of rollups.export(record.appId, period)) {
+        const lines = rows.map((row) => {
+          const record = exportRecord(row);
+          return format === 'csv' ? CSV_COLUMNS.map((column) => csvCell(record[column as keyof typeof record])).join(',') : JSON.stringify(record);
+        });
+        if (!reply.raw.write(lines.join('\n') + '\n')) await new Promise((resolve) => reply.raw.once('drain', resolve));
+      }
+      reply.raw.end();
+      return reply;
+    });
+  });
+}

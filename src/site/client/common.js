@@ -1,0 +1,37 @@
+// Browser helpers shared by the site's pages: JSON API calls, HTML escaping, times and numbers.
+window.site = {
+  async api(method, path, body) {
+    const response = await fetch(path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+    if (response.status === 401) location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
+    const data = response.status === 204 ? null : await response.json();
+    if (!response.ok) throw Object.assign(new Error(data && data.message ? data.message : 'Request failed'), { field: data && data.field });
+    return data;
+  },
+  esc(text) {
+    return String(text ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+  },
+  ago(iso) {
+    const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+    if (seconds < 5) return 'just now';
+    const units = [[31536000, 'year'], [2592000, 'month'], [86400, 'day'], [3600, 'hour'], [60, 'minute'], [1, 'second']];
+    for (const [size, unit] of units) if (seconds >= size) { const n = Math.floor(seconds / size); return n + ' ' + unit + (n === 1 ? '' : 's') + ' ago'; }
+    return 'just now';
+  },
+  utc(iso) {
+    return new Date(iso).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+  },
+  num(value) {
+    return Number(value).toLocaleString('en-US');
+  },
+  pct(value) {
+    return value === null ? '—' : (value * 100).toFixed(1) + '%';
+  },
+  rejection(r) {
+    return r.status + ' ' + r.message + (r.origin ? ' from ' + r.origin : '') + ', ' + site.ago(r.at);
+  },
+};

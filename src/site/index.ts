@@ -1,0 +1,18 @@
+// The registration site served by the service: sign-in, the Analytics section, dashboards.
+import cookie from '@fastify/cookie';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services.ts';
+import { registerApi } from './api.ts';
+import { registerAuthRoutes } from './auth-routes.ts';
+import { SiteContext, type SiteOptions } from './context.ts';
+import { registerPages } from './pages.ts';
+
+export type { SiteOptions };
+
+export async function registerSite(app: FastifyInstance, services: Services, options: SiteOptions = {}): Promise<void> {
+  await app.register(cookie, { secret: services.secrets.key('site-cookie').toString('base64url') });
+  const site = new SiteContext(services, options);
+  registerAuthRoutes(app, site);
+  registerApi(app, site);
+  registerPages(app, site);
+}

@@ -1,0 +1,87 @@
+// The site's pages: landing, the Analytics section (my apps + new token) and the per-app dashboard.
+// Pages are shells; the client scripts in ./client fill them from the JSON API.
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import type { SiteContext } from './context.ts';
+import { escape, page } from './layout.ts';
+
+const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
+const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'uplot.js': { file: path.join(UPLOT_DIR, 'uPlot.iife.min.js'), type: 'application/javascript; charset=utf-8' },
+  'uplot.css': { file: path.join(UPLOT_DIR, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
+  'apps.js': { file: path.join(CLIENT_DIR, 'apps.js'), type: 'application/javascript; charset=utf-8' },
+  'dashboard.js': { file: path.join(CLIENT_DIR, 'dashboard.js'), type: 'application/javascript; charset=utf-8' },
+  'common.js': { file: path.join(CLIENT_DIR, 'common.js'), type: 'application/javascript; charset=utf-8' },
+};
+
+export function registerPages(app: FastifyInstance, site: SiteContext): void {
+  const assets = new Map(Object.entries(ASSETS).map(([name, asset]) => [name, { body: fs.readFileSync(asset.file), type: asset.type }]));
+  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
+    const asset = assets.get(request.params.name);
+    if (!asset) return reply.code(404).send({ message: 'No such asset.' });
+    return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
+  });
+
+  app.get('/', async (request, reply) => {
+    const user = site.user(request);
+    reply.type('text/html; charset=utf-8');
+    return page({
+      title: 'Analytics for Telegram Mini Apps',
+      user: user?.name,
+      body: `<h1>Know whether your mini app's events arrive, and what they say</h1>
+<div class="grid">
+  <div class="card"><h2>1 · Get a token</h2><p>Register your mini app here or in the management bot: bot address, domain, app name.</p></div>
+  <div class="card"><h2>2 · Add the SDK</h2><p>One 3 KB script or the package; launches, hides and TON Connect events are collected automatically.</p>
+    <pre>&lt;script async src="${escape(site.services.config.publicUrl ?? '')}/index.js"
+  onload="telegramAnalytics.init({ token, appName })"&gt;&lt;/script&gt;</pre></div>
+  <div class="card"><h2>3 · See it</h2><p>Last event time, rejected requests with their reason, daily users, sessions, the wallet funnel, and a public catalog ranking.</p></div>
+</div>
+<p class="row"><a class="button" href="${user ? '/analytics' : '/login'}">${user ? 'Open Analytics' : 'Sign in with Telegram'}</a><a class="button secondary" href="/catalog">Catalog</a></p>`,
+    });
+  });
+
+  app.get<{ Querystring: { all?: string } }>('/analytics', async (request, reply) => {
+    const user = site.pageUser(request, reply);
+    if (!user) return reply;
+    reply.type('text/html; charset=utf-8');
+    return page({
+      title: 'Analytics',
+      user: user.name,
+      body: `<h1>Analytics</h1>
+${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/analytics?all=1">All apps (admin)</a></p>` : ''}
+<div class="card"><h2>${request.query.all === '1' && user.isAdmin ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${request.query.all === '1' ? '1' : ''}"><p class="muted">Loading…</p></div></div>
+<div class="card"><h2>New token</h2>
+<form id="create" class="stack">
+  <label>Bot address <input name="bot" placeholder="@my_app_bot or https://t.me/my_app_bot" required></label>
+  <label>Mini app domain <input name="domain" placeholder="app.example.com" required></label>
+  <label>App name (analytics identifier) <input name="app_name" placeholder="my_app" pattern="[a-z0-9_-]{3,64}" required></label>
+  <p class="error" id="create-error" role="alert"></p>
+  <button type="submit">Create token</button>
+</form>
+<div id="issued"></div></div>
+<script src="/assets/common.js"></script><script src="/assets/apps.js"></script>`,
+    });
+  });
+
+  app.get<{ Params: { name: string } }>('/analytics/:name', async (request, reply) => {
+    const user = site.pageUser(request, reply);
+    if (!user) return reply;
+    const name = escape(request.params.name);
+    reply.type('text/html; charset=utf-8');
+    return page({
+      title: `${request.params.name} dashboard`,
+      user: user.name,
+      head: '<link rel="stylesheet" href="/assets/uplot.css">',
+      body: `<div class="row"><h1 style="margin-right:auto">${name}</h1>
+  <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>
+  <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
+<div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
+<script src="/assets/uplot.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
+    });
+  });
+}
