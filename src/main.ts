@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
 import { buildServer } from './ingest/server.ts';
+import { startRankingSchedule } from './ranking/schedule.ts';
 import { createServices } from './services.ts';
 
 async function start(): Promise<void> {
@@ -14,6 +15,7 @@ async function start(): Promise<void> {
   let bot: ReturnType<typeof createBot> | undefined;
   const app = await buildServer(services, { site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) } });
   const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
+  const stopRanking = startRankingSchedule(store.sql, { log: app.log });
   if (config.botToken) bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log });
 
   const botStopped = new AbortController();
@@ -23,6 +25,7 @@ async function start(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing requests in flight');
     botStopped.abort();
+    stopRanking();
     await bot?.stop();
     await app.close(); // stops accepting, waits for requests in flight (their commits included)
     await services.stop();

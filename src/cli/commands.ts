@@ -1,6 +1,7 @@
 // The operator CLI commands over the domain modules; the same code runs in the CLI process or,
 // when a service owns the embedded store, inside that service (see control-socket.ts).
 import { parseArgs } from 'node:util';
+import { computeRanking } from '../ranking/compute.ts';
 import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
@@ -21,7 +22,8 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
   tokens revoke --app-name <name> [--json]
   tokens regenerate --app-name <name> [--json]
   apps show --app-name <name> [--json]
-  login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)`;
+  login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
+  ranking run [--json]                         recompute the catalog ranking now`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -117,6 +119,13 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         `last rejection: ${rejection ? `${rejection.status} ${rejection.message} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
       ];
       return { json: document, text: lines.join('\n') };
+    }
+    case 'ranking run': {
+      const apps = await computeRanking(services.store.sql);
+      const text = apps.length === 0
+        ? 'No apps.'
+        : apps.map((app) => `${app.rank === null ? '   -' : String(app.rank).padStart(4)}  ${app.appName}  ${app.score === null ? `unranked: ${app.components.unranked_reason ?? ''}` : app.score.toFixed(3)}`).join('\n');
+      return { json: apps, text };
     }
     case 'login-link': {
       const telegramId = ownerId(required(values['telegram-id'], 'telegram-id'))!;

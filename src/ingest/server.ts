@@ -9,6 +9,7 @@ import { HttpError, MESSAGES } from './http-error.ts';
 import { openApiDocument } from './openapi.ts';
 import { registerSdkScript } from './sdk-script.ts';
 import { createSteps, tokenHeader } from './steps.ts';
+import { registerCatalogRoutes } from '../ranking/routes.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
 
 export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'];
@@ -136,6 +137,7 @@ export async function buildServer(services: Services, options: ServerOptions = {
 
   registerSdkScript(app);
   await registerSite(app, services, options.site);
+  registerCatalogRoutes(app, services.store.sql);
 
   const openapi = openApiDocument(config);
   app.get('/openapi.json', async () => openapi);

@@ -1,0 +1,44 @@
+// The catalog as last computed: app_scores joined with apps, ranked apps by rank, then unranked apps by name.
+import type { SqlQueryable } from '../db/sql.ts';
+import type { ScoreComponents } from './compute.ts';
+
+export interface CatalogEntry {
+  appName: string;
+  bot: string;
+  /** 1 = best; null when unranked (the reason is components.unranked_reason) */
+  rank: number | null;
+  score: number | null;
+  components: ScoreComponents;
+  computedAt: Date;
+}
+
+export interface Catalog {
+  /** when the ranking was last computed; null before the first computation */
+  computedAt: Date | null;
+  apps: CatalogEntry[];
+}
+
+export async function readCatalog(sql: SqlQueryable): Promise<Catalog> {
+  const rows = await sql.query<{
+    app_name: string;
+    bot: string;
+    rank: number | null;
+    score: number | null;
+    components: ScoreComponents | string;
+    computed_at: Date | string;
+  }>(
+    `SELECT a.app_name, a.bot, s.rank, s.score, s.components, s.computed_at
+     FROM app_scores s JOIN apps a ON a.id = s.app_id
+     ORDER BY s.rank IS NULL, s.rank, a.app_name COLLATE "C"`,
+  );
+  const apps = rows.map((row) => ({
+    appName: row.app_name,
+    bot: row.bot,
+    rank: row.rank,
+    score: row.score,
+    components: typeof row.components === 'string' ? (JSON.parse(row.components) as ScoreComponents) : row.components,
+    computedAt: new Date(row.computed_at),
+  }));
+  const computedAt = apps.reduce<Date | null>((latest, app) => (latest && latest >= app.computedAt ? latest : app.computedAt), null);
+  return { computedAt, apps };
+}

@@ -1,0 +1,157 @@
+// Public catalog: GET /api/catalog (JSON) and GET /catalog (HTML), both from app_scores as last computed.
+import type { FastifyInstance } from 'fastify';
+import type { SqlRunner } from '../db/sql.ts';
+import { escape, page } from '../site/layout.ts';
+import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
+import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS, type WindowMetrics } from './compute.ts';
+import { RANKING_EVERY_MS } from './schedule.ts';
+
+const CACHE = 'public, max-age=60';
+
+export function botUrl(bot: string): string {
+  return `https://t.me/${encodeURIComponent(bot.replace(/^@/, ''))}`;
+}
+
+export function catalogJson(catalog: Catalog) {
+  return {
+    computed_at: catalog.computedAt?.toISOString() ?? null,
+    formula: FORMULA,
+    weights: {
+      reach: WEIGHTS.reach,
+      retention: WEIGHTS.retention,
+      engagement: WEIGHTS.engagement,
+      wallet_connections: WEIGHTS.walletConnections,
+      signed_transactions: WEIGHTS.signedTransactions,
+    },
+    targets: {
+      active_users: TARGETS.activeUsers,
+      events_per_user: TARGETS.eventsPerUser,
+      wallet_connections: TARGETS.walletConnections,
+      signed_transactions: TARGETS.signedTransactions,
+    },
+    min_active_users_30d: MIN_ACTIVE_USERS_30D,
+    apps: catalog.apps.map((app) => ({
+      rank: app.rank,
+      app_name: app.appName,
+      bot: app.bot,
+      bot_url: botUrl(app.bot),
+      score: app.score,
+      unranked_reason: app.components.unranked_reason,
+      components: app.components,
+    })),
+  };
+}
+
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+const decimal = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+const percent = (share: number) => `${Math.round(share * 100)}%`;
+
+function when(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+const HEAD = `<style>
+.catalog td{vertical-align:middle}.catalog .app{min-width:9em}.catalog .app strong{display:block}
+.catalog .sub{display:block;color:var(--muted);font-size:12px;font-weight:400}
+.catalog .rank{font-weight:700;font-size:17px;width:2.5em}
+.catalog .score{min-width:84px}.catalog .score .bar-track{margin-top:4px}
+.catalog .summary{display:none;color:var(--muted);font-size:13px;margin-top:2px}.catalog .summary span{display:block}
+@media (max-width:600px){.catalog .app{overflow-wrap:anywhere}.catalog .summary{display:block}.catalog .score{min-width:64px}}
+</style>`;
+
+function cell(value: string, week: string, title: string): string {
+  return `<td class="num hide-narrow" title="${escape(title)}">${value}<span class="sub">7 d: ${week}</span></td>`;
+}
+
+function appCell(app: CatalogEntry, summary: string): string {
+  return `<td class="app"><strong>${escape(app.appName)}</strong><a href="${escape(botUrl(app.bot))}" rel="noopener">${escape(app.bot)}</a>${summary}</td>`;
+}
+
+function summaryLine(month: WindowMetrics): string {
+  return (
+    `<div class="summary"><span>30 days: ${integer.format(month.active_users)} users · ${percent(month.retention)} returning · ` +
+    `${decimal.format(month.events_per_user)} events/user</span><span>${integer.format(month.wallet_connections)} wallet connections · ` +
+    `${integer.format(month.signed_transactions)} signed tx</span></div>`
+  );
+}
+
+function rankedRow(app: CatalogEntry): string {
+  const month = app.components.window_30d;
+  const week = app.components.window_7d;
+  const parts = app.components.parts;
+  const part = (value: number) => `part ${value.toFixed(2)} of 1`;
+  const score = app.score ?? 0;
+  return (
+    `<tr><td class="num rank">${app.rank}</td>${appCell(app, summaryLine(month))}` +
+    `<td class="num score"><strong>${decimal.format(score)}</strong>` +
+    `<div class="bar-track" aria-hidden="true"><div class="bar-fill" style="width:${Math.max(0, Math.min(100, score)).toFixed(1)}%"></div></div></td>` +
+    cell(integer.format(month.active_users), integer.format(week.active_users), `reach: ${part(parts.reach)}`) +
+    cell(percent(month.retention), percent(week.retention), `retention: ${part(parts.retention)}`) +
+    cell(decimal.format(month.events_per_user), decimal.format(week.events_per_user), `engagement: ${part(parts.engagement)}`) +
+    cell(integer.format(month.wallet_connections), integer.format(week.wallet_connections), `wallet connections: ${part(parts.wallet_connections)}`) +
+    cell(integer.format(month.signed_transactions), integer.format(week.signed_transactions), `signed transactions: ${part(parts.signed_transactions)}`) +
+    `</tr>`
+  );
+}
+
+function unrankedRow(app: CatalogEntry): string {
+  const month = app.components.window_30d;
+  return (
+    `<tr>${appCell(app, '')}<td class="num">${integer.format(month.active_users)}</td>` +
+    `<td>${escape(app.components.unranked_reason ?? 'Not enough data.')}</td></tr>`
+  );
+}
+
+function formulaParagraph(): string {
+  const w = (value: number) => `${Math.round(value * 100)}%`;
+  return (
+    `<p>The score (0–100) adds five parts, each between 0 and 1 and each the mean of its value over the last 7 and the last 30 UTC days, ` +
+    `so an app needs recent activity as well as a track record: <strong>reach</strong> (${w(WEIGHTS.reach)}), distinct active users; ` +
+    `<strong>retention</strong> (${w(WEIGHTS.retention)}), the share of active users seen on two or more different days; ` +
+    `<strong>engagement</strong> (${w(WEIGHTS.engagement)}), events per active user; ` +
+    `<strong>wallet connections</strong> (${w(WEIGHTS.walletConnections)}), completed TON Connect connections (automatic restores are shown in the data but not scored); ` +
+    `and <strong>signed transactions</strong> (${w(WEIGHTS.signedTransactions)}). ` +
+    `Counts are log-scaled against a target, min(1, ln(1+x) / ln(1+target)), with targets of ${integer.format(TARGETS.activeUsers)} users, ` +
+    `${integer.format(TARGETS.eventsPerUser)} events per user, ${integer.format(TARGETS.walletConnections)} connections and ` +
+    `${integer.format(TARGETS.signedTransactions)} transactions: every tenfold growth adds about the same, so a very large app ` +
+    `cannot flatten the others and an app's score depends on its own data only. ` +
+    `Apps with fewer than ${MIN_ACTIVE_USERS_30D} active users in 30 days are listed as not ranked; equal scores are ordered by app name. ` +
+    `The ranking is recomputed every ${Math.round(RANKING_EVERY_MS / 60_000)} minutes from the daily rollups.</p>`
+  );
+}
+
+export function catalogHtml(catalog: Catalog): string {
+  const ranked = catalog.apps.filter((app) => app.rank !== null);
+  const unranked = catalog.apps.filter((app) => app.rank === null);
+  const updated = catalog.computedAt
+    ? `Updated <time datetime="${catalog.computedAt.toISOString()}">${when(catalog.computedAt)}</time>`
+    : 'The ranking has not been computed yet';
+  const intro = `<p class="muted">Telegram Mini Apps ranked by how people use them. ${updated} · <a href="/api/catalog">JSON</a></p>`;
+
+  const rankedCard = ranked.length
+    ? `<div class="card"><table class="catalog"><thead><tr><th class="num">#</th><th>App</th><th class="num">Score</th>` +
+      `<th class="num hide-narrow">Active users<span class="sub">30 days</span></th><th class="num hide-narrow">Retention<span class="sub">≥ 2 days</span></th>` +
+      `<th class="num hide-narrow">Events / user</th><th class="num hide-narrow">Wallet connections</th><th class="num hide-narrow">Signed tx</th></tr></thead>` +
+      `<tbody>${ranked.map(rankedRow).join('')}</tbody></table></div>`
+    : `<div class="card"><p class="muted">No app has enough data to be ranked yet.</p></div>`;
+
+  const unrankedCard = unranked.length
+    ? `<div class="card"><h2>Not ranked yet</h2><table class="catalog"><thead><tr><th>App</th><th class="num">Active users<span class="sub">30 days</span></th><th>Reason</th></tr></thead>` +
+      `<tbody>${unranked.map(unrankedRow).join('')}</tbody></table></div>`
+    : '';
+
+  const formula = `<div class="card"><h2>How the score works</h2>${formulaParagraph()}</div>`;
+  return page({ title: 'Catalog', head: HEAD, body: `<h1>App catalog</h1>${intro}${rankedCard}${unrankedCard}${formula}` });
+}
+
+/** public routes: no sign-in */
+export function registerCatalogRoutes(app: FastifyInstance, sql: SqlRunner): void {
+  app.get('/api/catalog', async (_request, reply) => {
+    const catalog = await readCatalog(sql);
+    return reply.header('cache-control', CACHE).send(catalogJson(catalog));
+  });
+  app.get('/catalog', async (_request, reply) => {
+    const catalog = await readCatalog(sql);
+    return reply.header('cache-control', CACHE).type('text/html; charset=utf-8').send(catalogHtml(catalog));
+  });
+}
