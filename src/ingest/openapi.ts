@@ -20,7 +20,8 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
       version: '1.0.0',
       description:
         'Records usage events of Telegram Mini Apps. Accepts the traffic of the official ' +
-        '@telegram-apps/analytics client unchanged (gzip bodies, TGA-Auth-Token header, CORS preflight).',
+        '@telegram-apps/analytics client unchanged (gzip bodies, TGA-Auth-Token header, CORS preflight). ' +
+        'The signed-in site API under /api/apps (session cookie, same-origin JSON only) is described in README.md.',
     },
     paths: {
       '/events': {
@@ -75,6 +76,12 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
         get: {
           summary: 'The SDK script: defines window.telegramAnalytics with init({ token, appName }) and trackEvent',
           responses: { '200': { description: 'JavaScript (gzip when accepted)' }, '503': json(anyMessage, 'The SDK has not been built on this server') },
+        },
+      },
+      '/api/catalog': {
+        get: {
+          summary: 'The public catalog ranking: apps by score with every component (recomputed every 15 minutes)',
+          responses: { '200': { description: 'JSON: computed_at, formula, weights, apps[{ rank, app_name, bot, score, unranked_reason, components }]' } },
         },
       },
       '/healthz': { get: { summary: 'Liveness and store readiness', responses: { '200': json(anyMessage, 'Ready'), '503': json(anyMessage, 'Store unreachable') } } },
