@@ -5,11 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
-import { openStore, type Store } from '../../src/db/store.ts';
+import type { Store } from '../../src/db/store.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
-import { available } from '../helpers/environment.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
 
 function row(appId: number, overrides: Partial<EventRow> = {}): EventRow {
   const receivedAt = overrides.receivedAt ?? new Date('2026-11-20T10:00:00Z');
@@ -32,33 +31,8 @@ function row(appId: number, overrides: Partial<EventRow> = {}): EventRow {
   };
 }
 
-const backends: { name: string; open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>; enabled: boolean }[] = [
-  {
-    name: 'embedded PGlite',
-    enabled: true,
-    open: async () => {
-      const store = await openStore({ dataDir: tempDir() });
-      return { store, cleanup: () => store.close() };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    enabled: await available('PostgreSQL'),
-    open: async () => {
-      const database: TestDatabase = await createTestDatabase();
-      const store = await openStore({ dataDir: tempDir(), databaseUrl: database.url });
-      return {
-        store,
-        cleanup: async () => {
-          await store.close();
-          await database.drop();
-        },
-      };
-    },
-  },
-];
 
-describe.each(backends.filter((backend) => backend.enabled))('event store on $name', ({ open }) => {
+describe.each(STORE_BACKENDS)('event store on $name', ({ open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let events: SqlEventStore;

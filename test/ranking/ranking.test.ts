@@ -3,46 +3,19 @@
 import crypto from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openStore, type Store } from '../../src/db/store.ts';
+import type { Store } from '../../src/db/store.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
 import { readCatalog } from '../../src/ranking/catalog.ts';
 import { ACTIVITY_QUERY, USERS_QUERY, computeRanking, type RankedApp } from '../../src/ranking/compute.ts';
 import { registerCatalogRoutes } from '../../src/ranking/routes.ts';
 import { startRankingSchedule } from '../../src/ranking/schedule.ts';
-import { available } from '../helpers/environment.ts';
-import { createTestDatabase } from '../helpers/postgres.ts';
-import { tempDir } from '../helpers/service.ts';
 
 // Windows for NOW: 7 days = 2026-11-24..2026-11-30, 30 days = 2026-11-01..2026-11-30 (UTC days).
 const NOW = new Date('2026-11-30T12:00:00Z');
 const EVIL_NAME = '<b>foxtrot</b> & "co"';
 
-const backends = [
-  {
-    name: 'embedded PGlite',
-    enabled: true,
-    open: async () => {
-      const store = await openStore({ dataDir: tempDir() });
-      return { store, cleanup: () => store.close() };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    enabled: await available('PostgreSQL'),
-    open: async () => {
-      const database = await createTestDatabase();
-      const store = await openStore({ dataDir: tempDir(), databaseUrl: database.url });
-      return {
-        store,
-        cleanup: async () => {
-          await store.close();
-          await database.drop();
-        },
-      };
-    },
-  },
-];
 
 /** one event of `user` (a small number, distinct per app) on a UTC day */
 function event(appId: number, user: number, day: string, eventName = 'app-init'): EventRow {
@@ -95,7 +68,7 @@ const EXPECTED = {
   }),
 };
 
-describe.each(backends.filter((backend) => backend.enabled))('catalog ranking on $name', ({ open }) => {
+describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
   const ids: Record<string, number> = {};
