@@ -23,7 +23,8 @@ export interface Dashboard {
   totals: { events: number; users: number; sessions: number };
   days: DayRow[];
   eventNames: { name: string; events: number }[];
-  funnel: { name: string; events: number; fromPrevious: number | null; fromFirst: number | null }[];
+  /** sessions that reached a step having taken every step before it (rates from those), and the step's events */
+  funnel: { name: string; sessions: number; events: number; fromPrevious: number | null; fromFirst: number | null }[];
   dimensions: Record<'platform' | 'locale' | 'start_param', { value: string; sessions: number }[]>;
 }
 
@@ -46,6 +47,8 @@ export interface ExportRow extends RecentEvent {
 }
 
 const DAY_MS = 24 * 3600 * 1000;
+/** most values listed per launch dimension */
+const TOP_VALUES = 20;
 
 /** the last `days` UTC days ending today */
 export function lastDays(days: number, now = new Date()): Period {
@@ -67,7 +70,7 @@ export class RollupReader {
 
   async dashboard(appId: number, period: Period): Promise<Dashboard> {
     const args = [appId, period.from, period.to];
-    const [counts, stats, dimensions, [distinct]] = await Promise.all([
+    const [counts, stats, dimensions, [distinct], [reached]] = await Promise.all([
       this.sql.query<{ day: string; event_name: string; events: number }>(
         `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
          WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
@@ -78,12 +81,22 @@ export class RollupReader {
         args,
       ),
       this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
-        `SELECT dimension, value, sum(sessions)::float8 AS sessions FROM daily_dimensions
-         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2 ORDER BY 3 DESC, 2 LIMIT 300`,
+        `SELECT dimension, value, sessions FROM (
+           SELECT dimension, value, sum(sessions)::float8 AS sessions,
+                  row_number() OVER (PARTITION BY dimension ORDER BY sum(sessions) DESC, value) AS place
+           FROM daily_dimensions WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2) AS ranked
+         WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
         args,
       ),
       this.sql.query<{ users: number }>(
         `SELECT count(DISTINCT user_key)::int AS users FROM daily_users WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        args,
+      ),
+      this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
+        `SELECT count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILTER (WHERE steps & 3 = 3)::int AS s2,
+                count(*) FILTER (WHERE steps & 7 = 7)::int AS s3, count(*) FILTER (WHERE steps & 15 = 15)::int AS s4
+         FROM (SELECT bit_or(steps) AS steps FROM daily_funnel_sessions
+               WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY session_id) AS per_session`,
         args,
       ),
     ]);
@@ -101,9 +114,9 @@ export class RollupReader {
       const day = days.get(row.day);
       if (day) Object.assign(day, { users: row.users, sessions: row.sessions });
     }
-    const funnelCounts = FUNNEL.map((name) => names.get(name) ?? 0);
+    const sessions = [reached?.s1 ?? 0, reached?.s2 ?? 0, reached?.s3 ?? 0, reached?.s4 ?? 0];
     const grouped: Dashboard['dimensions'] = { platform: [], locale: [], start_param: [] };
-    for (const row of dimensions) if (grouped[row.dimension].length < 20) grouped[row.dimension].push({ value: row.value, sessions: row.sessions });
+    for (const row of dimensions) grouped[row.dimension].push({ value: row.value, sessions: row.sessions });
     const dayRows = [...days.values()];
     return {
       period,
@@ -116,9 +129,10 @@ export class RollupReader {
       eventNames: [...names].map(([name, events]) => ({ name, events })).sort((a, b) => b.events - a.events || a.name.localeCompare(b.name)),
       funnel: FUNNEL.map((name, index) => ({
         name,
-        events: funnelCounts[index]!,
-        fromPrevious: index === 0 ? null : ratio(funnelCounts[index]!, funnelCounts[index - 1]!),
-        fromFirst: index === 0 ? null : ratio(funnelCounts[index]!, funnelCounts[0]!),
+        sessions: sessions[index]!,
+        events: names.get(name) ?? 0,
+        fromPrevious: index === 0 ? null : ratio(sessions[index]!, sessions[index - 1]!),
+        fromFirst: index === 0 ? null : ratio(sessions[index]!, sessions[0]!),
       })),
       dimensions: grouped,
     };

@@ -85,6 +85,15 @@ WITH batch AS (
                              ('start_param', left(coalesce(s.start_param, ''), 64))) AS x(dimension, value)
   GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
   ON CONFLICT (app_id, day, dimension, value) DO UPDATE SET sessions = d.sessions + excluded.sessions
+), funnel AS (
+  INSERT INTO daily_funnel_sessions AS f (app_id, day, session_id, steps)
+  SELECT app_id, day, session_id,
+         bit_or(CASE event_name WHEN 'connection-started' THEN 1 WHEN 'connection-completed' THEN 2
+                                WHEN 'transaction-sent-for-signature' THEN 4 ELSE 8 END)::smallint
+  FROM inserted
+  WHERE event_name IN ('connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed')
+  GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (app_id, day, session_id) DO UPDATE SET steps = f.steps | excluded.steps
 ), stats AS (
   INSERT INTO daily_app_stats AS s (app_id, day, users, sessions)
   SELECT app_id, day, sum(users), sum(sessions) FROM (

@@ -39,7 +39,9 @@ function periodOf(query: { days?: string }): Period {
 const CSV_COLUMNS = ['received_at', 'occurred_at', 'event_name', 'session_id', 'user', 'platform', 'locale', 'start_param', 'is_premium', 'is_success', 'props'];
 
 function csvCell(value: unknown): string {
-  const text = value instanceof Date ? value.toISOString() : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '');
+  let text = value instanceof Date ? value.toISOString() : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '');
+  // a spreadsheet would run a cell starting with = + - @ as a formula (values come from mini app users)
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -83,7 +85,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const guard = (request: FastifyRequest): SiteUser => {
     const user = site.user(request);
     if (!user) throw new ApiError(401, 'Sign in first.');
-    if (request.method !== 'GET' && !isSameOriginJson(request)) throw new ApiError(403, 'Cross-site or non-JSON request refused.');
+    if (request.method !== 'GET' && !isSameOriginJson(request, services.config.publicUrl)) throw new ApiError(403, 'Cross-site or non-JSON request refused.');
     return user;
   };
 
@@ -155,7 +157,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     api.get<{ Params: { name: string }; Querystring: { days?: string } }>('/api/apps/:name/dashboard', async (request) => {
       const record = await registry.getApp(request.params.name, actorOf(guard(request)));
       const [dashboard, rejections] = await Promise.all([rollups.dashboard(record.appId, periodOf(request.query)), services.rejections.recent(record.appId, 20)]);
-      return { app: await summary(record), ...dashboard, rejections };
+      return { app: await summary(record), ...dashboard, rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection) };
     });
 
     api.get<{ Params: { name: string } }>('/api/apps/:name/recent', async (request) => {

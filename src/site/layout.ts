@@ -20,7 +20,8 @@ h1{font-size:24px;margin:4px 0 16px}h2{font-size:17px;margin:0 0 12px}
 .grid{display:grid;gap:16px;grid-template-columns:repeat(auto-fit,minmax(min(100%,320px),1fr))}
 .kpis{display:grid;gap:12px;grid-template-columns:repeat(auto-fit,minmax(140px,1fr));margin-bottom:16px}
 .kpi{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:12px 14px}
-.kpi .label{color:var(--muted);font-size:13px}.kpi .value{font-size:24px;font-weight:650}
+.kpi .label{color:var(--muted);font-size:13px}.kpi .value{font-size:24px;font-weight:650}.kpi .small-value{font-size:17px}
+.nowrap{white-space:nowrap}.u-legend{font-size:13px}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{color:var(--muted);font-weight:600;font-size:13px}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:var(--muted)}.good{color:var(--good)}.warn{color:var(--warn)}.bad{color:var(--bad)}
@@ -42,6 +43,10 @@ button.small,.button.small{padding:5px 10px;font-size:14px}button.link{backgroun
 @media (max-width:600px){h1{font-size:20px}th,td{padding:6px}.hide-narrow{display:none}}
 `;
 
+// drawn inline: emoji fonts are missing on many machines
+const LOGO =
+  '<svg width="20" height="20" viewBox="0 0 20 20" aria-hidden="true" style="vertical-align:-3px"><rect x="2" y="10" width="4" height="8" rx="1" fill="currentColor" opacity=".5"/><rect x="8" y="5" width="4" height="13" rx="1" fill="currentColor" opacity=".75"/><rect x="14" y="2" width="4" height="16" rx="1" fill="currentColor"/></svg>';
+
 export interface PageOptions {
   title: string;
   body: string;
@@ -59,6 +64,6 @@ export function page({ title, body, user, head = '' }: PageOptions): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escape(title)} · Mini App Analytics</title><style>${STYLE}</style>${head}</head>
-<body><header><div class="bar"><a class="brand" href="/">📊 Mini App Analytics</a><nav>${nav}</nav>${who}</div></header>
+<body><header><div class="bar"><a class="brand" href="/">${LOGO} Mini App Analytics</a><nav>${nav}</nav>${who}</div></header>
 <main>${body}</main></body></html>`;
 }

@@ -77,7 +77,7 @@ ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/a
       title: `${request.params.name} dashboard`,
       user: user.name,
       head: '<link rel="stylesheet" href="/assets/uplot.css">',
-      body: `<div class="row"><h1 style="margin-right:auto">${name}</h1>
+      body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
   <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>
   <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>

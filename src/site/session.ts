@@ -54,13 +54,15 @@ export function actorOf(user: SiteUser): Actor {
  * CSRF: a cross-site page can neither send JSON without a CORS preflight (which the site never allows)
  * nor make the browser send our SameSite cookie; the Origin check closes what remains.
  */
-export function isSameOriginJson(request: FastifyRequest): boolean {
+export function isSameOriginJson(request: FastifyRequest, publicUrl: string | undefined): boolean {
   const type = String(request.headers['content-type'] ?? '');
   if (request.method !== 'DELETE' && !type.startsWith('application/json')) return false;
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   try {
-    return new URL(origin).host === request.headers.host;
+    const { host } = new URL(origin);
+    // behind a reverse proxy the Host header is the upstream's: PUBLIC_URL (or a trusted X-Forwarded-Host) says who we are
+    return host === request.headers.host || host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host);
   } catch {
     return false;
   }

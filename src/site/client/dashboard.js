@@ -23,10 +23,15 @@
   function chart(element, title, days, series) {
     const width = Math.max(280, element.clientWidth - 4);
     const xs = days.map((d) => Date.parse(d.day) / 1000);
+    const style = getComputedStyle(document.body);
+    const text = style.color;
+    const line = style.getPropertyValue('--line').trim() || '#e4e7ec';
+    const axis = { stroke: text, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
     return new uPlot({
       title, width, height: 240,
+      legend: { live: false },
       scales: { x: { time: true } },
-      axes: [{ stroke: getComputedStyle(document.body).color }, { stroke: getComputedStyle(document.body).color }],
+      axes: [axis, axis],
       series: [{}].concat(series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: days.length < 40 } }))),
     }, [xs].concat(series.map((s) => s.values)), element);
   }
@@ -43,15 +48,15 @@
         kpi('Users', num(data.totals.users)) +
         kpi('Sessions', num(data.totals.sessions)) +
         kpi('Events today', num(today ? today.events : 0)) +
-        kpi('Last event', a.last_event_at ? esc(ago(a.last_event_at)) : '<span class="muted">none yet</span>') +
+        kpi('Last event', '<span class="small-value">' + (a.last_event_at ? esc(ago(a.last_event_at)) : '<span class="muted">none yet</span>') + '</span>') +
       '</div>' +
       (lastRejection && (!a.last_event_at || lastRejection.at > a.last_event_at)
         ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' + esc(site.rejection(lastRejection)) + '</div>' : '') +
       '<div class="grid"><div class="card"><div id="chart-users" class="chart"></div></div><div class="card"><div id="chart-events" class="chart"></div></div></div>' +
       '<div class="grid">' +
-        '<div class="card"><h2>Wallet funnel</h2><table><tr><th>Step</th><th class="num">Events</th><th class="num">From previous</th><th class="num">From start</th></tr>' +
-          data.funnel.map((f) => '<tr><td>' + esc(f.name) + '</td><td class="num">' + num(f.events) + '</td><td class="num">' + pct(f.fromPrevious) + '</td><td class="num">' + pct(f.fromFirst) + '</td></tr>').join('') +
-        '</table></div>' +
+        '<div class="card"><h2>Wallet funnel <span class="muted">(sessions)</span></h2><table><tr><th>Step</th><th class="num">Sessions</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
+          data.funnel.map((f) => '<tr><td>' + esc(f.name) + '</td><td class="num">' + num(f.sessions) + '</td><td class="num">' + pct(f.fromPrevious) + '</td><td class="num">' + pct(f.fromFirst) + '</td><td class="num hide-narrow">' + num(f.events) + '</td></tr>').join('') +
+        '</table><p class="muted">A session counts at a step when it also took every step before it.</p></div>' +
         '<div class="card"><h2>Events by name</h2>' + bars(data.eventNames, 'events', 'name') + '</div>' +
       '</div>' +
       '<div class="grid">' +
@@ -79,8 +84,8 @@
       const events = await api('GET', '/api/apps/' + encodeURIComponent(app) + '/recent');
       target.innerHTML = events.length === 0 ? '<p class="muted">No events yet. Open your mini app in Telegram: its app-init appears here within seconds.</p>' :
         '<table><tr><th>Received</th><th>Event</th><th class="hide-narrow">Platform</th><th class="hide-narrow">Session</th><th>Details</th></tr>' +
-        events.map((e) => '<tr><td title="' + esc(utc(e.receivedAt)) + '">' + esc(ago(e.receivedAt)) + '</td><td>' + esc(e.eventName) + '</td><td class="hide-narrow">' + esc(e.platform ?? '') +
-          '</td><td class="mono hide-narrow">' + esc(e.sessionId.slice(0, 8)) + '</td><td class="mono">' + esc(JSON.stringify(e.props).slice(0, 120)) + '</td></tr>').join('') + '</table>';
+        events.map((e) => '<tr><td class="nowrap" title="' + esc(utc(e.receivedAt)) + '">' + esc(ago(e.receivedAt)) + '</td><td>' + esc(e.eventName) + '</td><td class="hide-narrow">' + esc(e.platform ?? '') +
+          '</td><td class="mono hide-narrow">' + esc(e.sessionId.slice(0, 8)) + '</td><td class="mono">' + (Object.keys(e.props).length ? esc(JSON.stringify(e.props).slice(0, 120)) : '') + '</td></tr>').join('') + '</table>';
     } catch (error) {
       target.innerHTML = '<p class="error">' + esc(error.message) + '</p>';
     }

@@ -1,0 +1,202 @@
+// What the site suites share: the service with the site's options (the bot's username makes /login show
+// the Telegram Login Widget), Login Widget payloads and Mini App initData signed like Telegram signs
+// them, and a tiny HTTP client that keeps the session cookie and sends writes like the site's pages do.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { sign } from '@telegram-apps/init-data-node';
+import { chromium, type Browser } from 'playwright-core';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/db/store.ts';
+import { buildServer } from '../../src/ingest/server.ts';
+import { createServices } from '../../src/services.ts';
+import { SESSION_COOKIE } from '../../src/site/session.ts';
+import { servicesRequired } from '../helpers/environment.ts';
+import { tempDir, type TestService } from '../helpers/service.ts';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** true when Chromium is installed; when it is not: false outside CI (the suite skips), an error in CI */
+export function chromiumAvailable(): boolean {
+  if (fs.existsSync(CHROMIUM_PATH)) return true;
+  if (servicesRequired) throw new Error(`Chromium is required (CI=true or REQUIRE_SERVICES=1) but ${CHROMIUM_PATH} does not exist`);
+  return false;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    timeout: 30_000,
+  });
+}
+
+/** shaped like a real bot token; the site verifies every Telegram signature against it */
+export const BOT_TOKEN = '7212345678:AAHx9Tq2mZk4Vb8Lr3Wc5Ns1Yd6Pf0Gj7Qe';
+export const BOT_USERNAME = 'site_test_bot';
+
+export interface TelegramUser {
+  id: number;
+  first_name: string;
+  last_name?: string;
+  username?: string;
+}
+
+/**
+ * The real service like main.ts builds it, with the site told the bot's username (startTestService
+ * cannot pass server options). `createApp` is unused here: apps are made through the site.
+ */
+export async function startSiteService(env: Record<string, string> = {}): Promise<TestService> {
+  const dataDir = env.DATA_DIR ?? tempDir('tma-site-');
+  const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', BOT_TOKEN, ...env, DATA_DIR: dataDir });
+  const store = await openStore(config);
+  const services = await createServices(config, store);
+  const app = await buildServer(services, { site: { botUsername: () => BOT_USERNAME } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    app,
+    services,
+    store,
+    dataDir,
+    async createApp(appName, domain = 'app.example.com') {
+      const { token } = await services.registry.createApp({ appName, bot: '@test_app_bot', domains: [domain] }, { surface: 'cli' });
+      return token;
+    },
+    async close() {
+      await app.close();
+      await services.stop();
+      await store.close();
+    },
+  };
+}
+
+/** Telegram Login Widget data: every field but hash, as strings; hash = HMAC-SHA256(SHA256(token), sorted "k=v" lines) */
+export function signWidget(fields: Record<string, string>, botToken = BOT_TOKEN): Record<string, string> {
+  const checkString = Object.keys(fields)
+    .sort()
+    .map((key) => `${key}=${fields[key]}`)
+    .join('\n');
+  const secret = crypto.createHash('sha256').update(botToken).digest();
+  return { ...fields, hash: crypto.createHmac('sha256', secret).update(checkString).digest('hex') };
+}
+
+/** what the widget hands over for a user who just confirmed the login (authDate in epoch seconds) */
+export function widgetPayload(user: TelegramUser, options: { authDate?: number; botToken?: string } = {}): Record<string, string> {
+  const fields: Record<string, string> = { id: String(user.id), first_name: user.first_name, auth_date: String(options.authDate ?? Math.floor(Date.now() / 1000)) };
+  if (user.last_name) fields.last_name = user.last_name;
+  if (user.username) fields.username = user.username;
+  fields.photo_url = `https://t.me/i/userpic/320/${user.username ?? user.id}.jpg`;
+  return signWidget(fields, options.botToken);
+}
+
+/**
+ * The URL the widget redirects to: data-auth-url ("/auth/telegram?next=…") with the fields appended,
+ * exactly as telegram-widget.js does it.
+ */
+export function widgetRedirect(payload: Record<string, string>, next = '/analytics'): string {
+  return `/auth/telegram?next=${encodeURIComponent(next)}&${new URLSearchParams(payload).toString()}`;
+}
+
+/** Mini App initData as Telegram gives it to a web app opened from the bot */
+export function signedInitData(user: TelegramUser, options: { authDate?: Date; botToken?: string } = {}): string {
+  return sign(
+    { user: { ...user, language_code: 'en', allows_write_to_pm: true }, query_id: 'AAHdF6IQAAAAAN0XohDhrOrc', chat_type: 'private', chat_instance: '-5143152432390124211' } as never,
+    options.botToken ?? BOT_TOKEN,
+    options.authDate ?? new Date(),
+  );
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: any;
+  /** the tma_session cookie as set by this answer: value and attributes */
+  sessionCookie: string | undefined;
+}
+
+function sessionCookieOf(headers: Headers): string | undefined {
+  return headers.getSetCookie().find((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`));
+}
+
+export interface RequestOptions {
+  /** JSON body (sent with content-type application/json unless headers say otherwise) */
+  body?: unknown;
+  /** raw body text, sent as is */
+  raw?: string;
+  headers?: Record<string, string>;
+  /** Origin header: default the service's own origin for writes, none for reads; null: no Origin */
+  origin?: string | null;
+}
+
+/** one browser-like user: keeps the session cookie it was given, sends writes as the site's pages do */
+export class SiteClient {
+  cookie: string | undefined;
+
+  constructor(readonly baseUrl: string) {}
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<Answer> {
+    const headers: Record<string, string> = {};
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const origin = options.origin === undefined ? (method === 'GET' || method === 'HEAD' ? null : this.baseUrl) : options.origin;
+    if (origin !== null) headers.origin = origin;
+    if (this.cookie) headers.cookie = `${SESSION_COOKIE}=${this.cookie}`;
+    Object.assign(headers, options.headers);
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      headers,
+      body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+      redirect: 'manual',
+    });
+    const text = await response.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    const sessionCookie = sessionCookieOf(response.headers);
+    if (sessionCookie) {
+      const value = sessionCookie.slice(SESSION_COOKIE.length + 1).split(';')[0]!;
+      this.cookie = value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(sessionCookie) ? undefined : value;
+    }
+    return { status: response.status, headers: response.headers, text, json, sessionCookie };
+  }
+
+  get(path: string, options?: RequestOptions) {
+    return this.request('GET', path, options);
+  }
+
+  post(path: string, body: unknown = {}, options: RequestOptions = {}) {
+    return this.request('POST', path, { body, ...options });
+  }
+
+  delete(path: string, options?: RequestOptions) {
+    return this.request('DELETE', path, options);
+  }
+
+  /** signs in through the Login Widget redirect; returns the answer (302 on success) */
+  signInWidget(user: TelegramUser, next = '/analytics') {
+    return this.get(widgetRedirect(widgetPayload(user), next));
+  }
+
+  static async signedIn(baseUrl: string, user: TelegramUser): Promise<SiteClient> {
+    const client = new SiteClient(baseUrl);
+    const answer = await client.signInWidget(user);
+    if (answer.status !== 302 || !client.cookie) throw new Error(`sign-in of ${user.id} failed: ${answer.status} ${answer.text}`);
+    return client;
+  }
+}
+
+/** polls until check returns a value other than undefined, or fails at the deadline */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
