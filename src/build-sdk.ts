@@ -27,6 +27,7 @@ function emitDeclarations(outDir: string): void {
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     lib: ['lib.es2020.d.ts', 'lib.dom.d.ts'],
     types: [],
+    skipLibCheck: true,
     outDir,
     rootDir: path.join(ROOT, 'src/sdk'),
   });
@@ -41,31 +42,40 @@ function emitDeclarations(outDir: string): void {
 }
 
 export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise<{ scriptBytes: number }> {
-  fs.rmSync(SDK_DIR, { recursive: true, force: true });
-  const common = { bundle: true, minify: true, target: TARGET, legalComments: 'none' as const, logLevel: 'warning' as const };
-  await build({ ...common, entryPoints: [path.join(ROOT, 'src/sdk/script.ts')], format: 'iife', outfile: SDK_SCRIPT });
-  await build({
-    ...common,
-    entryPoints: [path.join(ROOT, 'src/sdk/index.ts')],
-    format: 'esm',
-    outfile: path.join(SDK_PACKAGE_DIR, 'index.js'),
-    define: { __DEFAULT_ENDPOINT__: JSON.stringify(endpoint.replace(/\/+$/, '')) },
-  });
-  emitDeclarations(SDK_PACKAGE_DIR);
-  const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-  const manifest = {
-    name: SDK_PACKAGE_NAME,
-    version,
-    description: 'Analytics SDK for Telegram Mini Apps: launches, hides, custom and TON Connect events',
-    license: 'MIT',
-    type: 'module',
-    main: './index.js',
-    module: './index.js',
-    types: './index.d.ts',
-    exports: { '.': { types: './index.d.ts', import: './index.js' } },
-    sideEffects: false,
-  };
-  fs.writeFileSync(path.join(SDK_PACKAGE_DIR, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+  // built next to dist/sdk and swapped in at the end: a running service or test never reads a half-built SDK
+  const staging = `${SDK_DIR}.tmp-${process.pid}`;
+  const packageDir = path.join(staging, path.relative(SDK_DIR, SDK_PACKAGE_DIR));
+  fs.rmSync(staging, { recursive: true, force: true });
+  try {
+    const common = { bundle: true, minify: true, target: TARGET, legalComments: 'none' as const, logLevel: 'warning' as const };
+    await build({ ...common, entryPoints: [path.join(ROOT, 'src/sdk/script.ts')], format: 'iife', outfile: path.join(staging, path.basename(SDK_SCRIPT)) });
+    await build({
+      ...common,
+      entryPoints: [path.join(ROOT, 'src/sdk/index.ts')],
+      format: 'esm',
+      outfile: path.join(packageDir, 'index.js'),
+      define: { __DEFAULT_ENDPOINT__: JSON.stringify(endpoint.replace(/\/+$/, '')) },
+    });
+    emitDeclarations(packageDir);
+    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const manifest = {
+      name: SDK_PACKAGE_NAME,
+      version,
+      description: 'Analytics SDK for Telegram Mini Apps: launches, hides, custom and TON Connect events',
+      license: 'MIT',
+      type: 'module',
+      main: './index.js',
+      module: './index.js',
+      types: './index.d.ts',
+      exports: { '.': { types: './index.d.ts', import: './index.js' } },
+      sideEffects: false,
+    };
+    fs.writeFileSync(path.join(packageDir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+    fs.rmSync(SDK_DIR, { recursive: true, force: true });
+    fs.renameSync(staging, SDK_DIR);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
   return { scriptBytes: fs.statSync(SDK_SCRIPT).size };
 }
 

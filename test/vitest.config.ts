@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     root: '.',
     include: ['test/**/*.test.ts'],
+    globalSetup: ['./test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 90_000,
     pool: 'forks',

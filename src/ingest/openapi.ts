@@ -72,6 +72,12 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
         },
         options: { summary: 'CORS preflight; any origin, headers content-type, content-encoding and both token headers', responses: { '204': { description: 'Preflight accepted' } } },
       },
+      '/events/threshold': {
+        get: {
+          summary: 'Per-event caps the official @telegram-apps/analytics client asks for at init',
+          responses: { '200': json({ type: 'object', additionalProperties: { type: 'number' } }, 'e.g. {"app-hide": 3}') },
+        },
+      },
       '/index.js': {
         get: {
           summary: 'The SDK script: defines window.telegramAnalytics with init({ token, appName }) and trackEvent',

@@ -120,6 +120,9 @@ export async function buildServer(services: Services, options: ServerOptions = {
     handler: steps.record,
   });
 
+  // the official client asks for per-event caps at init; without an answer it logs a 404 in the page
+  app.get('/events/threshold', async () => ({ 'app-hide': 3 }));
+
   app.get('/healthz', async (_request, reply) => {
     try {
       await services.store.sql.query('SELECT 1');

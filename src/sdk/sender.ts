@@ -24,13 +24,16 @@ const MAX_BACKOFF_MS = 60_000;
 
 export class Sender {
   private items: Item[];
+  /** ids of the events in a request that has not been answered yet */
+  private readonly sending = new Set<string>();
   private busy = false;
   private notBefore = 0;
   private failures = 0;
   private readonly reported = new Set<string>();
 
   constructor(private readonly options: SenderOptions) {
-    this.items = load<Item[]>(local, options.storageKey, []);
+    const stored = load<Item[]>(local, options.storageKey, []);
+    this.items = Array.isArray(stored) ? stored : [];
     setInterval(() => void this.flush(), options.flushIntervalMs);
     addEventListener('online', () => {
       this.notBefore = 0;
@@ -44,28 +47,45 @@ export class Sender {
     this.persist();
   }
 
-  /** Sends batches until the outbox is empty or the service asks to wait. keepalive: the page is going away. */
+  /**
+   * Sends batches until the outbox is empty or the service asks to wait. keepalive: the page is going away,
+   * so the events not already on their way go out now, with requests that outlive the page, instead of
+   * waiting behind a request in flight (which the page's end may cancel).
+   */
   async flush(keepalive = false): Promise<void> {
-    if (this.busy) return;
+    if (this.busy && !keepalive) return;
+    const owner = !this.busy;
     this.busy = true;
     try {
-      while (this.items.length > 0 && Date.now() >= this.notBefore && (await this.sendBatch(keepalive)));
+      while (Date.now() >= this.notBefore && (await this.sendBatch(keepalive)));
     } finally {
-      this.busy = false;
+      if (owner) this.busy = false;
     }
   }
 
-  /** true when the batch was settled and the next one may follow at once */
+  /** true when a batch was settled and the next one may follow at once */
   private async sendBatch(keepalive: boolean): Promise<boolean> {
-    const batch = this.items.slice(0, this.options.batchSize);
+    const batch = this.items.filter((item) => !this.sending.has(item.id)).slice(0, this.options.batchSize);
+    if (batch.length === 0) return false;
+    for (const item of batch) this.sending.add(item.id);
+    try {
+      return await this.post(batch, keepalive);
+    } finally {
+      for (const item of batch) this.sending.delete(item.id);
+    }
+  }
+
+  private async post(batch: Item[], keepalive: boolean): Promise<boolean> {
     let response: Response;
     let body: { message?: string; errors?: string[] };
     try {
+      const json = JSON.stringify(batch.map((item) => item.event));
       response = await fetch(`${this.options.endpoint}/events`, {
         method: 'POST',
-        keepalive,
+        // browsers refuse keepalive bodies beyond 64 KiB (in flight, per page): big batches go without
+        keepalive: keepalive && json.length < 20_000,
         headers: { 'Content-Type': 'application/json', 'ANALYTICS-Auth-Token': this.options.token },
-        body: JSON.stringify(batch.map((item) => item.event)),
+        body: json,
       });
       body = await response.json().catch(() => ({}));
     } catch (error) {

@@ -25,11 +25,12 @@ const MAX_HIDES_PER_LAUNCH = 3;
 let track: ((name: string, fields?: Fields) => void) | undefined;
 
 function start(options: InitOptions, defaultEndpoint: string | undefined): void {
+  const debug = options?.debug === true;
   const log = (...parts: unknown[]) => {
-    if (options.debug) console.info('[tma-analytics]', ...parts);
+    if (debug) console.info('[tma-analytics]', ...parts);
   };
   if (track) return log('init was already called; this call is ignored');
-  if (!options || typeof options.token !== 'string' || typeof options.appName !== 'string') {
+  if (typeof options?.token !== 'string' || typeof options.appName !== 'string') {
     return log('init needs { token, appName } strings');
   }
   const endpoint = (options.endpoint ?? defaultEndpoint ?? '').replace(/\/+$/, '');
@@ -38,7 +39,8 @@ function start(options: InitOptions, defaultEndpoint: string | undefined): void 
   if (!launch) return log('not opened in Telegram (no user in the launch data): nothing is collected');
 
   const sessionKey = `tma-analytics/session:${options.appName}`;
-  const launchState = load(session, sessionKey, { id: uuid(), initSent: false, hides: 0 });
+  let launchState = load(session, sessionKey, { id: uuid(), initSent: false, hides: 0 });
+  if (typeof launchState?.id !== 'string') launchState = { id: uuid(), initSent: false, hides: 0 };
   const sender = new Sender({
     endpoint,
     token: options.token,
@@ -48,21 +50,29 @@ function start(options: InitOptions, defaultEndpoint: string | undefined): void 
     log,
   });
   track = (name, fields = {}) => {
-    const event: Fields = {
-      event_name: name,
-      session_id: launchState.id,
-      user_id: launch.userId,
-      app_name: options.appName,
-      is_premium: launch.isPremium,
-      platform: launch.platform,
-      locale: launch.locale,
-      start_param: launch.startParam,
-      client_timestamp: String(Date.now()),
-      // never the full URL: Telegram puts the launch data (user included) into its fragment
-      url_referer: location.origin + location.pathname,
-      ...fields,
-    };
-    for (const key of Object.keys(event)) if (event[key] === undefined) delete event[key];
+    let event: Fields;
+    try {
+      // a JSON copy: data that cannot be sent (BigInt, cycles) is refused here instead of blocking the
+      // outbox; undefined fields disappear; later changes to the caller's objects do not leak in
+      event = JSON.parse(
+        JSON.stringify({
+          event_name: name,
+          session_id: launchState.id,
+          user_id: launch.userId,
+          app_name: options.appName,
+          is_premium: launch.isPremium,
+          platform: launch.platform,
+          locale: launch.locale,
+          start_param: launch.startParam,
+          client_timestamp: String(Date.now()),
+          // never the full URL: Telegram puts the launch data (user included) into its fragment
+          url_referer: location.origin + location.pathname,
+          ...fields,
+        }),
+      );
+    } catch (error) {
+      return log(`${name} not sent: its data cannot be sent as JSON`, error);
+    }
     sender.add(event);
     log('queued', name);
   };
@@ -72,9 +82,14 @@ function start(options: InitOptions, defaultEndpoint: string | undefined): void 
     launchState.initSent = true;
   }
   save(session, sessionKey, launchState);
-  addEventListener('visibilitychange', () => {
-    if (document.visibilityState !== 'hidden') return;
-    if (launchState.hides < MAX_HIDES_PER_LAUNCH) {
+  // one app-hide per visible → hidden change: WebViews also report "hidden" again while closing
+  let hidden = document.visibilityState === 'hidden';
+  // on the document: the event is fired there (a window listener only sees it when it bubbles)
+  document.addEventListener('visibilitychange', () => {
+    const wasHidden = hidden;
+    hidden = document.visibilityState === 'hidden';
+    if (!hidden) return;
+    if (!wasHidden && launchState.hides < MAX_HIDES_PER_LAUNCH) {
       launchState.hides++;
       save(session, sessionKey, launchState);
       track!('app-hide');

@@ -34,6 +34,12 @@ describe('operations endpoints', () => {
     expect(metric(text, 'tma_commit_duration_seconds_count')).toBeGreaterThanOrEqual(1);
   });
 
+  it('/events/threshold answers the official client\'s caps, with CORS', async () => {
+    const response = await fetch(`${service.url}/events/threshold`, { headers: { origin: 'https://mini.example.org' } });
+    expect(await response.json()).toEqual({ 'app-hide': 3 });
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://mini.example.org');
+  });
+
   it('/openapi.json describes POST /events with every answer and the event schema', async () => {
     const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
       openapi: string;
