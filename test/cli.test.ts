@@ -5,6 +5,9 @@ import { runCli, startServiceProcess, type ServiceProcess } from './helpers/serv
 import { makeEvent, postEvents } from './helpers/events.ts';
 import { tempDir } from './helpers/service.ts';
 
+/** each CLI run is a new Node process that opens the store: seconds apiece on a loaded 2-core machine */
+const CLI_TEST_TIMEOUT = 240_000;
+
 function json(result: { exitCode: number | null; stdout: string; stderr: string }) {
   expect(result.exitCode, result.stderr).toBe(0);
   expect(result.stdout.trim().split('\n')).toHaveLength(1); // one JSON document and nothing else
@@ -41,7 +44,7 @@ describe('without a running service (embedded store opened by the CLI)', () => {
     expect(regenerated.token).not.toBe(created.token);
     expect(json(await runCli(env, ['tokens', 'revoke', '--app-name', 'shop_demo', '--json']))).toEqual({ app_name: 'shop_demo', revoked: true });
     expect(json(await runCli(env, ['tokens', 'list', '--json']))[0]).toMatchObject({ token_prefix: null, revoked: true });
-  });
+  }, CLI_TEST_TIMEOUT);
 
   it('explains bad input with a non-zero exit and changes nothing', async () => {
     const badBot = await runCli(env, ['tokens', 'create', '--bot', '@not_a_b0t', '--domain', 'a.example.com', '--app-name', 'bad_bot_app']);
@@ -57,7 +60,7 @@ describe('without a running service (embedded store opened by the CLI)', () => {
     expect(unknown.exitCode).toBe(1);
     expect(JSON.parse(unknown.stdout)).toEqual({ error: 'There is no app named "nope".' });
     expect(json(await runCli(env, ['tokens', 'list', '--json'])).map((app: { app_name: string }) => app.app_name)).toEqual(['shop_demo']);
-  });
+  }, CLI_TEST_TIMEOUT);
 });
 
 describe('while the service runs in embedded mode', () => {
@@ -88,10 +91,10 @@ describe('while the service runs in embedded mode', () => {
     const after = json(await runCli(env, ['apps', 'show', '--app-name', 'live_demo', '--json']));
     expect(after.events_total).toBe(2);
     expect(after.last_rejection).toMatchObject({ status: 400, message: 'Token is invalid.', origin: 'https://app.example.com' });
-  });
+  }, CLI_TEST_TIMEOUT);
 
   it('refuses a second service on the same data directory, leaving the first untouched', async () => {
     await expect(startServiceProcess(env, 30_000)).rejects.toThrow(/is in use by process \d+/);
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
-  });
+  }, CLI_TEST_TIMEOUT);
 });

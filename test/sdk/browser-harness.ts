@@ -4,27 +4,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { servicesRequired } from '../helpers/environment.ts';
 import type { TestService } from '../helpers/service.ts';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** true when Chromium is installed; when it is not: false outside CI (the suite skips), an error in CI */
-export function chromiumAvailable(): boolean {
-  if (fs.existsSync(CHROMIUM_PATH)) return true;
-  if (servicesRequired) throw new Error(`Chromium is required (CI=true or REQUIRE_SERVICES=1) but ${CHROMIUM_PATH} does not exist`);
-  return false;
-}
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    timeout: 30_000,
-  });
-}
+export { CHROMIUM_PATH, chromiumAvailable, launchChromium } from '../helpers/chromium.ts';
 
 export interface PageServer {
   /** e.g. http://localhost:43121 */

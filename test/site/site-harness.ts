@@ -2,34 +2,11 @@
 // the Telegram Login Widget), Login Widget payloads and Mini App initData signed like Telegram signs
 // them, and a tiny HTTP client that keeps the session cookie and sends writes like the site's pages do.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { sign } from '@telegram-apps/init-data-node';
-import { chromium, type Browser } from 'playwright-core';
-import { loadConfig } from '../../src/config.ts';
-import { openStore } from '../../src/db/store.ts';
-import { buildServer } from '../../src/ingest/server.ts';
-import { createServices } from '../../src/services.ts';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
-import { servicesRequired } from '../helpers/environment.ts';
-import { tempDir, type TestService } from '../helpers/service.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** true when Chromium is installed; when it is not: false outside CI (the suite skips), an error in CI */
-export function chromiumAvailable(): boolean {
-  if (fs.existsSync(CHROMIUM_PATH)) return true;
-  if (servicesRequired) throw new Error(`Chromium is required (CI=true or REQUIRE_SERVICES=1) but ${CHROMIUM_PATH} does not exist`);
-  return false;
-}
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    timeout: 30_000,
-  });
-}
+export { CHROMIUM_PATH, chromiumAvailable, launchChromium } from '../helpers/chromium.ts';
 
 /** shaped like a real bot token; the site verifies every Telegram signature against it */
 export const BOT_TOKEN = '7212345678:AAHx9Tq2mZk4Vb8Lr3Wc5Ns1Yd6Pf0Gj7Qe';
@@ -42,34 +19,9 @@ export interface TelegramUser {
   username?: string;
 }
 
-/**
- * The real service like main.ts builds it, with the site told the bot's username (startTestService
- * cannot pass server options). `createApp` is unused here: apps are made through the site.
- */
-export async function startSiteService(env: Record<string, string> = {}): Promise<TestService> {
-  const dataDir = env.DATA_DIR ?? tempDir('tma-site-');
-  const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', BOT_TOKEN, ...env, DATA_DIR: dataDir });
-  const store = await openStore(config);
-  const services = await createServices(config, store);
-  const app = await buildServer(services, { site: { botUsername: () => BOT_USERNAME } });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = app.server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    app,
-    services,
-    store,
-    dataDir,
-    async createApp(appName, domain = 'app.example.com') {
-      const { token } = await services.registry.createApp({ appName, bot: '@test_app_bot', domains: [domain] }, { surface: 'cli' });
-      return token;
-    },
-    async close() {
-      await app.close();
-      await services.stop();
-      await store.close();
-    },
-  };
+/** the real service, with the site told the bot's username (so /login renders the Login Widget) */
+export function startSiteService(env: Record<string, string> = {}): Promise<TestService> {
+  return startTestService({ BOT_TOKEN, ...env }, { site: { botUsername: () => BOT_USERNAME } });
 }
 
 /** Telegram Login Widget data: every field but hash, as strings; hash = HMAC-SHA256(SHA256(token), sorted "k=v" lines) */
