@@ -63,6 +63,18 @@ describe('without a running service (embedded store opened by the CLI)', () => {
   }, CLI_TEST_TIMEOUT);
 });
 
+describe('two commands at once on one embedded store', () => {
+  it('runs both: the second waits for the first instead of failing', async () => {
+    const env = { DATA_DIR: tempDir() };
+    const [created, listed] = await Promise.all([
+      runCli(env, ['tokens', 'create', '--bot', '@busy_demo_bot', '--domain', 'busy.example.com', '--app-name', 'busy_demo', '--json']),
+      runCli(env, ['tokens', 'list', '--json']),
+    ]);
+    expect(json(created).app_name).toBe('busy_demo');
+    expect(Array.isArray(json(listed))).toBe(true);
+  }, CLI_TEST_TIMEOUT);
+});
+
 describe('while the service runs in embedded mode', () => {
   const env = { DATA_DIR: tempDir() };
   let service: ServiceProcess;

@@ -1,18 +1,41 @@
 // Operator CLI entry: runs a command through the service that owns the embedded store, or opens the
 // store itself (PostgreSQL, or embedded when no service is running).
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
 import { openStore } from '../db/store.ts';
 import { createServices } from '../services.ts';
 import { runCommand, type CommandResult } from './commands.ts';
 import { runThroughOwner } from './control-socket.ts';
 
+/** another CLI command holds the embedded store for a moment: wait for it this long */
+const WAIT_FOR_OTHER_COMMAND_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The embedded store: through the running service that owns it, or opened here once nobody does. */
+async function executeEmbedded(config: Config, argv: string[]): Promise<CommandResult> {
+  const deadline = Date.now() + WAIT_FOR_OTHER_COMMAND_MS;
+  for (;;) {
+    const owner = liveOwner(config.dataDir);
+    try {
+      if (owner) return await runThroughOwner(owner.controlSocket, argv);
+      return await executeHere(config, argv);
+    } catch (error) {
+      // the owner is another CLI command (it serves no socket) or took the store just now
+      const code = (error as NodeJS.ErrnoException).code;
+      const busy = error instanceof DataDirBusyError || code === 'ENOENT' || code === 'ECONNREFUSED';
+      if (!busy || Date.now() > deadline) throw error;
+      await sleep(250);
+    }
+  }
+}
+
 async function execute(argv: string[]): Promise<CommandResult> {
   const config = loadConfig();
-  if (!config.databaseUrl) {
-    const owner = liveOwner(config.dataDir);
-    if (owner) return runThroughOwner(owner.controlSocket, argv);
-  }
+  return config.databaseUrl ? executeHere(config, argv) : executeEmbedded(config, argv);
+}
+
+async function executeHere(config: Config, argv: string[]): Promise<CommandResult> {
   const store = await openStore(config);
   try {
     const services = await createServices(config, store);
