@@ -38,7 +38,7 @@ async function start(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
-  if (bot) void runBot(bot, config.adminTelegramIds, app.log, botStopped.signal);
+  if (bot) void runBot(bot, config, app.log, botStopped.signal);
   app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
 }
 

@@ -104,7 +104,7 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
     }
   };
 
-  const showAnalytics = (ctx: BotContext) => show(ctx, TEXT.analytics, analyticsKeyboard(isAdmin(ctx)));
+  const showAnalytics = (ctx: BotContext) => show(ctx, TEXT.analytics, analyticsKeyboard(isAdmin(ctx), dashboardUrl(services.config.publicUrl)));
 
   const showApps = async (ctx: BotContext, apps: AppRecord[], heading: string, empty: string) => {
     if (apps.length === 0) return show(ctx, empty, analyticsKeyboard(isAdmin(ctx)));
@@ -240,9 +240,16 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   return bot;
 }
 
-/** Registers the command lists where the Bot API allows it (a local emulator may not). */
-export async function registerCommands(bot: Bot<BotContext>, adminIds: string[], log: BotOptions['log']): Promise<void> {
+/** the site's Mini App entry, when the service has a public https address (Telegram requires https) */
+export function dashboardUrl(publicUrl: string | undefined): string | undefined {
+  return publicUrl?.startsWith('https://') ? `${publicUrl}/webapp` : undefined;
+}
+
+/** Registers the command lists (and the dashboard as the chat's menu button) where the Bot API allows it. */
+export async function registerCommands(bot: Bot<BotContext>, adminIds: string[], publicUrl: string | undefined, log: BotOptions['log']): Promise<void> {
   try {
+    const webApp = dashboardUrl(publicUrl);
+    if (webApp) await bot.api.setChatMenuButton({ menu_button: { type: 'web_app', text: 'Dashboards', web_app: { url: webApp } } });
     await bot.api.setMyCommands(COMMANDS);
     for (const id of adminIds) {
       await bot.api.setMyCommands([...COMMANDS, ...ADMIN_COMMANDS], { scope: { type: 'chat', chat_id: Number(id) } });
@@ -256,11 +263,11 @@ export async function registerCommands(bot: Bot<BotContext>, adminIds: string[],
  * Runs long polling until `signal` aborts. Telegram being unreachable never stops the service: the bot
  * retries every 15 s and logs why.
  */
-export async function runBot(bot: Bot<BotContext>, adminIds: string[], log: BotOptions['log'], signal: AbortSignal): Promise<void> {
+export async function runBot(bot: Bot<BotContext>, config: { adminTelegramIds: string[]; publicUrl?: string }, log: BotOptions['log'], signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     try {
       if (!bot.isInited()) await bot.init();
-      await registerCommands(bot, adminIds, log);
+      await registerCommands(bot, config.adminTelegramIds, config.publicUrl, log);
       await bot.start({ drop_pending_updates: false });
     } catch (error) {
       log.error({ err: (error as Error).message }, 'bot cannot reach Telegram; retrying in 15 s');

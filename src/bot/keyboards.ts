@@ -15,8 +15,10 @@ export function mainKeyboard(): InlineKeyboard {
   return new InlineKeyboard().text('📊 Analytics', 'menu:analytics');
 }
 
-export function analyticsKeyboard(isAdmin: boolean): InlineKeyboard {
+/** dashboardUrl: the site's /webapp page (https only), opened inside Telegram as a Mini App */
+export function analyticsKeyboard(isAdmin: boolean, dashboardUrl?: string): InlineKeyboard {
   const keyboard = new InlineKeyboard().text('➕ New token', 'menu:new').text('📋 My tokens', 'menu:apps');
+  if (dashboardUrl) keyboard.row().webApp('📈 Open dashboards', dashboardUrl);
   return isAdmin ? keyboard.row().text('🛠 All apps (admin)', 'admin:apps') : keyboard;
 }
 

@@ -42,9 +42,12 @@ describe('menus', () => {
     expect(textsOf(start)).toContain('Open <b>Analytics</b>');
     expect(buttonsOf(start)).toEqual(['menu:analytics']);
     const analytics = await harness.click(ALICE, 'menu:analytics');
-    expect(buttonsOf(analytics)).toEqual(['menu:new', 'menu:apps']);
+    expect(buttonsOf(analytics)).toEqual(['menu:new', 'menu:apps', '']);
+    // the dashboards open inside Telegram as a Mini App (PUBLIC_URL is https)
+    const keyboard = analytics.find((call) => call.method === 'editMessageText')!.payload.reply_markup as { inline_keyboard: { web_app?: { url: string } }[][] };
+    expect(keyboard.inline_keyboard.flat().find((button) => button.web_app)?.web_app?.url).toBe('https://analytics.example.net/webapp');
     expect(alertsOf(analytics)).toEqual(['']); // the button press is answered
-    expect(buttonsOf(await harness.send(ADMIN, '/analytics'))).toEqual(['menu:new', 'menu:apps', 'admin:apps']);
+    expect(buttonsOf(await harness.send(ADMIN, '/analytics'))).toEqual(['menu:new', 'menu:apps', '', 'admin:apps']);
   });
 });
 
