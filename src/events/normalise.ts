@@ -60,7 +60,12 @@ function withoutQuery(url: string): string {
   }
 }
 
-const UNSTORABLE = /[\u0000\ud800-\udfff]/;
+/**
+ * Tested on JSON.stringify output, where NUL is always written as the escape \u0000 and a lone surrogate as
+ * an escape \udXXX (paired surrogates stay raw characters), so the raw characters never show up there.
+ * (An escaped backslash followed by "u0000" also matches: harmless, storable() leaves such text as it is.)
+ */
+const UNSTORABLE = /\\u0000|\\ud[89a-f]/;
 
 function storable(value: unknown): unknown {
   if (typeof value === 'string') return value.replace(/\u0000/g, '\ufffd').toWellFormed();
@@ -75,13 +80,28 @@ function optionalText(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+const DAY_MS = 86_400_000;
+let lastDayNumber = Number.NaN;
+let lastDay = '';
+
+/** YYYY-MM-DD of a UTC time; the same few days come up again and again, so the last one is kept */
+function utcDay(ms: number): string {
+  const dayNumber = Math.floor(ms / DAY_MS);
+  if (dayNumber !== lastDayNumber) {
+    lastDay = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+    lastDayNumber = dayNumber;
+  }
+  return lastDay;
+}
+
 /** serialised is JSON.stringify(raw), computed once by the caller for the event key */
 export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Date): NormalisedEvent {
   const event = (UNSTORABLE.test(serialised) ? storable(raw) : raw) as RawEvent;
   const received = receivedAt.getTime();
   const props: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(event)) {
-    if (!COLUMN_FIELDS.has(key) && value !== null && value !== undefined) props[key] = value;
+  for (const key of Object.keys(event)) {
+    const value = event[key];
+    if (value !== null && value !== undefined && !COLUMN_FIELDS.has(key)) props[key] = value;
   }
   if (props.auth_type !== undefined) props.auth_type = authTypeNumber(props.auth_type);
   if (typeof props.url_referer === 'string') props.url_referer = withoutQuery(props.url_referer);
@@ -110,7 +130,7 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
     locale: optionalText(event.locale),
     startParam: optionalText(event.start_param),
     occurredAt,
-    day: occurredAt.toISOString().slice(0, 10),
+    day: utcDay(occurred),
     props,
   };
 }

@@ -26,6 +26,20 @@ export interface StepServices {
   rejections: RejectionLog;
 }
 
+/**
+ * What a log line says about a store failure: its type, code and the last line of its message. Prisma's
+ * errors carry tens of kilobytes of code frames in message and stack; logged whole for every request while
+ * the store is down they made the process grow by ~50 MB/s (measured: 2.1 GB after a 40 s outage).
+ */
+export function storeFailure(error: unknown): { type: string; code?: unknown; message: string } {
+  const lines = String((error as Error | undefined)?.message ?? error).split('\n').map((line) => line.trim()).filter(Boolean);
+  return {
+    type: (error as object | null)?.constructor?.name ?? typeof error,
+    code: (error as { code?: unknown } | null)?.code,
+    message: (lines.at(-1) ?? '').slice(0, 300),
+  };
+}
+
 /** the spec's header first, then the official client's */
 export function tokenHeader(request: FastifyRequest): string | undefined {
   const value = request.headers['analytics-auth-token'] ?? request.headers['tga-auth-token'];
@@ -58,7 +72,7 @@ export function createSteps(services: StepServices) {
     try {
       grant = await services.tokens.lookup(token);
     } catch (error) {
-      request.log.error({ err: error }, 'token lookup failed');
+      request.log.error({ failure: storeFailure(error) }, 'token lookup failed');
       throw new HttpError(400, { message: MESSAGES.failedToRecord });
     }
     if (!grant || !grant.active) throw reject(request, grant, new HttpError(400, { message: MESSAGES.tokenInvalid }));
@@ -81,22 +95,44 @@ export function createSteps(services: StepServices) {
   /** buffer → commit: hand the events to the group-commit writer and answer once they are durable */
   async function record(request: FastifyRequest, reply: FastifyReply): Promise<{ message: string }> {
     const grant = request.ingest.grant!;
+    const appId = grant.appId;
     const receivedAt = new Date();
-    const rows: EventRow[] = request.ingest.events.map((event) => {
+    const { events } = request.ingest;
+    const rows: EventRow[] = new Array(events.length);
+    // a batch is usually one user's (the official client sends a session's events): one keyed hash per
+    // user and request. Kept for this request only, so no raw user id outlives it in memory.
+    let lastUserId: number | undefined;
+    let lastUserKey: Buffer | undefined;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
       const serialised = JSON.stringify(event);
-      const { userId, ...fields } = normaliseEvent(event, serialised, receivedAt);
-      return {
-        appId: grant.appId,
-        eventKey: services.pseudonymiser.eventKey(grant.appId, serialised),
-        userKey: services.pseudonymiser.userKey(grant.appId, userId),
+      const normalised = normaliseEvent(event, serialised, receivedAt);
+      if (lastUserKey === undefined || !Object.is(normalised.userId, lastUserId)) {
+        lastUserId = normalised.userId;
+        lastUserKey = services.pseudonymiser.userKey(appId, normalised.userId);
+      }
+      // spelt out rather than spread: this runs for every event
+      rows[i] = {
+        appId,
+        eventKey: services.pseudonymiser.eventKey(appId, serialised),
+        userKey: lastUserKey,
         receivedAt,
-        ...fields,
+        eventName: normalised.eventName,
+        sessionId: normalised.sessionId,
+        isPremium: normalised.isPremium,
+        isSuccess: normalised.isSuccess,
+        platform: normalised.platform,
+        locale: normalised.locale,
+        startParam: normalised.startParam,
+        occurredAt: normalised.occurredAt,
+        day: normalised.day,
+        props: normalised.props,
       };
-    });
+    }
     try {
       await services.writer.submit(rows);
     } catch (error) {
-      request.log.error({ err: error }, 'events not recorded');
+      request.log.error({ failure: storeFailure(error), cause: storeFailure((error as { cause?: unknown }).cause ?? error) }, 'events not recorded');
       throw reject(request, grant, new HttpError(400, { message: MESSAGES.failedToRecord }));
     }
     reply.code(201);

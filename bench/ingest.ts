@@ -1,0 +1,313 @@
+// Ingestion bench. In one run, with one load generator (wrk when installed, else autocannon):
+//   (a) baseline: a bare Fastify server answering 201 (bench/baseline-server.ts), as fast as it goes;
+//   (b) the real service (`node --import tsx src/main.ts`, embedded store), single-event plain JSON
+//       requests: req/s, p50/p99, ratio to the baseline (target >= 0.75);
+//   (c) the real service on PostgreSQL, 20-event gzip batches with TGA-Auth-Token (the official
+//       client's shape): events/s (target >= 150,000);
+//   (d) both shapes again at half of the measured maximum, and the baseline at the same rate:
+//       p99 against 2 x the baseline's p99 (durable commit: the PostgreSQL figure is the target);
+//   (e) CPU per event: user+system time of the service process (and of its PostgreSQL backends) / events.
+// Every request carries distinct events, so the store really inserts each one.
+// Prints a readable table and one JSON document; exits non-zero only when something failed to run.
+//
+//   node --import tsx bench/ingest.ts [--duration 10] [--warmup 3] [--connections 64]
+//        [--only embedded|postgres] [--json-out file]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { available } from '../test/helpers/environment.ts';
+import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
+import { runCliJson } from '../test/helpers/service-process.ts';
+import { officialBatchBodies, singleEventBodies, writeBodyFile } from './lib/bodies.ts';
+import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
+import { cpuSeconds, machineInfo, rssSampler, startNode, type NodeProcess } from './lib/processes.ts';
+import { formatTable, parseArgs, round, target, targetTable, uptimeLine, type Target } from './lib/report.ts';
+
+const args = parseArgs(process.argv.slice(2));
+const DURATION = Number(args.get('duration') ?? 10);
+const WARMUP = Number(args.get('warmup') ?? 3);
+const CONNECTIONS = Number(args.get('connections') ?? 64);
+const ONLY = args.get('only');
+const JSON_OUT = args.get('json-out');
+
+const APP = 'bench_app';
+const DOMAIN = 'bench.example.com';
+const SECRET = 'bench-secret-'.padEnd(48, 'x');
+/** generous upper bounds of the service's rates, so a phase never runs out of distinct bodies */
+const SINGLE_RATE_CAP = Number(args.get('single-rate-cap') ?? 25_000);
+const BATCH_RATE_CAP = Number(args.get('batch-rate-cap') ?? 8_000);
+
+const log = (message: string) => console.error(`[bench ingest ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+interface Phase extends LoadResult {
+  name: string;
+  /** events in the bodies of one request */
+  eventsPerRequest: number;
+  eventsPerSec: number;
+  rate?: number;
+  /** service process CPU seconds during the phase */
+  serviceCpuSec?: number;
+  /** PostgreSQL backends' CPU seconds during the phase */
+  postgresCpuSec?: number;
+  serviceCpuUsPerEvent?: number;
+  postgresCpuUsPerEvent?: number;
+  serviceRssMaxMiB?: number;
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-'));
+const started = new Date();
+const loadStart = os.loadavg();
+const phases: Phase[] = [];
+const notes: string[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+function bodyFile(name: string, bodies: Buffer[]): string {
+  return writeBodyFile(path.join(work, `${name}.bin`), bodies).file;
+}
+
+async function postgresPids(databaseUrl: string): Promise<number[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    return rows.map((row) => row.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+interface Measure {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  file: string;
+  eventsPerRequest: number;
+  rate?: number;
+  durationSec?: number;
+  service?: NodeProcess;
+  databaseUrl?: string;
+}
+
+async function measure(spec: Measure): Promise<Phase> {
+  const pidsBefore = spec.databaseUrl ? await postgresPids(spec.databaseUrl) : [];
+  const pgBefore = new Map(pidsBefore.map((pid) => [pid, cpuSeconds(pid)]));
+  const cpuBefore = spec.service ? cpuSeconds(spec.service.pid) : 0;
+  const rss = spec.service ? rssSampler(spec.service.pid) : undefined;
+  const result = await runLoad({
+    url: spec.url,
+    headers: spec.headers,
+    bodyFile: spec.file,
+    connections: CONNECTIONS,
+    durationSec: spec.durationSec ?? DURATION,
+    rate: spec.rate,
+  });
+  const rssMax = rss?.stop();
+  const phase: Phase = {
+    name: spec.name,
+    ...result,
+    eventsPerRequest: spec.eventsPerRequest,
+    eventsPerSec: result.rps * spec.eventsPerRequest,
+    rate: spec.rate,
+  };
+  const events = (result.requests - result.errorStatus) * spec.eventsPerRequest;
+  if (spec.service) {
+    phase.serviceCpuSec = round(cpuSeconds(spec.service.pid) - cpuBefore, 2);
+    phase.serviceCpuUsPerEvent = events > 0 ? round((phase.serviceCpuSec * 1e6) / events, 1) : undefined;
+    phase.serviceRssMaxMiB = rssMax ? round(rssMax / 2 ** 20, 0) : undefined;
+  }
+  if (spec.databaseUrl) {
+    const pidsAfter = await postgresPids(spec.databaseUrl);
+    let cpu = 0;
+    for (const pid of new Set([...pidsBefore, ...pidsAfter])) cpu += Math.max(0, cpuSeconds(pid) - (pgBefore.get(pid) ?? 0));
+    phase.postgresCpuSec = round(cpu, 2);
+    phase.postgresCpuUsPerEvent = events > 0 ? round((cpu * 1e6) / events, 1) : undefined;
+  }
+  if (result.errorStatus > 0 || result.transportErrors > 0) {
+    throw new Error(`${spec.name}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+  }
+  if (result.bodyWraps > 0 && spec.service) notes.push(`${spec.name}: the body list ran out ${result.bodyWraps}× (duplicates were skipped by the store); raise --*-rate-cap`);
+  log(
+    `${spec.name}: ${round(result.rps, 0)} req/s (${round(phase.eventsPerSec, 0)} events/s), p50 ${round(result.p50Ms)} ms, p99 ${round(result.p99Ms)} ms` +
+      (phase.serviceCpuUsPerEvent !== undefined ? `, service CPU ${phase.serviceCpuUsPerEvent} µs/event` : '') +
+      (phase.postgresCpuUsPerEvent !== undefined ? `, PostgreSQL CPU ${phase.postgresCpuUsPerEvent} µs/event` : ''),
+  );
+  phases.push(phase);
+  return phase;
+}
+
+/** runs the warm-up load; returns the requests it got answered */
+async function warm(spec: Omit<Measure, 'name'>): Promise<number> {
+  if (WARMUP <= 0) return 0;
+  const result = await runLoad({ url: spec.url, headers: spec.headers, bodyFile: spec.file, connections: CONNECTIONS, durationSec: WARMUP });
+  if (result.errorStatus > 0 || result.transportErrors > 0) {
+    throw new Error(`warm-up of ${spec.url}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+  }
+  return result.requests;
+}
+
+async function startService(env: Record<string, string>): Promise<{ service: NodeProcess; token: string; env: Record<string, string> }> {
+  const dataDir = fs.mkdtempSync(path.join(work, 'data-'));
+  const fullEnv = { ...env, DATA_DIR: dataDir, SECRET, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'warn' };
+  const service = await startNode('src/main.ts', fullEnv);
+  cleanups.push(() => service.stop());
+  const created = await runCliJson<{ token: string }>(fullEnv, ['tokens', 'create', '--bot', '@bench_app_bot', '--domain', DOMAIN, '--app-name', APP]);
+  return { service, token: created.token, env: fullEnv };
+}
+
+/**
+ * every acknowledged event is stored; a few more may be: requests in flight when a phase's time is up
+ * are committed by the service but not counted by the load generator (at most one per connection and phase)
+ */
+function storedMatches(stored: number, acknowledged: number, eventsPerRequest: number): boolean {
+  return stored >= acknowledged && stored <= acknowledged + 3 * CONNECTIONS * eventsPerRequest;
+}
+
+const baseHeaders = (token: string) => ({ 'content-type': 'application/json', origin: `https://${DOMAIN}`, 'tga-auth-token': token });
+
+async function main(): Promise<void> {
+  const tool = loadGeneratorName();
+  log(`load generator: ${tool}; ${uptimeLine()}; ${DURATION} s per phase, ${WARMUP} s warm-up, ${CONNECTIONS} connections`);
+
+  const runEmbedded = ONLY === undefined || ONLY === 'embedded';
+  const runPostgres = (ONLY === undefined || ONLY === 'postgres') && (await available('PostgreSQL'));
+  if ((ONLY === undefined || ONLY === 'postgres') && !runPostgres) notes.push('PostgreSQL does not answer: phases (c) and (d, PostgreSQL) skipped');
+
+  // bodies first (CPU-heavy), so generating them never overlaps a measurement
+  log('generating request bodies');
+  const files = {
+    singleWarm: bodyFile('single-warm', singleEventBodies({ appName: APP, tag: 'sw', count: Math.max(1, SINGLE_RATE_CAP * WARMUP) })),
+    singleMax: bodyFile('single-max', singleEventBodies({ appName: APP, tag: 'sm', count: SINGLE_RATE_CAP * DURATION })),
+    singleHalf: bodyFile('single-half', singleEventBodies({ appName: APP, tag: 'sh', count: Math.ceil((SINGLE_RATE_CAP * DURATION) / 2) })),
+    batchWarm: runPostgres ? bodyFile('batch-warm', officialBatchBodies({ appName: APP, tag: 'bw', count: Math.max(1, BATCH_RATE_CAP * WARMUP) })) : '',
+    batchMax: runPostgres ? bodyFile('batch-max', officialBatchBodies({ appName: APP, tag: 'bm', count: BATCH_RATE_CAP * DURATION })) : '',
+    batchHalf: runPostgres ? bodyFile('batch-half', officialBatchBodies({ appName: APP, tag: 'bh', count: Math.ceil((BATCH_RATE_CAP * DURATION) / 2) })) : '',
+  };
+
+  // (a) the baseline, as fast as it goes, both shapes
+  const baseline = await startNode('bench/baseline-server.ts', {});
+  cleanups.push(() => baseline.stop());
+  const baselineUrl = `${baseline.url}/events`;
+  const plain = baseHeaders('tma_baseline');
+  const gzip = { ...plain, 'content-encoding': 'gzip' };
+  await warm({ url: baselineUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
+  const baseSingle = await measure({ name: 'baseline, single event, max', url: baselineUrl, headers: plain, file: files.singleMax, eventsPerRequest: 1 });
+  let baseBatch: Phase | undefined;
+  if (runPostgres) {
+    await warm({ url: baselineUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
+    baseBatch = await measure({ name: 'baseline, 20-event gzip batch, max', url: baselineUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20 });
+  }
+
+  const targets: Target[] = [];
+  const results: Record<string, unknown> = {};
+
+  // (b) + (d) embedded store, single events
+  if (runEmbedded) {
+    const { service, token, env } = await startService({});
+    const headers = baseHeaders(token);
+    const url = `${service.url}/events`;
+    const warmed = await warm({ url, headers, file: files.singleWarm, eventsPerRequest: 1 });
+    const max = await measure({ name: 'service embedded, single event, max', url, headers, file: files.singleMax, eventsPerRequest: 1, service });
+    const rate = Math.max(1, Math.floor(max.rps / 2));
+    const half = await measure({ name: 'service embedded, single event, half max', url, headers, file: files.singleHalf, eventsPerRequest: 1, rate, service });
+    const baseHalf = await measure({ name: 'baseline, single event, same rate', url: baselineUrl, headers: plain, file: files.singleHalf, eventsPerRequest: 1, rate });
+    const shown = await runCliJson<{ events_total: number }>(env, ['apps', 'show', '--app-name', APP]);
+    // every 201 is a distinct event (unless a body list ran out, see the notes)
+    const acknowledged = warmed + max.requests + half.requests;
+    results.embedded = { eventsTotal: shown.events_total, acknowledged };
+    if (max.bodyWraps + half.bodyWraps === 0 && !storedMatches(shown.events_total, acknowledged, 1)) {
+      throw new Error(`embedded store holds ${shown.events_total} events, ${acknowledged} were acknowledged`);
+    }
+    await service.stop();
+    targets.push(target('(b) embedded single-event req/s ÷ baseline', max.rps / baseSingle.rps, '×', '>=', 0.75));
+    targets.push(
+      target('(d) embedded p99 at half max ÷ baseline p99 (same rate)', half.p99Ms / baseHalf.p99Ms, '×', '<=', 2,
+        `${round(half.p99Ms)} ms vs ${round(baseHalf.p99Ms)} ms; ÷ baseline p99 at its max: ${round(half.p99Ms / baseSingle.p99Ms)}×`),
+    );
+    targets.push(target('(e) embedded CPU per event at max (service process)', max.serviceCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
+  }
+
+  // (c) + (d) PostgreSQL, official batches
+  let database: TestDatabase | undefined;
+  if (runPostgres) {
+    database = await createTestDatabase();
+    cleanups.push(() => database!.drop());
+    const { service, token } = await startService({ DATABASE_URL: database.url });
+    const headers = { ...baseHeaders(token), 'content-encoding': 'gzip' };
+    const url = `${service.url}/events`;
+    const warmed = await warm({ url, headers, file: files.batchWarm, eventsPerRequest: 20 });
+    const max = await measure({ name: 'service PostgreSQL, 20-event gzip batch, max', url, headers, file: files.batchMax, eventsPerRequest: 20, service, databaseUrl: database.url });
+    const rate = Math.max(1, Math.floor(max.rps / 2));
+    const half = await measure({ name: 'service PostgreSQL, 20-event gzip batch, half max', url, headers, file: files.batchHalf, eventsPerRequest: 20, rate, service, databaseUrl: database.url });
+    const baseHalf = await measure({ name: 'baseline, 20-event gzip batch, same rate', url: baselineUrl, headers: gzip, file: files.batchHalf, eventsPerRequest: 20, rate });
+    await service.stop();
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const { rows: [counts] } = await client.query<{ rows: number; counted: number }>(
+      `SELECT (SELECT count(*) FROM events)::float8 AS rows, (SELECT coalesce(sum(events), 0) FROM daily_event_counts)::float8 AS counted`,
+    );
+    await client.end();
+    const acknowledged = (warmed + max.requests + half.requests) * 20;
+    results.postgres = { storedRows: counts!.rows, rollupEvents: counts!.counted, acknowledged };
+    if (counts!.rows !== counts!.counted) throw new Error(`rollups (${counts!.counted}) differ from the stored rows (${counts!.rows})`);
+    if (max.bodyWraps + half.bodyWraps === 0 && !storedMatches(counts!.rows, acknowledged, 20)) {
+      throw new Error(`PostgreSQL holds ${counts!.rows} events, ${acknowledged} were acknowledged`);
+    }
+    targets.push(target('(c) PostgreSQL events/s, 20-event gzip batches', max.eventsPerSec, 'events/s', '>=', 150_000));
+    targets.push(
+      target('(d) PostgreSQL p99 at half max ÷ baseline p99 (same rate)', half.p99Ms / baseHalf.p99Ms, '×', '<=', 2,
+        `${round(half.p99Ms)} ms vs ${round(baseHalf.p99Ms)} ms; ÷ baseline p99 at its max: ${baseBatch ? round(half.p99Ms / baseBatch.p99Ms) : 'n/a'}×`),
+    );
+    targets.push(target('(e) PostgreSQL CPU per event at max: service process', max.serviceCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
+    targets.push(target('(e) PostgreSQL CPU per event at max: PostgreSQL backends', max.postgresCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
+    results.baselineBatchMax = baseBatch && { rps: round(baseBatch.rps, 0), p99Ms: baseBatch.p99Ms };
+  }
+
+  const loadEnd = os.loadavg();
+  const summary = {
+    bench: 'ingest',
+    date: started.toISOString(),
+    machine: { ...machineInfo(), loadavgAtStart: loadStart.map((v) => round(v)), loadavgAtEnd: loadEnd.map((v) => round(v)) },
+    loadGenerator: tool,
+    settings: { durationSec: DURATION, warmupSec: WARMUP, connections: CONNECTIONS },
+    phases,
+    results,
+    targets,
+    notes,
+  };
+
+  console.log('\nIngest bench — ' + `${summary.machine.cpus} × ${summary.machine.cpuModel}, Node ${summary.machine.node}, ${tool}, ` +
+    `load average at start ${summary.machine.loadavgAtStart.join(' ')}, at end ${summary.machine.loadavgAtEnd.join(' ')}\n`);
+  console.log(
+    formatTable(
+      ['phase', 'req/s', 'events/s', 'p50 ms', 'p99 ms', 'CPU µs/event (node | pg)', 'RSS MiB'],
+      phases.map((p) => [
+        p.name + (p.rate ? ` @${p.rate}/s` : ''),
+        round(p.rps, 0),
+        round(p.eventsPerSec, 0),
+        round(p.p50Ms, 2),
+        round(p.p99Ms, 2),
+        p.serviceCpuUsPerEvent === undefined ? '' : `${p.serviceCpuUsPerEvent}${p.postgresCpuUsPerEvent === undefined ? '' : ` | ${p.postgresCpuUsPerEvent}`}`,
+        p.serviceRssMaxMiB ?? '',
+      ]),
+    ),
+  );
+  console.log('\n' + targetTable(targets));
+  for (const note of notes) console.log(`note: ${note}`);
+  console.log('\n' + JSON.stringify(summary));
+  if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify(summary, null, 2) + '\n');
+}
+
+let failed = false;
+try {
+  await main();
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
+  fs.rmSync(work, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
