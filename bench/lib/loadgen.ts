@@ -130,10 +130,15 @@ function done(summary, latency, requests)
 end
 `;
 
+/** a directory for the Lua scripts of this process, removed when it exits */
 let scriptFile: string | undefined;
 
 function wrkScript(headers: Record<string, string>): string {
-  scriptFile ??= fs.mkdtempSync(path.join(os.tmpdir(), 'tma-wrk-'));
+  if (!scriptFile) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-wrk-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    scriptFile = dir;
+  }
   const file = path.join(scriptFile, `script-${Object.keys(headers).length}-${Math.random().toString(36).slice(2)}.lua`);
   const headerLines = Object.entries(headers)
     .map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
