@@ -1,16 +1,9 @@
 // The catalog as last computed: app_scores joined with apps, ranked apps by rank, then unranked apps by name.
 import type { SqlQueryable } from '../db/sql.ts';
-import type { ScoreComponents } from './compute.ts';
+import type { RankedApp, ScoreComponents } from './compute.ts';
 
-export interface CatalogEntry {
-  appName: string;
-  bot: string;
-  /** 1 = best; null when unranked (the reason is components.unranked_reason) */
-  rank: number | null;
-  score: number | null;
-  components: ScoreComponents;
-  computedAt: Date;
-}
+/** a ranked app as the catalog shows it (unranked: rank null, reason in components.unranked_reason) */
+export type CatalogEntry = Omit<RankedApp, 'appId'>;
 
 export interface Catalog {
   /** when the ranking was last computed; null before the first computation */
