@@ -63,6 +63,18 @@ function eachDay({ from, to }: Period): string[] {
   return days;
 }
 
+/**
+ * Distinct users active in a period. When no user of the app was last seen after the period, a user was
+ * active in it exactly when last seen in it: one index range of app_users (the usual "last N days"
+ * case). Otherwise, the distinct user keys of the period's user-days (a scan that grows with the period).
+ */
+const DISTINCT_USERS = `
+SELECT (CASE WHEN EXISTS (SELECT 1 FROM app_users WHERE app_id = $1 AND last_day > $3::date)
+  THEN (SELECT count(*) FROM (SELECT DISTINCT user_key FROM daily_users
+                              WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date) AS distinct_users)
+  ELSE (SELECT count(*) FROM app_users WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date)
+END)::int AS users`;
+
 const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null);
 
 export class RollupReader {
@@ -89,7 +101,7 @@ export class RollupReader {
         args,
       ),
       this.sql.query<{ users: number }>(
-        `SELECT count(DISTINCT user_key)::int AS users FROM daily_users WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        DISTINCT_USERS,
         args,
       ),
       this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(

@@ -69,7 +69,11 @@ WITH batch AS (
 ), new_users AS (
   INSERT INTO daily_users (app_id, day, user_key)
   SELECT DISTINCT app_id, day, user_key FROM inserted ORDER BY 1, 2, 3
-  ON CONFLICT DO NOTHING RETURNING app_id, day
+  ON CONFLICT DO NOTHING RETURNING app_id, day, user_key
+), last_seen AS (
+  INSERT INTO app_users AS u (app_id, user_key, last_day)
+  SELECT app_id, user_key, max(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 ), session_starts AS (
   SELECT DISTINCT ON (app_id, day, session_id) app_id, day, session_id, platform, locale, start_param
   FROM inserted ORDER BY app_id, day, session_id, received_at

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { Store } from '../../src/db/store.ts';
+import { RollupReader } from '../../src/events/rollups.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
 import { tempDir } from '../helpers/service.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -63,8 +64,15 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ open }) => {
        FROM daily_dimensions WHERE app_id = $1 GROUP BY dimension ORDER BY dimension`,
       [app],
     );
+    const lastSeenMismatches = await one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT user_key, max(day) AS last_day FROM events WHERE app_id = $1 GROUP BY 1) e
+       FULL JOIN (SELECT user_key, last_day FROM app_users WHERE app_id = $1) u USING (user_key)
+       WHERE e.last_day IS DISTINCT FROM u.last_day`,
+      [app],
+    );
     expect(counted.n).toBe(raw.n);
     expect(total.n).toBe(raw.n);
+    expect(lastSeenMismatches.n).toBe(0);
     // every new session is counted once under each launch dimension
     for (const dimension of dimensions) expect(dimension.sessions, dimension.dimension).toBe(dimension.daily_sessions);
     if (raw.n > 0) expect(dimensions.map((dimension) => dimension.dimension)).toEqual(['locale', 'platform', 'start_param']);
@@ -131,6 +139,27 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ open }) => {
     ]);
     await Promise.all(batches.map((batch) => events.insert(batch)));
     expect(await rollupsMatchRawRows(appId)).toBe(before + 50 + 8 * 30);
+  });
+
+  it('counts distinct users of a period, also when some were seen again after it', async () => {
+    const app = (await store.prisma.app.create({ data: { appName: 'users_app', bot: '@users_bot', domains: ['u.example'] } })).id;
+    const [alice, bob, carol] = [crypto.randomBytes(16), crypto.randomBytes(16), crypto.randomBytes(16)];
+    const on = (day: string, userKey: Buffer) => {
+      const at = new Date(`${day}T12:00:00Z`);
+      return row(app, { userKey, day, receivedAt: at, occurredAt: at });
+    };
+    // alice: 1st and 10th, bob: 5th, carol: 10th twice (two commits: last_day is updated, not duplicated)
+    await events.insert([on('2026-11-01', alice), on('2026-11-05', bob), on('2026-11-10', carol)]);
+    await events.insert([on('2026-11-10', alice), on('2026-11-10', carol)]);
+    await rollupsMatchRawRows(app);
+    const users = async (from: string, to: string) => (await new RollupReader(store.sql).dashboard(app, { from, to })).totals.users;
+    expect(await users('2026-11-01', '2026-11-30')).toBe(3);
+    expect(await users('2026-11-06', '2026-11-30')).toBe(2);
+    expect(await users('2026-11-11', '2026-11-30')).toBe(0);
+    // periods that end before some users' last day: alice on the 1st counts, her 10th does not
+    expect(await users('2026-11-01', '2026-11-05')).toBe(2);
+    expect(await users('2026-11-02', '2026-11-09')).toBe(1);
+    expect(await users('2026-11-06', '2026-11-09')).toBe(0);
   });
 
   it('keeps the most recent 50 rejections per app, newest first', async () => {
