@@ -9,8 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, runCliJson, type ServiceProcess } from '../helpers/service-process.ts';
-import { startOwnServiceProcess } from './own-service.ts';
+import { killAllChildren, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { buildCorpus, type HostileCase } from './hostile-corpus.ts';
 import { sendRaw, sendRawRetrying, type RawAnswer } from './raw-client.ts';
 
@@ -41,7 +40,7 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
 
   beforeAll(async () => {
     const env = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'error' };
-    service = await startOwnServiceProcess(env);
+    service = await startServiceProcess(env);
     const created = await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@hostile_bot', '--domain', 'app.example.com', '--app-name', APP]);
     token = created.token;
   });

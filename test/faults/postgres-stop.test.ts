@@ -10,8 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servicesRequired } from '../helpers/environment.ts';
 import { BatchFactory, runLoad, sendBody, type Outcome } from '../helpers/load.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, runCliJson, type ServiceProcess } from '../helpers/service-process.ts';
-import { startOwnServiceProcess } from './own-service.ts';
+import { killAllChildren, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { createDatabase, createPrivatePostgres, postgresBinDir, type PrivatePostgres } from './private-postgres.ts';
 
 const APP = 'pg_stop_app';
@@ -63,7 +62,7 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     server = await createPrivatePostgres(binDir!);
     databaseUrl = await createDatabase(server, 'tma_stop');
     const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000000' };
-    service = await startOwnServiceProcess(env);
+    service = await startServiceProcess(env);
     token = (await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@pg_stop_bot', '--domain', 'app.example.com', '--app-name', APP])).token;
   }, 90_000);
 

@@ -11,8 +11,8 @@ import { available, REDIS_URL } from '../helpers/environment.ts';
 import { BatchFactory, runLoad, type Answer } from '../helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, runCli, runCliJson, type ServiceProcess } from '../helpers/service-process.ts';
-import { startOwnServiceProcess } from './own-service.ts';
+import { killAllChildren, runCli, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+
 
 const ORIGIN = 'https://app.example.com';
 const LIMIT = 40;
@@ -75,7 +75,7 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
       return dir;
     };
     // the first start migrates; the second must find the schema ready (or wait on the migration lock)
-    nodes = (await Promise.all([startOwnServiceProcess({ ...env, DATA_DIR: dataDir() }), startOwnServiceProcess({ ...env, DATA_DIR: dataDir() })])) as [
+    nodes = (await Promise.all([startServiceProcess({ ...env, DATA_DIR: dataDir() }), startServiceProcess({ ...env, DATA_DIR: dataDir() })])) as [
       ServiceProcess,
       ServiceProcess,
     ];

@@ -2,6 +2,7 @@
 // way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
 // test process kills them on exit even when a suite never got that far.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -93,11 +94,70 @@ function collect(child: ChildProcess): () => string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** socket inodes listening on the TCP port (IPv4 and IPv6) */
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>();
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = fs.readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT, st 0A is LISTEN, inode is the 10th field
+      if (fields[1]?.endsWith(`:${hex}`) && fields[3] === '0A') inodes.add(fields[9]!);
+    }
+  }
+  return inodes;
+}
+
+/** whether process pid holds a socket listening on port */
+export function listensOn(pid: number, port: number): boolean {
+  const inodes = listeningInodes(port);
+  if (inodes.size === 0) return false;
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match && inodes.has(match[1]!)) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
+
 /**
  * Starts `node --import tsx src/main.ts` with the given settings (PORT is chosen here unless given) and
- * resolves once GET /healthz answers 200. Rejects (and kills the child) when it exits or is not ready in time.
+ * resolves once GET /healthz answers 200 from the child itself. Rejects (and kills the child) when it exits
+ * or is not ready in time.
+ *
+ * A chosen port is free when chosen, but the child takes seconds to listen on it: long enough, with suites
+ * running in parallel, for another suite's process to take it first (seen: /healthz answered by the wrong
+ * service, then the child died of EADDRINUSE). So the port must be held by the child (read from /proc), and
+ * a child that lost its port is started again on another one.
  */
 export async function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceOnce(env, readyTimeoutMs);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || env.PORT || attempt >= 3) throw error;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function startServiceOnce(env: Record<string, string>, readyTimeoutMs: number): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = track(
     spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -135,12 +195,13 @@ export async function startServiceProcess(env: Record<string, string>, readyTime
   while (Date.now() < deadline) {
     if (!running()) {
       const exit = await exited;
-      throw new Error(`service exited before it was ready (${exit.code ?? exit.signal}):\n${output()}`);
+      const message = `service exited before it was ready (${exit.code ?? exit.signal}):\n${output()}`;
+      throw output().includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
     }
     try {
       const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
       await response.arrayBuffer();
-      if (response.status === 200) return service;
+      if (response.status === 200 && listensOn(child.pid!, port)) return service;
     } catch {
       // not listening yet
     }
