@@ -123,7 +123,11 @@ async function load(client: pg.Client, appId: number, events: number, today: str
     `CREATE TEMP TABLE starts AS SELECT DISTINCT ON (app_id, day, session_id) app_id, day, session_id, platform, locale, start_param
      FROM events ORDER BY app_id, day, session_id, received_at`,
   );
-  await step('daily_sessions', `INSERT INTO daily_sessions (app_id, day, session_id) SELECT app_id, day, session_id FROM starts`);
+  await step(
+    'daily_sessions',
+    `INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)
+     SELECT app_id, day, session_id, left(coalesce(platform, ''), 64), left(coalesce(locale, ''), 64), left(coalesce(start_param, ''), 64) FROM starts`,
+  );
   await step(
     'daily_dimensions',
     `INSERT INTO daily_dimensions (app_id, day, dimension, value, sessions)

@@ -45,21 +45,36 @@ export interface EventStore {
 /** rejections kept per app: enough to explain "No data", small enough to never matter */
 const REJECTIONS_KEPT = 50;
 
-// One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL), duplicates
+/**
+ * The tables holding an app's events and rollups. They have no foreign key to apps (a per-row check was a
+ * quarter of the insert's cost): deleting an app deletes from each of them, after the app row.
+ */
+export const EVENT_PLANE_TABLES = [
+  'events', 'daily_event_counts', 'daily_users', 'app_users', 'daily_sessions', 'daily_app_stats',
+  'daily_dimensions', 'daily_funnel_sessions', 'app_activity',
+] as const;
+
+// One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL) and their app ids
+// as a second one (taken from the rows, batch would be read twice and materialised: 15% slower); duplicates
 // are skipped by the primary key, and only rows really inserted reach the rollups. Rollup rows are
 // written in key order so concurrent commits from several nodes lock them in the same order.
+// Rows of an app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the
+// lock a foreign key check takes) until the commit, so an app deletion waits for the commits in flight
+// and then deletes their rows too; a commit after the deletion finds no app and stores nothing.
 const INSERT_EVENTS = `
 WITH batch AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS b(
     app_id int, event_key text, received_at timestamptz, occurred_at timestamptz, day date,
     event_name text, session_id uuid, user_key text, is_premium bool, is_success bool,
     platform text, locale text, start_param text, props jsonb)
+), live_apps AS (
+  SELECT id FROM apps WHERE id = ANY($2::int[]) ORDER BY id FOR KEY SHARE
 ), inserted AS (
   INSERT INTO events (app_id, event_key, received_at, occurred_at, day, event_name, session_id, user_key,
                       is_premium, is_success, platform, locale, start_param, props)
   SELECT app_id, decode(event_key, 'base64'), received_at, occurred_at, day, event_name, session_id,
          decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
-  FROM batch ORDER BY app_id, event_key
+  FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key
   ON CONFLICT (app_id, event_key) DO NOTHING
   RETURNING app_id, day, event_name, session_id, user_key, received_at, platform, locale, start_param
 ), counts AS (
@@ -78,16 +93,17 @@ WITH batch AS (
   SELECT DISTINCT ON (app_id, day, session_id) app_id, day, session_id, platform, locale, start_param
   FROM inserted ORDER BY app_id, day, session_id, received_at
 ), new_sessions AS (
-  INSERT INTO daily_sessions (app_id, day, session_id)
-  SELECT app_id, day, session_id FROM session_starts ORDER BY 1, 2, 3
-  ON CONFLICT DO NOTHING RETURNING app_id, day, session_id
+  INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)
+  SELECT app_id, day, session_id, left(coalesce(platform, ''), 64), left(coalesce(locale, ''), 64), left(coalesce(start_param, ''), 64)
+  FROM session_starts ORDER BY 1, 2, 3
+  ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 ), dimensions AS (
+  -- from the returned rows alone: a join back to session_starts was planned as a nested loop over two
+  -- CTEs (estimated at one row each), quadratic in the batch (3.6 of 12 ms for 64 events on PGlite)
   INSERT INTO daily_dimensions AS d (app_id, day, dimension, value, sessions)
   SELECT n.app_id, n.day, x.dimension, x.value, count(*)
-  FROM new_sessions n JOIN session_starts s USING (app_id, day, session_id)
-  CROSS JOIN LATERAL (VALUES ('platform', left(coalesce(s.platform, ''), 64)),
-                             ('locale', left(coalesce(s.locale, ''), 64)),
-                             ('start_param', left(coalesce(s.start_param, ''), 64))) AS x(dimension, value)
+  FROM new_sessions n
+  CROSS JOIN LATERAL (VALUES ('platform', n.platform), ('locale', n.locale), ('start_param', n.start_param)) AS x(dimension, value)
   GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
   ON CONFLICT (app_id, day, dimension, value) DO UPDATE SET sessions = d.sessions + excluded.sessions
 ), funnel AS (
@@ -161,16 +177,17 @@ export class SqlEventStore implements EventStore {
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const json = JSON.stringify(rows.map(toJson));
+    const appIds = `{${[...new Set(rows.map((row) => row.appId))].join(',')}}`;
     const [result] =
       this.sql.kind === 'embedded'
-        ? await this.insertPrepared(json)
-        : await this.sql.query<{ inserted: number }>(INSERT_EVENTS, [json]);
+        ? await this.insertPrepared(json, appIds)
+        : await this.sql.query<{ inserted: number }>(INSERT_EVENTS, [json, appIds]);
     return result?.inserted ?? 0;
   }
 
-  private async insertPrepared(json: string): Promise<{ inserted: number }[]> {
+  private async insertPrepared(json: string, appIds: string): Promise<{ inserted: number }[]> {
     for (let attempt = 0; ; attempt++) {
-      this.prepared ??= this.sql.query(`PREPARE ${PREPARED_INSERT}(jsonb) AS ${INSERT_EVENTS.replace('$1::jsonb', '$1')}`).then(
+      this.prepared ??= this.sql.query(`PREPARE ${PREPARED_INSERT}(jsonb, int[]) AS ${INSERT_EVENTS.replace('$1::jsonb', '$1').replace('$2::int[]', '$2')}`).then(
         () => undefined,
         (error: { code?: string }) => {
           if (error.code === STATEMENT_EXISTS) return;
@@ -180,7 +197,7 @@ export class SqlEventStore implements EventStore {
       );
       await this.prepared;
       try {
-        return await this.sql.query<{ inserted: number }>(`EXECUTE ${PREPARED_INSERT}(${literal(json)})`);
+        return await this.sql.query<{ inserted: number }>(`EXECUTE ${PREPARED_INSERT}(${literal(json)}, '${appIds}')`);
       } catch (error) {
         // the session lost it (DISCARD ALL, a new session): prepare again, once
         if ((error as { code?: string }).code !== NO_SUCH_STATEMENT || attempt > 0) throw error;

@@ -1,6 +1,7 @@
 // Issues, lists, edits, revokes and regenerates app tokens (control plane, Prisma), decides who may touch
 // which app (its owner, administrators, the operator CLI), and writes every change to the audit log.
 import { isUniqueViolation } from '../db/errors.ts';
+import { EVENT_PLANE_TABLES } from '../events/store.ts';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
 import { displayPrefix, generateToken, hashToken } from './format.ts';
@@ -164,7 +165,9 @@ export class TokenRegistry {
     const tokens = await this.prisma.token.findMany({ where: { appId: app.id }, select: { hash: true } });
     await this.prisma.$transaction([
       this.prisma.auditLog.create({ data: this.auditEntry(actor, 'app.delete', appName, { admin: this.actsAsAdmin(app, actor) }) }),
+      // the app row first: its lock waits for event commits in flight, whose rows are then deleted too
       this.prisma.app.delete({ where: { id: app.id } }),
+      ...EVENT_PLANE_TABLES.map((table) => this.prisma.$executeRawUnsafe(`DELETE FROM ${table} WHERE app_id = $1`, app.id)),
     ]);
     tokens.forEach((token) => this.onTokenChanged(token.hash));
   }

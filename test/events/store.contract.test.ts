@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { Store } from '../../src/db/store.ts';
 import { RollupReader } from '../../src/events/rollups.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { Secrets } from '../../src/secret.ts';
+import { OPERATOR, TokenRegistry } from '../../src/tokens/registry.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../src/events/store.ts';
 import { tempDir } from '../helpers/service.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 
@@ -33,7 +35,7 @@ function row(appId: number, overrides: Partial<EventRow> = {}): EventRow {
 }
 
 
-describe.each(STORE_BACKENDS)('event store on $name', ({ open }) => {
+describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let events: SqlEventStore;
@@ -73,6 +75,16 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ open }) => {
     expect(counted.n).toBe(raw.n);
     expect(total.n).toBe(raw.n);
     expect(lastSeenMismatches.n).toBe(0);
+    // the launch dimensions count each session under the values it started with
+    const dimensionMismatches = await one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT day, dimension, value, sessions::int FROM daily_dimensions WHERE app_id = $1) d
+       FULL JOIN (SELECT day, x.dimension, x.value, count(*)::int AS sessions FROM daily_sessions s
+                  CROSS JOIN LATERAL (VALUES ('platform', s.platform), ('locale', s.locale), ('start_param', s.start_param)) AS x(dimension, value)
+                  WHERE app_id = $1 GROUP BY 1, 2, 3) s USING (day, dimension, value)
+       WHERE d.sessions IS DISTINCT FROM s.sessions`,
+      [app],
+    );
+    expect(dimensionMismatches.n).toBe(0);
     // every new session is counted once under each launch dimension
     for (const dimension of dimensions) expect(dimension.sessions, dimension.dimension).toBe(dimension.daily_sessions);
     if (raw.n > 0) expect(dimensions.map((dimension) => dimension.dimension)).toEqual(['locale', 'platform', 'start_param']);
@@ -139,6 +151,37 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ open }) => {
     ]);
     await Promise.all(batches.map((batch) => events.insert(batch)));
     expect(await rollupsMatchRawRows(appId)).toBe(before + 50 + 8 * 30);
+  });
+
+  it('stores nothing for an app that does not exist (any more)', async () => {
+    const gone = (await store.prisma.app.create({ data: { appName: 'gone_app', bot: '@gone_bot', domains: ['g.example'] } })).id;
+    await store.prisma.app.delete({ where: { id: gone } });
+    expect(await events.insert([row(gone), row(gone, { eventName: 'app-hide' }), row(appId)])).toBe(1);
+    for (const table of EVENT_PLANE_TABLES) {
+      expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [gone])).n, table).toBe(0);
+    }
+    await rollupsMatchRawRows(appId);
+  });
+
+  // the race needs two connections: only a PostgreSQL server has them
+  if (name === 'PostgreSQL') it('deletes an app whose events are being committed: the deletion waits, then leaves no rows', async () => {
+    const doomed = (await store.prisma.app.create({ data: { appName: 'racing_app', bot: '@racing_bot', domains: ['r.example'] } })).id;
+    const registry = new TokenRegistry(store.prisma, new Secrets(Buffer.from('store-contract-secret')));
+    let deletion: Promise<void> | undefined;
+    let deletedBeforeCommit = false;
+    await store.sql.transaction(async (tx) => {
+      const inFlight = new SqlEventStore({ ...store.sql, query: tx.query });
+      expect(await inFlight.insert([row(doomed), row(doomed, { eventName: 'app-hide' })])).toBe(2);
+      deletion = registry.deleteApp('racing_app', OPERATOR).then(() => {
+        deletedBeforeCommit = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    });
+    expect(deletedBeforeCommit).toBe(false);
+    await deletion;
+    for (const table of EVENT_PLANE_TABLES) {
+      expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [doomed])).n, table).toBe(0);
+    }
   });
 
   it('counts distinct users of a period, also when some were seen again after it', async () => {

@@ -1,6 +1,7 @@
 // Who may see and change which app: owners, other users, administrators; domain edits and deletion take
 // effect on ingestion at once, and every change lands in the audit log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_PLANE_TABLES } from '../../src/events/store.ts';
 import { OPERATOR, type Actor } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -73,8 +74,10 @@ describe('changes reach ingestion at once', () => {
     expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).status).toBe(201);
     await registry().deleteApp('doomed_app', alice);
     expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).text).toBe('{"message":"Token is invalid."}');
-    const [events] = await service.store.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE app_id = $1', [app.appId]);
-    expect(events!.n).toBe(0);
+    for (const table of EVENT_PLANE_TABLES) {
+      const [rows] = await service.store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [app.appId]);
+      expect(rows!.n, table).toBe(0);
+    }
     expect(await service.store.prisma.auditLog.count({ where: { appName: 'doomed_app', action: 'app.delete' } })).toBe(1);
     await expect(registry().getApp('doomed_app', OPERATOR)).rejects.toMatchObject({ code: 'app_not_found' });
   });

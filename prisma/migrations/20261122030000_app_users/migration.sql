@@ -10,9 +10,6 @@ CREATE TABLE "app_users" (
 -- CreateIndex
 CREATE INDEX "app_users_app_id_last_day_idx" ON "app_users"("app_id", "last_day");
 
--- AddForeignKey
-ALTER TABLE "app_users" ADD CONSTRAINT "app_users_app_id_fkey" FOREIGN KEY ("app_id") REFERENCES "apps"("id") ON DELETE CASCADE ON UPDATE CASCADE;
-
 
 -- Backfill from the user-days stored so far
 INSERT INTO "app_users" ("app_id", "user_key", "last_day")
