@@ -1,6 +1,6 @@
 // A PostgreSQL server reached through a pg connection pool (DATABASE_URL).
 import pg from 'pg';
-import type { SqlQueryable, SqlRunner } from './sql.ts';
+import type { QueryOptions, SqlQueryable, SqlRunner } from './sql.ts';
 
 export interface ServerPoolOptions {
   max?: number;
@@ -9,8 +9,10 @@ export interface ServerPoolOptions {
 
 function queryable(client: pg.Pool | pg.PoolClient): SqlQueryable {
   return {
-    async query<Row>(text: string, params?: unknown[]) {
-      return (await client.query(text, params)).rows as Row[];
+    async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
+      // node-postgres prepares a named statement on each connection the first time it runs there
+      const result = options?.name ? await client.query({ name: options.name, text, values: params }) : await client.query(text, params);
+      return result.rows as Row[];
     },
     async exec(script: string) {
       await client.query(script);

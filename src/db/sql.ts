@@ -1,8 +1,16 @@
 // The SQL runner used by the event plane and migrations: one small interface over PGlite and a pg pool.
 
+export interface QueryOptions {
+  /**
+   * A statement run again and again (the event insert): prepared under this name once per connection and
+   * then executed, so it is not planned at every call. The text must give each parameter's type ($1::jsonb).
+   */
+  name?: string;
+}
+
 export interface SqlQueryable {
   /** one statement with $n parameters; returns the rows */
-  query<Row = Record<string, unknown>>(text: string, params?: unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<Row[]>;
   /** a script of several statements, no parameters (simple protocol) */
   exec(script: string): Promise<void>;
 }
