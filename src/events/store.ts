@@ -57,7 +57,8 @@ export const EVENT_PLANE_TABLES = [
 // One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL) and their app ids
 // as a second one (taken from the rows, batch would be read twice and materialised: 15% slower); duplicates
 // are skipped by the primary key, and only rows really inserted reach the rollups. Rollup rows are
-// written in key order so concurrent commits from several nodes lock them in the same order.
+// written in key order so concurrent commits from several nodes lock them in the same order (event keys
+// compared bytewise, COLLATE "C", whatever the database's locale: only the order's consistency matters).
 // Rows of an app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the
 // lock a foreign key check takes) until the commit, so an app deletion waits for the commits in flight
 // and then deletes their rows too; a commit after the deletion finds no app and stores nothing.
@@ -74,7 +75,7 @@ WITH batch AS (
                       is_premium, is_success, platform, locale, start_param, props)
   SELECT app_id, decode(event_key, 'base64'), received_at, occurred_at, day, event_name, session_id,
          decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
-  FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key
+  FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key COLLATE "C"
   ON CONFLICT (app_id, event_key) DO NOTHING
   RETURNING app_id, day, event_name, session_id, user_key, received_at, platform, locale, start_param
 ), counts AS (
