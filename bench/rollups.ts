@@ -196,7 +196,6 @@ interface SizeResult {
   /** each query of the dashboard alone, median of the runs */
   dashboardQueriesMs: Record<string, number>;
   rankingMs: { median: number; min: number; max: number; runs: number };
-  /** median of the 30-day distinct-user count written as count(*) over SELECT DISTINCT (see above) */
   databaseBytes: number;
 }
 

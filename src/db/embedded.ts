@@ -59,7 +59,8 @@ function namedStatements(db: PGlite) {
 function queryable(db: PGlite | Transaction, execute?: ReturnType<typeof namedStatements>): SqlQueryable {
   return {
     async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
-      // inside a transaction a statement runs unnamed: a PREPARE there would not outlive a rollback
+      // inside a transaction a statement runs unnamed: the named path queries the PGlite handle itself,
+      // which waits for the transaction to end
       if (options?.name && execute) return execute<Row>(options.name, text, params);
       return (await db.query<Row>(text, params)).rows;
     },

@@ -1,5 +1,10 @@
 // The SQL runner used by the event plane and migrations: one small interface over PGlite and a pg pool.
 
+/** an int[] parameter as PostgreSQL's array text ('{1,2,3}'): the same on PGlite and a server */
+export function intArrayLiteral(values: Iterable<number>): string {
+  return `{${[...values].join(',')}}`;
+}
+
 export interface QueryOptions {
   /**
    * A statement run again and again (the event insert): prepared under this name once per connection and

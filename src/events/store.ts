@@ -1,7 +1,7 @@
 // The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
-import type { SqlRunner } from '../db/sql.ts';
+import { intArrayLiteral, type SqlRunner } from '../db/sql.ts';
 
 export interface EventRow {
   appId: number;
@@ -163,7 +163,7 @@ export class SqlEventStore implements EventStore {
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const json = JSON.stringify(rows.map(toJson));
-    const appIds = `{${[...new Set(rows.map((row) => row.appId))].join(',')}}`;
+    const appIds = intArrayLiteral(new Set(rows.map((row) => row.appId)));
     const [result] = await this.sql.query<{ inserted: number }>(INSERT_EVENTS, [json, appIds], { name: INSERT_STATEMENT });
     return result?.inserted ?? 0;
   }
@@ -190,7 +190,7 @@ export class SqlEventStore implements EventStore {
            SELECT id, row_number() OVER (PARTITION BY app_id ORDER BY at DESC, id DESC) AS rank
            FROM rejections WHERE app_id = ANY($1::int[])) AS ranked
          WHERE r.id = ranked.id AND ranked.rank > ${REJECTIONS_KEPT}`,
-        [`{${[...new Set(rows.map((row) => row.appId))].join(',')}}`],
+        [intArrayLiteral(new Set(rows.map((row) => row.appId)))],
       );
     });
   }

@@ -8,7 +8,7 @@ import { registerDecoder, tooLarge } from './decode.ts';
 import { HttpError, MESSAGES } from './http-error.ts';
 import { openApiDocument } from './openapi.ts';
 import { registerSdkScript } from './sdk-script.ts';
-import { createSteps, storeFailure, tokenHeader } from './steps.ts';
+import { createSteps, errorSummary, tokenHeader } from './steps.ts';
 import { registerCatalogRoutes } from '../ranking/routes.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
 
@@ -62,7 +62,7 @@ export async function buildServer(services: Services, options: ServerOptions = {
       // a summary and the top frames: whole errors (Prisma's carry kilobytes of code frames) logged for
       // every request of an outage would flood the log and the heap
       const frames = (error.stack ?? '').split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 5);
-      request.log.error({ failure: storeFailure(error), frames }, 'unexpected error');
+      request.log.error({ failure: errorSummary(error), frames }, 'unexpected error');
       // spec §7: a server problem on /events is "400 Failed to record"
       answer = isEvents ? new HttpError(400, { message: MESSAGES.failedToRecord }) : new HttpError(500, { message: 'Internal error.' });
     }

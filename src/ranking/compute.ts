@@ -1,7 +1,7 @@
 // The catalog ranking: each app's score from the rollups of the last 7 and 30 UTC days, written to
 // app_scores in one transaction. Reads only rollup tables, always by their primary key prefix
 // (app_id, day), so the cost follows the data inside the windows, never the size of history or raw events.
-import type { SqlQueryable, SqlRunner } from '../db/sql.ts';
+import { intArrayLiteral, type SqlQueryable, type SqlRunner } from '../db/sql.ts';
 
 /** an app needs at least this many distinct users in the last 30 days to be ranked */
 export const MIN_ACTIVE_USERS_30D = 20;
@@ -177,10 +177,6 @@ interface UsersRow {
 
 const NO_USERS: Omit<UsersRow, 'app_id'> = { users30: 0, returning30: 0, users7: 0, returning7: 0 };
 
-function intArray(ids: number[]): string {
-  return `{${ids.join(',')}}`;
-}
-
 async function readUsers(sql: SqlQueryable, activity: ActivityRow[], days: string[]): Promise<Map<number, UsersRow>> {
   const chunks: number[][] = [];
   let chunk: number[] = [];
@@ -198,7 +194,7 @@ async function readUsers(sql: SqlQueryable, activity: ActivityRow[], days: strin
   if (chunk.length > 0) chunks.push(chunk);
   const users = new Map<number, UsersRow>();
   for (const ids of chunks) {
-    for (const row of await sql.query<UsersRow>(USERS_QUERY, [...days, intArray(ids)])) users.set(row.app_id, row);
+    for (const row of await sql.query<UsersRow>(USERS_QUERY, [...days, intArrayLiteral(ids)])) users.set(row.app_id, row);
   }
   return users;
 }
@@ -322,7 +318,7 @@ export async function computeRanking(sql: SqlRunner, now: Date = new Date()): Pr
   const rows = ordered.map((app) => ({ app_id: app.appId, rank: app.rank, score: app.score, components: app.components }));
   await sql.transaction(async (tx) => {
     if (rows.length > 0) await tx.query(WRITE_SCORES, [JSON.stringify(rows), now.toISOString()]);
-    await tx.query(`DELETE FROM app_scores WHERE NOT (app_id = ANY($1::int[]))`, [intArray(rows.map((row) => row.app_id))]);
+    await tx.query(`DELETE FROM app_scores WHERE NOT (app_id = ANY($1::int[]))`, [intArrayLiteral(rows.map((row) => row.app_id))]);
   });
   return ordered;
 }

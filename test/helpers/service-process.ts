@@ -115,7 +115,7 @@ function listeningInodes(port: number): Set<string> {
 }
 
 /** whether process pid holds a socket listening on port */
-export function listensOn(pid: number, port: number): boolean {
+function listensOn(pid: number, port: number): boolean {
   const inodes = listeningInodes(port);
   if (inodes.size === 0) return false;
   let fds: string[];
