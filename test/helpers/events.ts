@@ -25,6 +25,15 @@ export interface PostOptions {
   headers?: Record<string, string>;
 }
 
+/** a response body as JSON, or undefined when it is not JSON */
+export function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function postEvents(baseUrl: string, body: unknown, options: PostOptions = {}) {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   if (options.token !== undefined) headers[options.header ?? 'ANALYTICS-Auth-Token'] = options.token;
@@ -37,11 +46,5 @@ export async function postEvents(baseUrl: string, body: unknown, options: PostOp
   }
   const response = await fetch(`${baseUrl}/events`, { method: 'POST', headers, body: payload });
   const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json: json as Record<string, unknown> };
+  return { status: response.status, headers: response.headers, text, json: parseJsonOrUndefined(text) as Record<string, unknown> };
 }

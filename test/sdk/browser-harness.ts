@@ -4,9 +4,30 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TestService } from '../helpers/service.ts';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 
 export { CHROMIUM_PATH, chromiumAvailable, launchChromium } from '../helpers/chromium.ts';
+
+/** what a browser suite runs against: the service (rate limit out of the way), the page server, Chromium */
+export interface BrowserSuite {
+  service: TestService;
+  pages: PageServer;
+  browser: Browser;
+}
+
+export async function startBrowserSuite(): Promise<BrowserSuite> {
+  const [service, pages, browser] = await Promise.all([startTestService({ RATE_LIMIT_MAX: '100000' }), startPageServer(), launchChromium()]);
+  return { service, pages, browser };
+}
+
+/** closes what started (a suite that was skipped started nothing) */
+export async function closeBrowserSuite(suite: Partial<BrowserSuite>): Promise<void> {
+  await suite.browser?.close();
+  await suite.pages?.close();
+  await suite.service?.close();
+}
 
 export interface PageServer {
   /** e.g. http://localhost:43121 */

@@ -3,14 +3,14 @@
 // onload; what it sends is read back from the event store.
 import type { Browser, BrowserContext, ConsoleMessage, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import type { TestService } from '../helpers/service.ts';
 import {
   chromiumAvailable,
+  closeBrowserSuite,
   count,
   customEvents,
-  launchChromium,
   launchHash,
-  startPageServer,
+  startBrowserSuite,
   storedEvents,
   UUID_V4,
   waitForEvents,
@@ -30,14 +30,9 @@ let browser: Browser;
 let appCounter = 0;
 
 beforeAll(async () => {
-  if (!enabled) return;
-  [service, pages, browser] = await Promise.all([startTestService({ RATE_LIMIT_MAX: '100000' }), startPageServer(), launchChromium()]);
+  if (enabled) ({ service, pages, browser } = await startBrowserSuite());
 });
-afterAll(async () => {
-  await browser?.close();
-  await pages?.close();
-  await service?.close();
-});
+afterAll(() => closeBrowserSuite({ service, pages, browser }));
 
 interface MiniApp {
   appName: string;

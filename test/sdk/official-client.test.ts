@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { chromiumAvailable, count, launchChromium, launchHash, startPageServer, waitForEvents, type PageServer } from './browser-harness.ts';
+import type { TestService } from '../helpers/service.ts';
+import { chromiumAvailable, closeBrowserSuite, count, launchHash, startBrowserSuite, waitForEvents, type PageServer } from './browser-harness.ts';
 
 declare const window: any;
 declare const document: any;
@@ -25,14 +25,9 @@ let pages: PageServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!enabled) return;
-  [service, pages, browser] = await Promise.all([startTestService({ RATE_LIMIT_MAX: '100000' }), startPageServer(), launchChromium()]);
+  if (enabled) ({ service, pages, browser } = await startBrowserSuite());
 });
-afterAll(async () => {
-  await browser?.close();
-  await pages?.close();
-  await service?.close();
-});
+afterAll(() => closeBrowserSuite({ service, pages, browser }));
 
 interface RoutedRequest {
   method: string;

@@ -5,6 +5,7 @@ import crypto from 'node:crypto';
 import { sign } from '@telegram-apps/init-data-node';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { parseJsonOrUndefined } from '../helpers/events.ts';
 
 export { CHROMIUM_PATH, chromiumAvailable, launchChromium } from '../helpers/chromium.ts';
 
@@ -103,12 +104,7 @@ export class SiteClient {
       redirect: 'manual',
     });
     const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
+    const json = parseJsonOrUndefined(text);
     const sessionCookie = sessionCookieOf(response.headers);
     if (sessionCookie) {
       const value = sessionCookie.slice(SESSION_COOKIE.length + 1).split(';')[0]!;
