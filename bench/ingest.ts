@@ -6,7 +6,10 @@
 //       client's shape): events/s (target >= 150,000);
 //   (d) both shapes again at half of the measured maximum, and the baseline at the same rate:
 //       p99 against 2 x the baseline's p99 (durable commit: the PostgreSQL figure is the target);
-//   (e) CPU per event: user+system time of the service process (and of its PostgreSQL backends) / events.
+//   (e) CPU per event: user+system time of the service process (and of its PostgreSQL backends) / events;
+//   (f) the reference (bench/reference-server.ts) on the same stores, load and rates: the least any service
+//       can do before a durable 201 (a raw body, or bare event rows, group-committed; no validation, token
+//       or rollups). Its figures bound what any implementation on the same storage reaches on this machine.
 // Every request carries distinct events, so the store really inserts each one.
 // Prints a readable table and one JSON document; exits non-zero only when something failed to run.
 //
@@ -148,6 +151,13 @@ async function warm(spec: Omit<Measure, 'name'>): Promise<number> {
   return result.requests;
 }
 
+/** the reference server on one of the stores: `requests` (a raw body per request) or `events` (bare event rows) */
+async function startReference(mode: 'requests' | 'events', store: { DATABASE_URL: string } | { DATA_DIR: string }): Promise<NodeProcess> {
+  const reference = await startNode('bench/reference-server.ts', { ...store, REFERENCE: mode });
+  cleanups.push(() => reference.stop());
+  return reference;
+}
+
 async function startService(env: Record<string, string>): Promise<{ service: NodeProcess; token: string; env: Record<string, string> }> {
   const dataDir = fs.mkdtempSync(path.join(work, 'data-'));
   const fullEnv = { ...env, DATA_DIR: dataDir, SECRET, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'warn' };
@@ -221,12 +231,25 @@ async function main(): Promise<void> {
       throw new Error(`embedded store holds ${shown.events_total} events, ${acknowledged} were acknowledged`);
     }
     await service.stop();
+
+    const reference = await startReference('requests', { DATA_DIR: fs.mkdtempSync(path.join(work, 'reference-')) });
+    const referenceUrl = `${reference.url}/events`;
+    await warm({ url: referenceUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
+    const referenceMax = await measure({ name: 'reference PGlite, a row per request, max', url: referenceUrl, headers: plain, file: files.singleMax, eventsPerRequest: 1, service: reference });
+    const referenceHalf = await measure({ name: 'reference PGlite, a row per request, same rate', url: referenceUrl, headers: plain, file: files.singleHalf, eventsPerRequest: 1, rate, service: reference });
+    await reference.stop();
+
     targets.push(target('(b) embedded single-event req/s ÷ baseline', max.rps / baseSingle.rps, '×', '>=', 0.75));
     targets.push(
       target('(d) embedded p99 at half max ÷ baseline p99 (same rate)', half.p99Ms / baseHalf.p99Ms, '×', '<=', 2,
         `${round(half.p99Ms)} ms vs ${round(baseHalf.p99Ms)} ms; ÷ baseline p99 at its max: ${round(half.p99Ms / baseSingle.p99Ms)}×`),
     );
     targets.push(target('(e) embedded CPU per event at max (service process)', max.serviceCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
+    targets.push(target('(f) ceiling for (b): reference on PGlite, req/s ÷ baseline', referenceMax.rps / baseSingle.rps, '×', '>=', 0.75, 'a raw body per request'));
+    targets.push(
+      target('(f) floor for (d): reference on PGlite, p99 ÷ baseline p99 (same rate)', referenceHalf.p99Ms / baseHalf.p99Ms, '×', '<=', 2,
+        `${round(referenceHalf.p99Ms)} ms vs ${round(baseHalf.p99Ms)} ms`),
+    );
   }
 
   // (c) + (d) PostgreSQL, official batches
@@ -255,6 +278,18 @@ async function main(): Promise<void> {
     if (max.bodyWraps + half.bodyWraps === 0 && !storedMatches(counts!.rows, acknowledged, 20)) {
       throw new Error(`PostgreSQL holds ${counts!.rows} events, ${acknowledged} were acknowledged`);
     }
+
+    const rowsOnly = await startReference('events', { DATABASE_URL: database.url });
+    const rowsUrl = `${rowsOnly.url}/events`;
+    await warm({ url: rowsUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
+    const referenceMax = await measure({ name: 'reference PostgreSQL, bare event rows, max', url: rowsUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20, service: rowsOnly, databaseUrl: database.url });
+    await rowsOnly.stop();
+    const perRequest = await startReference('requests', { DATABASE_URL: database.url });
+    const perRequestUrl = `${perRequest.url}/events`;
+    await warm({ url: perRequestUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
+    const referenceHalf = await measure({ name: 'reference PostgreSQL, a row per request, same rate', url: perRequestUrl, headers: gzip, file: files.batchHalf, eventsPerRequest: 20, rate, service: perRequest, databaseUrl: database.url });
+    await perRequest.stop();
+
     targets.push(target('(c) PostgreSQL events/s, 20-event gzip batches', max.eventsPerSec, 'events/s', '>=', 150_000));
     targets.push(
       target('(d) PostgreSQL p99 at half max ÷ baseline p99 (same rate)', half.p99Ms / baseHalf.p99Ms, '×', '<=', 2,
@@ -262,6 +297,12 @@ async function main(): Promise<void> {
     );
     targets.push(target('(e) PostgreSQL CPU per event at max: service process', max.serviceCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
     targets.push(target('(e) PostgreSQL CPU per event at max: PostgreSQL backends', max.postgresCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
+    targets.push(target('(f) ceiling for (c): reference on PostgreSQL, bare event rows', referenceMax.eventsPerSec, 'events/s', '>=', 150_000,
+      `PostgreSQL CPU ${referenceMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`));
+    targets.push(
+      target('(f) floor for (d): reference on PostgreSQL, p99 ÷ baseline p99 (same rate)', referenceHalf.p99Ms / baseHalf.p99Ms, '×', '<=', 2,
+        `${round(referenceHalf.p99Ms)} ms vs ${round(baseHalf.p99Ms)} ms`),
+    );
     results.baselineBatchMax = baseBatch && { rps: round(baseBatch.rps, 0), p99Ms: baseBatch.p99Ms };
   }
 

@@ -12,6 +12,8 @@ export interface NormalisedEvent {
   locale: string | null;
   startParam: string | null;
   occurredAt: Date;
+  /** the client's time as sent (epoch ms), null when absent or unreadable; occurredAt may differ from it */
+  sentAt: number | null;
   /** UTC day the event is counted on (from occurredAt) */
   day: string;
   /** every other field, nested values kept as sent */
@@ -111,10 +113,10 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
   }
 
   let occurred = received;
+  const sentAt = typeof event.client_timestamp === 'string' ? parseClientTime(event.client_timestamp) : null;
   if (typeof event.client_timestamp === 'string') {
-    const client = parseClientTime(event.client_timestamp);
-    if (client !== null && client >= received - MAX_CLIENT_PAST_MS && client <= received + MAX_CLIENT_FUTURE_MS) {
-      occurred = client;
+    if (sentAt !== null && sentAt >= received - MAX_CLIENT_PAST_MS && sentAt <= received + MAX_CLIENT_FUTURE_MS) {
+      occurred = sentAt;
     } else {
       props.client_timestamp = event.client_timestamp; // kept as sent when we could not use it
     }
@@ -130,6 +132,7 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
     locale: optionalText(event.locale),
     startParam: optionalText(event.start_param),
     occurredAt,
+    sentAt,
     day: utcDay(occurred),
     props,
   };

@@ -1,6 +1,12 @@
 // Group commit: requests that arrive while a commit runs are written together in the next one,
 // and each request is answered only after the commit holding its events succeeded.
-import type { EventRow, EventStore } from './store.ts';
+import type { EventRow } from './store.ts';
+
+/** where a writer commits its batches: the event store, or the ingest bench's reference store */
+export interface BatchStore<Row> {
+  /** stores the rows in one commit; resolves with how many were new */
+  insert(rows: Row[]): Promise<number>;
+}
 
 export class OverloadedError extends Error {
   constructor() {
@@ -22,8 +28,8 @@ function blamesData(error: unknown): boolean {
 /** after the store failed for reasons that are not one request's data, refuse at once for this long */
 const FAIL_FAST_MS = 1_000;
 
-interface Submission {
-  rows: EventRow[];
+interface Submission<Row> {
+  rows: Row[];
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -38,8 +44,8 @@ export interface WriterOptions {
   onCommit?: (events: number, inserted: number, seconds: number) => void;
 }
 
-export class GroupCommitWriter {
-  private queue: Submission[] = [];
+export class GroupCommitWriter<Row = EventRow> {
+  private queue: Submission<Row>[] = [];
   private pendingEvents = 0;
   private running = 0;
   private idleWaiters: (() => void)[] = [];
@@ -50,7 +56,7 @@ export class GroupCommitWriter {
   private readonly concurrency: number;
 
   constructor(
-    private readonly store: EventStore,
+    private readonly store: BatchStore<Row>,
     private readonly options: WriterOptions = {},
   ) {
     this.maxBatchEvents = options.maxBatchEvents ?? 5_000;
@@ -59,7 +65,7 @@ export class GroupCommitWriter {
   }
 
   /** Resolves once the rows are committed (rows stored before are skipped); rejects when they are not. */
-  submit(rows: EventRow[]): Promise<void> {
+  submit(rows: Row[]): Promise<void> {
     if (this.pendingEvents + rows.length > this.maxPendingEvents) return Promise.reject(new OverloadedError());
     if (Date.now() < this.failingUntil) return Promise.reject(new StoreUnavailableError(this.lastFailure));
     return new Promise((resolve, reject) => {
@@ -83,8 +89,8 @@ export class GroupCommitWriter {
     }
   }
 
-  private takeBatch(): Submission[] {
-    const batch: Submission[] = [];
+  private takeBatch(): Submission<Row>[] {
+    const batch: Submission<Row>[] = [];
     let events = 0;
     while (this.queue.length > 0 && (batch.length === 0 || events + this.queue[0]!.rows.length <= this.maxBatchEvents)) {
       const next = this.queue.shift()!;
@@ -106,7 +112,7 @@ export class GroupCommitWriter {
     }
   }
 
-  private async commit(batch: Submission[]): Promise<void> {
+  private async commit(batch: Submission<Row>[]): Promise<void> {
     const rows = batch.flatMap((submission) => submission.rows);
     const started = performance.now();
     try {

@@ -114,7 +114,7 @@ export function createSteps(services: StepServices) {
       // spelt out rather than spread: this runs for every event
       rows[i] = {
         appId,
-        eventKey: services.pseudonymiser.eventKey(appId, serialised),
+        eventKey: services.pseudonymiser.eventKey(appId, serialised, normalised.sentAt),
         userKey: lastUserKey,
         receivedAt,
         eventName: normalised.eventName,

@@ -38,6 +38,22 @@ describe('201 Success record.', () => {
     }
   }
 
+  it('stores a retried request once, whatever the client clock says', async () => {
+    const before = await storedCount();
+    const batch = [
+      makeEvent('contract_app'),
+      makeEvent('contract_app', { client_timestamp: '1000000000000' }), // 2001: outside the trusted window
+      makeEvent('contract_app', { client_timestamp: 'yesterday' }),
+      makeEvent('contract_app', { client_timestamp: undefined }),
+    ];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const answer = await postEvents(service.url, batch, { token, gzip: attempt === 1 });
+      expect(answer.status).toBe(201);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // the retry is received at another time
+    }
+    expect(await storedCount()).toBe(before + batch.length);
+  });
+
   it('accepts the Referer when there is no Origin, and ignores the port and case of the host', async () => {
     const viaReferer = await postEvents(service.url, makeEvent('contract_app'), {
       token,

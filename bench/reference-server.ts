@@ -1,0 +1,91 @@
+// The reference of the ingest bench: the least a service can do before a durable 201, on the service's own
+// store runners (PGlite in DATA_DIR, or PostgreSQL at DATABASE_URL) and its group-commit writer. No
+// validation, token, pseudonymisation or rollups. REFERENCE=requests stores each raw body as one row;
+// REFERENCE=events decodes the body and stores one row per event in a table keyed and indexed like `events`.
+// What it reaches bounds what any implementation on the same storage can reach on this machine.
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import Fastify from 'fastify';
+import { openEmbeddedDatabase } from '../src/db/embedded.ts';
+import { openServerDatabase } from '../src/db/server.ts';
+import type { SqlRunner } from '../src/db/sql.ts';
+import { GroupCommitWriter, type BatchStore } from '../src/events/writer.ts';
+
+const mode = process.env.REFERENCE === 'events' ? 'events' : 'requests';
+const sql: SqlRunner = process.env.DATABASE_URL
+  ? openServerDatabase(process.env.DATABASE_URL)
+  : (await openEmbeddedDatabase(process.env.DATA_DIR ?? './data')).sql;
+
+await sql.exec(`
+  CREATE TABLE IF NOT EXISTS reference_requests (body bytea NOT NULL);
+  CREATE TABLE IF NOT EXISTS reference_events (
+    app_id int NOT NULL, event_key bytea NOT NULL, received_at timestamptz(3) NOT NULL, props jsonb NOT NULL,
+    PRIMARY KEY (app_id, event_key));
+  CREATE INDEX IF NOT EXISTS reference_events_received ON reference_events (app_id, received_at);`);
+
+interface EventRow {
+  key: string;
+  at: string;
+  event: unknown;
+}
+
+const stores = {
+  requests: {
+    async insert(bodies: Buffer[]) {
+      await sql.query(`INSERT INTO reference_requests (body) SELECT decode(b, 'base64') FROM jsonb_array_elements_text($1::jsonb) AS b`,
+        [JSON.stringify(bodies.map((body) => body.toString('base64')))], { name: 'reference_requests' });
+      return bodies.length;
+    },
+  } satisfies BatchStore<Buffer>,
+  events: {
+    async insert(rows: EventRow[]) {
+      await sql.query(
+        `INSERT INTO reference_events (app_id, event_key, received_at, props)
+         SELECT 1, decode(key, 'base64'), at, event FROM jsonb_to_recordset($1::jsonb) AS r(key text, at timestamptz, event jsonb)
+         ON CONFLICT DO NOTHING`,
+        [JSON.stringify(rows)], { name: 'reference_events' });
+      return rows.length;
+    },
+  } satisfies BatchStore<EventRow>,
+};
+const concurrency = sql.kind === 'server' ? 2 : 1; // as the service's writer
+const requestWriter = new GroupCommitWriter(stores.requests, { concurrency });
+const eventWriter = new GroupCommitWriter(stores.events, { concurrency });
+
+/** like the service's event keys: the time first (appended to the primary key), then a content hash */
+function eventKey(serialised: string, now: number): string {
+  const key = Buffer.alloc(16);
+  key.writeUIntBE(now, 0, 6);
+  crypto.createHash('sha256').update(serialised).digest().copy(key, 6, 0, 10);
+  return key.toString('base64');
+}
+
+function eventRows(body: Buffer, encoding: string | undefined): EventRow[] {
+  const text = (encoding === 'gzip' ? zlib.gunzipSync(body) : body).toString('utf8');
+  const parsed = JSON.parse(text) as unknown;
+  const now = Date.now();
+  const at = new Date(now).toISOString();
+  return (Array.isArray(parsed) ? parsed : [parsed]).map((event) => ({ key: eventKey(JSON.stringify(event), now), at, event }));
+}
+
+const app = Fastify({ logger: false, bodyLimit: 1_048_576 });
+app.removeAllContentTypeParsers();
+app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+app.post('/events', async (request, reply) => {
+  const body = request.body as Buffer;
+  if (mode === 'requests') await requestWriter.submit([body]);
+  else await eventWriter.submit(eventRows(body, request.headers['content-encoding']));
+  reply.code(201);
+  return { message: 'Success record.' };
+});
+app.get('/healthz', async () => ({ status: 'ok' }));
+
+await app.listen({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1' });
+const stop = () =>
+  void app
+    .close()
+    .then(() => Promise.all([requestWriter.drained(), eventWriter.drained()]))
+    .then(() => sql.close())
+    .then(() => process.exit(0));
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
