@@ -1,7 +1,7 @@
-// Embedded PostgreSQL (PGlite, WASM) in DATA_DIR, owned by exactly one process.
+// Embedded PostgreSQL (PGlite, WASM) in DATA_DIR, owned by exactly one process and run on its own thread.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { startPGliteThread, type PGliteHandle, type PGliteSession } from './pglite-thread.ts';
 import type { QueryOptions, SqlQueryable, SqlRunner } from './sql.ts';
 
 /** SQLSTATE: no prepared statement of that name (26000); one already exists (42P05) */
@@ -25,7 +25,7 @@ function literal(value: unknown): string {
  * CPU every time, more than inserting 30 events (measured: 4.4 ms for one event as a plain statement,
  * 1.5 ms prepared; 9.5 against 6.4 ms for 50).
  */
-function namedStatements(db: PGlite) {
+function namedStatements(db: PGliteSession) {
   const prepared = new Map<string, Promise<void>>();
   const prepare = (name: string, text: string) => {
     let done = prepared.get(name);
@@ -56,7 +56,7 @@ function namedStatements(db: PGlite) {
   };
 }
 
-function queryable(db: PGlite | Transaction, execute?: ReturnType<typeof namedStatements>): SqlQueryable {
+function queryable(db: PGliteSession, execute?: ReturnType<typeof namedStatements>): SqlQueryable {
   return {
     async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
       // inside a transaction a statement runs unnamed: the named path queries the PGlite handle itself,
@@ -71,7 +71,7 @@ function queryable(db: PGlite | Transaction, execute?: ReturnType<typeof namedSt
 }
 
 export interface EmbeddedDatabase {
-  pglite: PGlite;
+  pglite: PGliteHandle;
   sql: SqlRunner;
 }
 
@@ -79,7 +79,7 @@ export interface EmbeddedDatabase {
 export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
   const pgdata = path.join(dataDir, 'pgdata');
   fs.mkdirSync(pgdata, { recursive: true, mode: 0o700 });
-  const pglite = await PGlite.create(pgdata);
+  const pglite = await startPGliteThread(pgdata);
   const sql: SqlRunner = {
     kind: 'embedded',
     ...queryable(pglite, namedStatements(pglite)),

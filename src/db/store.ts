@@ -1,5 +1,6 @@
 // Opens the store the settings ask for (embedded PGlite or a PostgreSQL server), migrated and ready.
 import fs from 'node:fs';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './prisma-client/index.js';
@@ -44,7 +45,8 @@ export async function openStore(
     try {
       const embedded = await openEmbeddedDatabase(config.dataDir);
       sql = embedded.sql;
-      prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite) });
+      // the adapter uses query (array rows, its own parsers), exec and transaction: what the thread's handle has
+      prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite as unknown as PGlite) });
     } catch (error) {
       unlock();
       throw error;

@@ -150,11 +150,11 @@ export class RollupReader {
     };
   }
 
-  /** the latest events as received, for checking an integration live */
+  /** the latest events as received (the latest to happen first among those of one request), for checking an integration live */
   async recent(appId: number, limit = 25): Promise<RecentEvent[]> {
     const rows = await this.sql.query<Record<string, unknown>>(
       `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
-       FROM events WHERE app_id = $1 ORDER BY received_at DESC LIMIT $2`,
+       FROM events WHERE app_id = $1 ORDER BY received_at DESC, occurred_at DESC LIMIT $2`,
       [appId, limit],
     );
     return rows.map(toRecent);

@@ -748,6 +748,9 @@ describe('dashboard numbers and exports', () => {
     expect(recent).toHaveLength(25);
     expect(Object.keys(recent[0]).sort()).toEqual(['eventName', 'isPremium', 'isSuccess', 'locale', 'occurredAt', 'platform', 'props', 'receivedAt', 'sessionId', 'startParam']);
     expect(JSON.stringify(recent)).not.toMatch(/71000000\d\d/);
+    // latest received first; among the events of one request, the latest to happen first
+    const order = (event: { receivedAt: string; occurredAt: string }) => `${event.receivedAt} ${event.occurredAt}`;
+    expect(recent.map(order)).toEqual(recent.map(order).sort().reverse());
 
     const wrongOrigin = await postEvents(service.url, makeEvent(APP), { token: seedToken, origin: 'https://copycat.example' });
     expect(wrongOrigin.status).toBe(403);

@@ -1,0 +1,27 @@
+// Messages between the main thread and the embedded PGlite's thread (src/db/pglite-thread-worker.ts).
+
+export type ThreadRequest = { id: number } & (
+  | { op: 'query'; sql: string; params?: unknown[]; rowMode?: 'array' | 'object'; rawTypes: number[]; tx?: number }
+  | { op: 'exec'; sql: string; tx?: number }
+  | { op: 'begin' }
+  | { op: 'rollback'; tx: number }
+  | { op: 'end'; tx: number; commit: boolean }
+  | { op: 'close' }
+);
+
+/** an error as it crosses the thread boundary: its message and the DatabaseError fields callers read */
+export interface ThreadError {
+  message: string;
+  /** whether it was PGlite's DatabaseError (the Prisma adapter maps only those to Prisma's errors) */
+  database: boolean;
+  fields: Record<string, string>;
+}
+
+/** id 0 is the thread's start: result 'ready', or the error that stopped it */
+export type ThreadReply = { id: number; result?: unknown; error?: ThreadError };
+
+export interface ThreadQueryResult {
+  rows: unknown[];
+  fields: { name: string; dataTypeID: number }[];
+  affectedRows?: number;
+}

@@ -1,0 +1,93 @@
+// The embedded PGlite's own thread: opens the data directory and runs the statements the main thread sends,
+// so WASM PostgreSQL never blocks the HTTP event loop (it gets the machine's other core instead).
+import { parentPort, workerData } from 'node:worker_threads';
+import { messages, PGlite, type Transaction } from '@electric-sql/pglite';
+import type { ThreadReply, ThreadRequest, ThreadError } from './pglite-thread-protocol.ts';
+
+const port = parentPort!;
+const { pgdata } = workerData as { pgdata: string };
+
+/** the DatabaseError fields a caller may read (the error object also holds the query's parameters and options) */
+const ERROR_FIELDS = ['severity', 'code', 'detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'dataType', 'constraint'] as const;
+
+function describeError(error: unknown): ThreadError {
+  const fields: Record<string, string> = {};
+  for (const field of ERROR_FIELDS) {
+    const value = (error as Record<string, unknown> | null)?.[field];
+    if (typeof value === 'string') fields[field] = value;
+  }
+  return { message: String((error as Error | null)?.message ?? error), database: error instanceof messages.DatabaseError, fields };
+}
+
+/** parsers that keep the values of these types as the text PostgreSQL sent: the caller's parsers run on its thread */
+const rawParsers = new Map<string, Record<number, (value: string) => string>>();
+function keepRaw(types: number[]): Record<number, (value: string) => string> | undefined {
+  if (types.length === 0) return undefined;
+  const key = types.join(',');
+  let parsers = rawParsers.get(key);
+  if (!parsers) {
+    parsers = Object.fromEntries(types.map((type) => [type, (value: string) => value]));
+    rawParsers.set(key, parsers);
+  }
+  return parsers;
+}
+
+const transactions = new Map<number, { tx: Transaction; end: { resolve: () => void; reject: (error: Error) => void }; done: Promise<unknown> }>();
+let nextTransaction = 1;
+
+async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
+  switch (request.op) {
+    case 'query': {
+      const target = request.tx === undefined ? db : transactions.get(request.tx)!.tx;
+      const result = await target.query(request.sql, request.params, { rowMode: request.rowMode, parsers: keepRaw(request.rawTypes) });
+      return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+    }
+    case 'exec': {
+      const target = request.tx === undefined ? db : transactions.get(request.tx)!.tx;
+      await target.exec(request.sql);
+      return null;
+    }
+    case 'begin': {
+      const id = nextTransaction++;
+      return new Promise((started, failed) => {
+        const done = db.transaction(
+          (tx) =>
+            new Promise<void>((resolve, reject) => {
+              transactions.set(id, { tx, end: { resolve, reject }, done });
+              started(id);
+            }),
+        );
+        done.catch(failed).finally(() => transactions.delete(id));
+      });
+    }
+    case 'rollback':
+      await transactions.get(request.tx)!.tx.rollback();
+      return null;
+    case 'end': {
+      const open = transactions.get(request.tx)!;
+      // resolving commits (unless rolled back already); rejecting rolls back
+      if (request.commit) open.end.resolve();
+      else open.end.reject(new Error('rolled back by the caller'));
+      await open.done.catch((error: unknown) => {
+        if (request.commit) throw error;
+      });
+      return null;
+    }
+    case 'close':
+      await db.close();
+      return null;
+  }
+}
+
+try {
+  const db = await PGlite.create(pgdata);
+  port.on('message', (request: ThreadRequest) => {
+    handle(db, request).then(
+      (result) => port.postMessage({ id: request.id, result } satisfies ThreadReply),
+      (error: unknown) => port.postMessage({ id: request.id, error: describeError(error) } satisfies ThreadReply),
+    );
+  });
+  port.postMessage({ id: 0, result: 'ready' } satisfies ThreadReply);
+} catch (error) {
+  port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply);
+}

@@ -1,0 +1,123 @@
+// The main thread's handle on the embedded PGlite, which runs on a thread of its own
+// (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages.
+import { Worker } from 'node:worker_threads';
+import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
+import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
+
+/** the part of PGlite's interface the SQL runner and the Prisma adapter use */
+export interface PGliteSession {
+  query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>): Promise<Results<Row>>;
+  exec(sql: string): Promise<Results[]>;
+}
+export interface PGliteTransaction extends PGliteSession {
+  rollback(): Promise<void>;
+  readonly closed: boolean;
+}
+export interface PGliteHandle extends PGliteSession {
+  transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+function rebuildError(error: ThreadError): Error {
+  if (!error.database) return new Error(error.message);
+  return Object.assign(new messages.DatabaseError(error.message, 0, 'error'), error.fields);
+}
+
+/**
+ * Starts the PGlite thread and gives PGlite's interface over it. Statements run
+ * there one at a time, as on PGlite itself; results come back parsed, except the types the caller brings
+ * its own parsers for, which travel as text and are parsed here (functions cannot cross threads).
+ */
+export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
+  // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
+  const worker = new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`, {
+    eval: true,
+    workerData: { pgdata },
+  });
+  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  let stopped: Error | undefined;
+  const ready = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
+  worker.on('message', (reply: ThreadReply) => {
+    const waiting = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (reply.error) waiting?.reject(rebuildError(reply.error));
+    else waiting?.resolve(reply.result);
+  });
+  const stop = (error: Error) => {
+    stopped ??= error;
+    for (const waiting of pending.values()) waiting.reject(stopped);
+    pending.clear();
+  };
+  worker.on('error', (error) => stop(new Error(`the embedded database thread failed: ${error.message}`)));
+  worker.on('exit', () => stop(new Error('the embedded database thread has stopped')));
+
+  const call = (request: Request): Promise<unknown> => {
+    if (stopped) return Promise.reject(stopped);
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ ...request, id });
+    });
+  };
+
+  const session = (tx?: number): PGliteSession => ({
+    async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
+      const parsers = options?.parsers ?? {};
+      const rawTypes = Object.keys(parsers).map(Number);
+      const result = (await call({ op: 'query', sql, params, rowMode: options?.rowMode, rawTypes, tx })) as ThreadQueryResult;
+      if (rawTypes.length > 0) {
+        result.fields.forEach((field, column) => {
+          // PGlite calls a parser with the type too
+          const parse = parsers[field.dataTypeID] as ((value: string, type: number) => unknown) | undefined;
+          if (!parse) return;
+          const key = options?.rowMode === 'array' ? column : field.name;
+          for (const row of result.rows as Record<string | number, unknown>[]) {
+            if (row[key] !== null) row[key] = parse(row[key] as string, field.dataTypeID);
+          }
+        });
+      }
+      return result as Results<Row>;
+    },
+    async exec(sql: string) {
+      await call({ op: 'exec', sql, tx });
+      return [];
+    },
+  });
+
+  await ready;
+  return {
+    ...session(),
+    async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
+      const tx = (await call({ op: 'begin' })) as number;
+      let closed = false;
+      const handle: PGliteTransaction = {
+        ...session(tx),
+        async rollback() {
+          await call({ op: 'rollback', tx });
+          closed = true;
+        },
+        get closed() {
+          return closed;
+        },
+      };
+      let result: T;
+      try {
+        result = await fn(handle);
+      } catch (error) {
+        await call({ op: 'end', tx, commit: false }).catch(() => undefined);
+        throw error;
+      }
+      await call({ op: 'end', tx, commit: true });
+      return result;
+    },
+    async close() {
+      if (!stopped) await call({ op: 'close' }).catch(() => undefined);
+      await worker.terminate();
+    },
+  };
+}
