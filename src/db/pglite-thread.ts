@@ -61,7 +61,13 @@ export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
     const id = nextId++;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
-      worker.postMessage({ ...request, id });
+      try {
+        worker.postMessage({ ...request, id });
+      } catch (error) {
+        // a parameter that cannot be copied to another thread
+        pending.delete(id);
+        reject(error);
+      }
     });
   };
 
@@ -83,13 +89,17 @@ export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
       }
       return result as Results<Row>;
     },
+    // scripts (migrations, SET ...): no caller reads their results, so none are carried back
     async exec(sql: string) {
       await call({ op: 'exec', sql, tx });
       return [];
     },
   });
 
-  await ready;
+  await ready.catch(async (error: unknown) => {
+    await worker.terminate();
+    throw error;
+  });
   return {
     ...session(),
     async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
