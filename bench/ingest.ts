@@ -63,7 +63,7 @@ const started = new Date();
 const loadStart = os.loadavg();
 const phases: Phase[] = [];
 const notes: string[] = [];
-const cleanups: (() => Promise<void>)[] = [];
+const cleanups: (() => Promise<unknown>)[] = [];
 
 function bodyFile(name: string, bodies: Buffer[]): string {
   return writeBodyFile(path.join(work, `${name}.bin`), bodies).file;

@@ -39,28 +39,20 @@ const failures: string[] = [];
 const summary: Record<string, unknown> = { bench: 'all', date: started.toISOString() };
 const targets: Target[] = [];
 
-if (only.has('ingest')) {
-  const out = path.join(work, 'ingest.json');
-  const pass = ['--json-out', out, ...(args.has('duration') ? ['--duration', args.get('duration')!] : [])];
-  const { code } = await runScript('bench/ingest.ts', pass);
+/** runs a bench that writes its summary (with targets) to --json-out, and collects both */
+async function runJsonBench(name: 'ingest' | 'rollups', script: string, scriptArgs: string[]): Promise<void> {
+  const out = path.join(work, `${name}.json`);
+  const { code } = await runScript(script, [...scriptArgs, '--json-out', out]);
   const result = readJson(out);
-  if (code !== 0 || !result) failures.push(`bench/ingest.ts exited with ${code}`);
+  if (code !== 0 || !result) failures.push(`${script} exited with ${code}`);
   if (result) {
-    summary.ingest = result;
+    summary[name] = result;
     targets.push(...result.targets);
   }
 }
 
-if (only.has('rollups')) {
-  const out = path.join(work, 'rollups.json');
-  const { code } = await runScript('bench/rollups.ts', ['--sizes', args.has('full') ? '1m,10m' : '1m', '--json-out', out]);
-  const result = readJson(out);
-  if (code !== 0 || !result) failures.push(`bench/rollups.ts exited with ${code}`);
-  if (result) {
-    summary.rollups = result;
-    targets.push(...result.targets);
-  }
-}
+if (only.has('ingest')) await runJsonBench('ingest', 'bench/ingest.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
+if (only.has('rollups')) await runJsonBench('rollups', 'bench/rollups.ts', ['--sizes', args.has('full') ? '1m,10m' : '1m']);
 
 if (only.has('sdk')) {
   if (!fs.existsSync(path.join(PROJECT_ROOT, 'bench/sdk-size.ts'))) {

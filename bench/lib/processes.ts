@@ -1,72 +1,14 @@
 // Child processes of a bench run (the service, the baseline server) and what the kernel says about
 // them: CPU time and resident memory from /proc, so the figures are the child's own, not the bench's.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { childEnv, freePort, PROJECT_ROOT } from '../../test/helpers/service-process.ts';
+import { startNodeServer, type ServiceProcess } from '../../test/helpers/service-process.ts';
 
-export { freePort, PROJECT_ROOT };
+export type NodeProcess = ServiceProcess;
 
-const children = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-export interface NodeProcess {
-  pid: number;
-  url: string;
-  output(): string;
-  /** SIGTERM, then SIGKILL after 15 s */
-  stop(): Promise<void>;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `node --import tsx <script>` from the project root; resolves once GET /healthz answers 200 */
-export async function startNode(script: string, env: Record<string, string>, readyTimeoutMs = 60_000): Promise<NodeProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: PROJECT_ROOT,
-    env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let text = '';
-  const append = (chunk: Buffer) => {
-    text += chunk.toString();
-    if (text.length > 100_000) text = text.slice(-50_000);
-  };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => (children.delete(child), resolve())));
-  const url = `http://127.0.0.1:${port}`;
-  const running = () => child.exitCode === null && child.signalCode === null;
-  const proc: NodeProcess = {
-    pid: child.pid!,
-    url,
-    output: () => text,
-    async stop() {
-      if (!running()) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-  const deadline = Date.now() + readyTimeoutMs;
-  while (Date.now() < deadline) {
-    if (!running()) throw new Error(`${script} exited before it was ready:\n${text}`);
-    try {
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) });
-      await response.arrayBuffer();
-      if (response.status === 200) return proc;
-    } catch {
-      // not yet
-    }
-    await sleep(100);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${script} not ready within ${readyTimeoutMs} ms:\n${text}`);
+/** `node --import tsx <script>` from the project root (the tests' starter); resolves once GET /healthz answers 200 */
+export function startNode(script: string, env: Record<string, string>): Promise<NodeProcess> {
+  return startNodeServer(script, env, 60_000);
 }
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux

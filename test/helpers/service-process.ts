@@ -145,10 +145,15 @@ function listensOn(pid: number, port: number): boolean {
  * service, then the child died of EADDRINUSE). So the port must be held by the child (read from /proc), and
  * a child that lost its port is started again on another one.
  */
-export async function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
+export function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
+  return startNodeServer('src/main.ts', env, readyTimeoutMs);
+}
+
+/** startServiceProcess for any HTTP server script of the project that serves GET /healthz (the bench's too) */
+export async function startNodeServer(script: string, env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServiceOnce(env, readyTimeoutMs);
+      return await startServerOnce(script, env, readyTimeoutMs);
     } catch (error) {
       if (!(error instanceof PortTakenError) || env.PORT || attempt >= 3) throw error;
     }
@@ -157,10 +162,10 @@ export async function startServiceProcess(env: Record<string, string>, readyTime
 
 class PortTakenError extends Error {}
 
-async function startServiceOnce(env: Record<string, string>, readyTimeoutMs: number): Promise<ServiceProcess> {
+async function startServerOnce(script: string, env: Record<string, string>, readyTimeoutMs: number): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = track(
-    spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    spawn(process.execPath, ['--import', 'tsx', script], {
       cwd: PROJECT_ROOT,
       env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -195,7 +200,7 @@ async function startServiceOnce(env: Record<string, string>, readyTimeoutMs: num
   while (Date.now() < deadline) {
     if (!running()) {
       const exit = await exited;
-      const message = `service exited before it was ready (${exit.code ?? exit.signal}):\n${output()}`;
+      const message = `${script} exited before it was ready (${exit.code ?? exit.signal}):\n${output()}`;
       throw output().includes('EADDRINUSE') ? new PortTakenError(message) : new Error(message);
     }
     try {
@@ -208,7 +213,7 @@ async function startServiceOnce(env: Record<string, string>, readyTimeoutMs: num
     await sleep(100);
   }
   await service.kill();
-  throw new Error(`service not ready within ${readyTimeoutMs} ms:\n${output()}`);
+  throw new Error(`${script} not ready within ${readyTimeoutMs} ms:\n${output()}`);
 }
 
 export interface CliResult {
