@@ -150,7 +150,10 @@ export class RollupReader {
     };
   }
 
-  /** the latest events as received (the latest to happen first among those of one request), for checking an integration live */
+  /**
+   * The latest events as received, for checking an integration live; among the events of one request
+   * the latest to happen comes first.
+   */
   async recent(appId: number, limit = 25): Promise<RecentEvent[]> {
     const rows = await this.sql.query<Record<string, unknown>>(
       `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
