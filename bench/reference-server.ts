@@ -3,13 +3,14 @@
 // validation, token, pseudonymisation or rollups. REFERENCE=requests stores each raw body as one row;
 // REFERENCE=events decodes the body and stores one row per event in a table keyed and indexed like `events`.
 // What it reaches bounds what any implementation on the same storage can reach on this machine.
-import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import Fastify from 'fastify';
 import { openEmbeddedDatabase } from '../src/db/embedded.ts';
 import { openServerDatabase } from '../src/db/server.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
-import { GroupCommitWriter, type BatchStore } from '../src/events/writer.ts';
+import { Pseudonymiser } from '../src/events/pseudonym.ts';
+import { commitConcurrency, GroupCommitWriter, type BatchStore } from '../src/events/writer.ts';
+import { Secrets } from '../src/secret.ts';
 
 const mode = process.env.REFERENCE === 'events' ? 'events' : 'requests';
 const sql: SqlRunner = process.env.DATABASE_URL
@@ -48,24 +49,22 @@ const stores = {
     },
   } satisfies BatchStore<EventRow>,
 };
-const concurrency = sql.kind === 'server' ? 2 : 1; // as the service's writer
+const concurrency = commitConcurrency(sql.kind);
 const requestWriter = new GroupCommitWriter(stores.requests, { concurrency });
 const eventWriter = new GroupCommitWriter(stores.events, { concurrency });
-
-/** like the service's event keys: the time first (appended to the primary key), then a content hash */
-function eventKey(serialised: string, now: number): string {
-  const key = Buffer.alloc(16);
-  key.writeUIntBE(now, 0, 6);
-  crypto.createHash('sha256').update(serialised).digest().copy(key, 6, 0, 10);
-  return key.toString('base64');
-}
+/** event keys made as the service makes them */
+const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('reference-server-secret')));
 
 function eventRows(body: Buffer, encoding: string | undefined): EventRow[] {
   const text = (encoding === 'gzip' ? zlib.gunzipSync(body) : body).toString('utf8');
   const parsed = JSON.parse(text) as unknown;
   const now = Date.now();
   const at = new Date(now).toISOString();
-  return (Array.isArray(parsed) ? parsed : [parsed]).map((event) => ({ key: eventKey(JSON.stringify(event), now), at, event }));
+  return (Array.isArray(parsed) ? parsed : [parsed]).map((event) => ({
+    key: pseudonymiser.eventKey(1, JSON.stringify(event), now).toString('base64'),
+    at,
+    event,
+  }));
 }
 
 const app = Fastify({ logger: false, bodyLimit: 1_048_576 });

@@ -4,7 +4,7 @@ import type { Store } from './db/store.ts';
 import { Pseudonymiser } from './events/pseudonym.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { SqlEventStore, type EventStore } from './events/store.ts';
-import { GroupCommitWriter } from './events/writer.ts';
+import { commitConcurrency, GroupCommitWriter } from './events/writer.ts';
 import { createMetrics, type Metrics } from './ingest/metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
@@ -36,7 +36,7 @@ export async function createServices(
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
   const registry = new TokenRegistry(store.prisma, secrets, (hash) => tokens.invalidate(hash));
   const writer = new GroupCommitWriter(events, {
-    concurrency: store.kind === 'server' ? 2 : 1,
+    concurrency: commitConcurrency(store.kind),
     onCommit: (count, inserted, seconds) => {
       metrics.commitSeconds.observe(seconds);
       metrics.commitEvents.observe(count);

@@ -35,18 +35,18 @@ function keepRaw(types: number[]): Record<number, (value: string) => string> | u
 const transactions = new Map<number, { tx: Transaction; end: { resolve: () => void; reject: (error: Error) => void }; done: Promise<unknown> }>();
 let nextTransaction = 1;
 
+/** the session a statement runs on: an open transaction's, or PGlite's own */
+const sessionOf = (db: PGlite, tx: number | undefined): PGlite | Transaction => (tx === undefined ? db : transactions.get(tx)!.tx);
+
 async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
   switch (request.op) {
     case 'query': {
-      const target = request.tx === undefined ? db : transactions.get(request.tx)!.tx;
-      const result = await target.query(request.sql, request.params, { rowMode: request.rowMode, parsers: keepRaw(request.rawTypes) });
+      const result = await sessionOf(db, request.tx).query(request.sql, request.params, { rowMode: request.rowMode, parsers: keepRaw(request.rawTypes) });
       return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
     }
-    case 'exec': {
-      const target = request.tx === undefined ? db : transactions.get(request.tx)!.tx;
-      await target.exec(request.sql);
+    case 'exec':
+      await sessionOf(db, request.tx).exec(request.sql);
       return null;
-    }
     case 'begin': {
       const id = nextTransaction++;
       return new Promise((started, failed) => {

@@ -8,6 +8,14 @@ export interface BatchStore<Row> {
   insert(rows: Row[]): Promise<number>;
 }
 
+/**
+ * Commits allowed to run at once on a store: a server takes two (the next batch is sent while one commits);
+ * PGlite runs one statement at a time, and a second commit waiting beside it made the tail worse.
+ */
+export function commitConcurrency(kind: 'embedded' | 'server'): number {
+  return kind === 'server' ? 2 : 1;
+}
+
 export class OverloadedError extends Error {
   constructor() {
     super('too many events waiting for the store');
