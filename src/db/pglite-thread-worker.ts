@@ -1,7 +1,8 @@
 // The embedded PGlite's own thread: opens the data directory and runs the statements the main thread sends,
 // so WASM PostgreSQL never blocks the HTTP event loop (it gets the machine's other core instead).
 import { parentPort, workerData } from 'node:worker_threads';
-import { messages, PGlite, type Transaction } from '@electric-sql/pglite';
+import { messages, type PGlite, type Transaction } from '@electric-sql/pglite';
+import { openDurablePGlite } from './durable-pglite.ts';
 import type { ThreadReply, ThreadRequest, ThreadError } from './pglite-thread-protocol.ts';
 
 const port = parentPort!;
@@ -80,7 +81,7 @@ async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
 }
 
 try {
-  const db = await PGlite.create(pgdata);
+  const db = await openDurablePGlite(pgdata);
   port.on('message', (request: ThreadRequest) => {
     handle(db, request).then(
       (result) => port.postMessage({ id: request.id, result } satisfies ThreadReply),
