@@ -39,6 +39,7 @@ async function start(): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host });
   if (bot) void runBot(bot, config, app.log, botStopped.signal);
+  void services.purger.purgeDeletedApps(); // deletions a stop cut short
   app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
 }
 

@@ -2,6 +2,7 @@
 import type { Config } from './config.ts';
 import type { Store } from './db/store.ts';
 import { Pseudonymiser } from './events/pseudonym.ts';
+import { DeletedAppPurger } from './events/purge.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { SqlEventStore, type EventStore } from './events/store.ts';
 import { commitConcurrency, GroupCommitWriter } from './events/writer.ts';
@@ -20,6 +21,8 @@ export interface Services {
   writer: GroupCommitWriter;
   pseudonymiser: Pseudonymiser;
   rejections: RejectionLog;
+  /** removes deleted apps' events and rollups; main starts it for apps a stop cut short */
+  purger: DeletedAppPurger;
   metrics: Metrics;
   /** flushes what is buffered and stops timers; the store is closed by its owner */
   stop(): Promise<void>;
@@ -34,7 +37,13 @@ export async function createServices(
   const events = new SqlEventStore(store.sql);
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
-  const registry = new TokenRegistry(store.prisma, secrets, (hash) => tokens.invalidate(hash));
+  const purger = new DeletedAppPurger(store.sql, onBackgroundError);
+  const registry = new TokenRegistry(
+    store.prisma,
+    secrets,
+    (hash) => tokens.invalidate(hash),
+    () => void purger.purgeDeletedApps(),
+  );
   const writer = new GroupCommitWriter(events, {
     concurrency: commitConcurrency(store.kind),
     onCommit: (count, inserted, seconds) => {
@@ -55,10 +64,12 @@ export async function createServices(
     writer,
     pseudonymiser: new Pseudonymiser(secrets),
     rejections,
+    purger,
     metrics,
     async stop() {
       await writer.drained();
       await rejections.stop();
+      await purger.stop();
     },
   };
 }

@@ -1,7 +1,6 @@
 // Issues, lists, edits, revokes and regenerates app tokens (control plane, Prisma), decides who may touch
 // which app (its owner, administrators, the operator CLI), and writes every change to the audit log.
 import { isUniqueViolation } from '../db/errors.ts';
-import { EVENT_PLANE_TABLES } from '../events/store.ts';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
 import { displayPrefix, generateToken, hashToken } from './format.ts';
@@ -73,6 +72,8 @@ export class TokenRegistry {
     private readonly secrets: Secrets,
     /** told the hash of every token whose grant changed, so caches drop it at once */
     private readonly onTokenChanged: (hash: string) => void = () => {},
+    /** told when an app row is gone, so its events and rollups are purged (src/events/purge.ts) */
+    private readonly onAppDeleted: () => void = () => {},
   ) {}
 
   ownerKey(telegramId: string): string {
@@ -159,17 +160,21 @@ export class TokenRegistry {
     return this.setDomains(app, app.domains.filter((entry) => entry !== domain), actor, 'app.domain.remove', domain);
   }
 
-  /** Deletes the app with its tokens, events and rollups; the audit log keeps the record of it. */
+  /**
+   * Deletes the app with its tokens at once; its events and rollups are purged right after, in the
+   * background (one statement for millions of rows would outlast the statement timeout). The audit log
+   * keeps the record of it.
+   */
   async deleteApp(appName: string, actor: Actor): Promise<void> {
     const app = await this.accessibleApp({ appName }, actor, appName);
     const tokens = await this.prisma.token.findMany({ where: { appId: app.id }, select: { hash: true } });
     await this.prisma.$transaction([
       this.prisma.auditLog.create({ data: this.auditEntry(actor, 'app.delete', appName, { admin: this.actsAsAdmin(app, actor) }) }),
-      // the app row first: its lock waits for event commits in flight, whose rows are then deleted too
+      // the app row's lock waits for event commits in flight; commits after it store nothing for the app
       this.prisma.app.delete({ where: { id: app.id } }),
-      ...EVENT_PLANE_TABLES.map((table) => this.prisma.$executeRawUnsafe(`DELETE FROM ${table} WHERE app_id = $1`, app.id)),
     ]);
     tokens.forEach((token) => this.onTokenChanged(token.hash));
+    this.onAppDeleted();
   }
 
   private async setDomains(app: AppRow, domains: string[], actor: Actor, action: string, domain: string): Promise<AppRecord> {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { Store } from '../../src/db/store.ts';
+import { DeletedAppPurger } from '../../src/events/purge.ts';
 import { RollupReader } from '../../src/events/rollups.ts';
 import { Secrets } from '../../src/secret.ts';
 import { OPERATOR, TokenRegistry } from '../../src/tokens/registry.ts';
@@ -163,6 +164,39 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     await rollupsMatchRawRows(appId);
   });
 
+  async function rowsOf(app: number): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const table of EVENT_PLANE_TABLES) {
+      counts[table] = (await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [app])).n;
+    }
+    return counts;
+  }
+  const nothing = Object.fromEntries(EVENT_PLANE_TABLES.map((table) => [table, 0]));
+
+  it('purges a deleted app\'s events and rollups in chunks, finishes a purge cut short, and leaves live apps alone', async () => {
+    const [doomed, kept] = await Promise.all(
+      ['purged_app', 'kept_app'].map(async (appName) => (await store.prisma.app.create({ data: { appName, bot: '@p_bot', domains: ['p.example'] } })).id),
+    );
+    const users = Array.from({ length: 12 }, () => crypto.randomBytes(16));
+    for (const app of [doomed, kept]) {
+      await events.insert(users.flatMap((userKey, i) => [row(app, { userKey }), row(app, { userKey, eventName: i % 2 ? 'app-hide' : 'connection-started', startParam: `p${i % 3}` })]));
+    }
+    const keptBefore = await rowsOf(kept);
+    // a purge that stopped after a few chunks of events: rows remain in every table
+    await store.prisma.app.delete({ where: { id: doomed } });
+    await store.sql.query(`DELETE FROM events WHERE ctid = ANY(ARRAY(SELECT ctid FROM events WHERE app_id = $1 LIMIT 5))`, [doomed]);
+    expect(Object.values(await rowsOf(doomed)).every((n) => n > 0)).toBe(true);
+
+    const statements: string[] = [];
+    const counting = { ...store.sql, query: ((text: string, params?: unknown[]) => (statements.push(text), store.sql.query(text, params))) as Store['sql']['query'] };
+    await new DeletedAppPurger(counting, (error) => { throw error; }, 7).purgeDeletedApps();
+    expect(await rowsOf(doomed)).toEqual(nothing);
+    // 19 events left, 7 rows a statement: several DELETEs of events alone
+    expect(statements.filter((text) => text.includes('DELETE FROM events')).length).toBe(3);
+    expect(await rowsOf(kept)).toEqual(keptBefore);
+    await rollupsMatchRawRows(kept);
+  });
+
   // the race needs two connections: only a PostgreSQL server has them
   if (name === 'PostgreSQL') it('deletes an app whose events are being committed: the deletion waits, then leaves no rows', async () => {
     const doomed = (await store.prisma.app.create({ data: { appName: 'racing_app', bot: '@racing_bot', domains: ['r.example'] } })).id;
@@ -179,6 +213,7 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     });
     expect(deletedBeforeCommit).toBe(false);
     await deletion;
+    await new DeletedAppPurger(store.sql).purgeDeletedApps();
     for (const table of EVENT_PLANE_TABLES) {
       expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [doomed])).n, table).toBe(0);
     }

@@ -74,6 +74,7 @@ describe('changes reach ingestion at once', () => {
     expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).status).toBe(201);
     await registry().deleteApp('doomed_app', alice);
     expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).text).toBe('{"message":"Token is invalid."}');
+    await service.services.purger.idle();
     for (const table of EVENT_PLANE_TABLES) {
       const [rows] = await service.store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [app.appId]);
       expect(rows!.n, table).toBe(0);
