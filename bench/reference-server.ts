@@ -72,8 +72,9 @@ app.removeAllContentTypeParsers();
 app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 app.post('/events', async (request, reply) => {
   const body = request.body as Buffer;
-  if (mode === 'requests') await requestWriter.submit([body]);
-  else await eventWriter.submit(eventRows(body, request.headers['content-encoding']));
+  // the body's size stands for its events' (the service weighs a commit by its events' JSON)
+  if (mode === 'requests') await requestWriter.submit([body], body.length);
+  else await eventWriter.submit(eventRows(body, request.headers['content-encoding']), body.length);
   reply.code(201);
   return { message: 'Success record.' };
 });

@@ -38,6 +38,8 @@ const FAIL_FAST_MS = 1_000;
 
 interface Submission<Row> {
   rows: Row[];
+  /** the size of the request's events as JSON text (characters): what the commit's statement carries for them */
+  bytes: number;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -45,8 +47,15 @@ interface Submission<Row> {
 export interface WriterOptions {
   /** most events written by one commit */
   maxBatchEvents?: number;
-  /** events waiting beyond this are refused at once (memory stays bounded while the store is down) */
+  /**
+   * most event bytes written by one commit (one request may exceed it alone): PGlite's WebAssembly memory
+   * grows to the largest statement it has run and never shrinks
+   */
+  maxBatchBytes?: number;
+  /** events waiting beyond this are refused at once (memory stays bounded while the store is slow or down) */
   maxPendingEvents?: number;
+  /** event bytes waiting beyond this are refused at once (a few large requests weigh as much as many events) */
+  maxPendingBytes?: number;
   /** commits allowed to run at the same time (a server can take more than one) */
   concurrency?: number;
   onCommit?: (events: number, inserted: number, seconds: number) => void;
@@ -55,12 +64,15 @@ export interface WriterOptions {
 export class GroupCommitWriter<Row = EventRow> {
   private queue: Submission<Row>[] = [];
   private pendingEvents = 0;
+  private pendingBytes = 0;
   private running = 0;
   private idleWaiters: (() => void)[] = [];
   private failingUntil = 0;
   private lastFailure: unknown;
   private readonly maxBatchEvents: number;
+  private readonly maxBatchBytes: number;
   private readonly maxPendingEvents: number;
+  private readonly maxPendingBytes: number;
   private readonly concurrency: number;
 
   constructor(
@@ -68,17 +80,25 @@ export class GroupCommitWriter<Row = EventRow> {
     private readonly options: WriterOptions = {},
   ) {
     this.maxBatchEvents = options.maxBatchEvents ?? 5_000;
+    this.maxBatchBytes = options.maxBatchBytes ?? 4 * 1024 * 1024;
     this.maxPendingEvents = options.maxPendingEvents ?? 200_000;
+    this.maxPendingBytes = options.maxPendingBytes ?? 256 * 1024 * 1024;
     this.concurrency = options.concurrency ?? 1;
   }
 
-  /** Resolves once the rows are committed (rows stored before are skipped); rejects when they are not. */
-  submit(rows: Row[]): Promise<void> {
-    if (this.pendingEvents + rows.length > this.maxPendingEvents) return Promise.reject(new OverloadedError());
+  /**
+   * Resolves once the rows are committed (rows stored before are skipped); rejects when they are not.
+   * bytes: the size of the rows' events as JSON text (characters).
+   */
+  submit(rows: Row[], bytes = 0): Promise<void> {
+    if (this.pendingEvents + rows.length > this.maxPendingEvents || this.pendingBytes + bytes > this.maxPendingBytes) {
+      return Promise.reject(new OverloadedError());
+    }
     if (Date.now() < this.failingUntil) return Promise.reject(new StoreUnavailableError(this.lastFailure));
     return new Promise((resolve, reject) => {
-      this.queue.push({ rows, resolve, reject });
+      this.queue.push({ rows, bytes, resolve, reject });
       this.pendingEvents += rows.length;
+      this.pendingBytes += bytes;
       this.pump();
     });
   }
@@ -100,9 +120,12 @@ export class GroupCommitWriter<Row = EventRow> {
   private takeBatch(): Submission<Row>[] {
     const batch: Submission<Row>[] = [];
     let events = 0;
-    while (this.queue.length > 0 && (batch.length === 0 || events + this.queue[0]!.rows.length <= this.maxBatchEvents)) {
+    let bytes = 0;
+    const fits = (next: Submission<Row>) => events + next.rows.length <= this.maxBatchEvents && bytes + next.bytes <= this.maxBatchBytes;
+    while (this.queue.length > 0 && (batch.length === 0 || fits(this.queue[0]!))) {
       const next = this.queue.shift()!;
       events += next.rows.length;
+      bytes += next.bytes;
       batch.push(next);
     }
     return batch;
@@ -113,7 +136,7 @@ export class GroupCommitWriter<Row = EventRow> {
     try {
       if (batch.length > 0) await this.commit(batch);
     } finally {
-      this.pendingEvents -= batch.reduce((sum, submission) => sum + submission.rows.length, 0);
+      batch.forEach(this.release);
       this.running--;
       if (this.queue.length > 0) this.pump();
       else if (this.running === 0) this.idleWaiters.splice(0).forEach((wake) => wake());
@@ -143,8 +166,14 @@ export class GroupCommitWriter<Row = EventRow> {
     this.failingUntil = Date.now() + FAIL_FAST_MS;
     this.lastFailure = error;
     for (const waiting of this.queue.splice(0)) {
-      this.pendingEvents -= waiting.rows.length;
+      this.release(waiting);
       waiting.reject(new StoreUnavailableError(error));
     }
   }
+
+  /** a submission committed or refused no longer counts against the waiting budgets */
+  private readonly release = (submission: Submission<Row>): void => {
+    this.pendingEvents -= submission.rows.length;
+    this.pendingBytes -= submission.bytes;
+  };
 }

@@ -103,9 +103,11 @@ export function createSteps(services: StepServices) {
     // user and request. Kept for this request only, so no raw user id outlives it in memory.
     let lastUserId: number | undefined;
     let lastUserKey: Buffer | undefined;
+    let bytes = 0;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
       const serialised = JSON.stringify(event);
+      bytes += serialised.length;
       const normalised = normaliseEvent(event, serialised, receivedAt);
       if (lastUserKey === undefined || !Object.is(normalised.userId, lastUserId)) {
         lastUserId = normalised.userId;
@@ -130,7 +132,7 @@ export function createSteps(services: StepServices) {
       };
     }
     try {
-      await services.writer.submit(rows);
+      await services.writer.submit(rows, bytes);
     } catch (error) {
       request.log.error({ failure: errorSummary(error), cause: errorSummary((error as { cause?: unknown }).cause ?? error) }, 'events not recorded');
       throw reject(request, grant, new HttpError(400, { message: MESSAGES.failedToRecord }));
