@@ -1,5 +1,7 @@
 // The main thread's handle on the embedded PGlite, which runs on a thread of its own
 // (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages.
+import fs from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
 import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
@@ -31,6 +33,13 @@ function rebuildError(error: ThreadError): Error {
  * its own parsers for, which travel as text and are parsed here (functions cannot cross threads).
  */
 export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
+  // a new cluster is made by a thread of its own: the PGlite that ran initdb keeps its WebAssembly memory
+  // (measured: a fresh service idles at 1,090 MB resident with it, 630 MB once restarted)
+  if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) await (await startThread(pgdata)).close();
+  return startThread(pgdata);
+}
+
+async function startThread(pgdata: string): Promise<PGliteHandle> {
   // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
