@@ -24,11 +24,8 @@ await sql.exec(`
     PRIMARY KEY (app_id, event_key));
   CREATE INDEX IF NOT EXISTS reference_events_received ON reference_events (app_id, received_at);`);
 
-interface EventRow {
-  key: string;
-  at: string;
-  event: unknown;
-}
+/** an event row by position, as the service sends its rows: event key (base64), received time (epoch ms), the event */
+type EventRow = [key: string, at: number, event: unknown];
 
 const stores = {
   requests: {
@@ -42,7 +39,7 @@ const stores = {
     async insert(rows: EventRow[]) {
       await sql.query(
         `INSERT INTO reference_events (app_id, event_key, received_at, props)
-         SELECT 1, decode(key, 'base64'), at, event FROM jsonb_to_recordset($1::jsonb) AS r(key text, at timestamptz, event jsonb)
+         SELECT 1, decode(r->>0, 'base64'), to_timestamp((r->>1)::float8 / 1000), r->2 FROM jsonb_array_elements($1::jsonb) AS r
          ON CONFLICT DO NOTHING`,
         [JSON.stringify(rows)], { name: 'reference_events' });
       return rows.length;
@@ -59,12 +56,7 @@ function eventRows(body: Buffer, encoding: string | undefined): EventRow[] {
   const text = (encoding === 'gzip' ? zlib.gunzipSync(body) : body).toString('utf8');
   const parsed = JSON.parse(text) as unknown;
   const now = Date.now();
-  const at = new Date(now).toISOString();
-  return (Array.isArray(parsed) ? parsed : [parsed]).map((event) => ({
-    key: pseudonymiser.eventKey(1, JSON.stringify(event), now).toString('base64'),
-    at,
-    event,
-  }));
+  return (Array.isArray(parsed) ? parsed : [parsed]).map((event): EventRow => [pseudonymiser.eventKey(1, JSON.stringify(event), now).toString('base64'), now, event]);
 }
 
 const app = Fastify({ logger: false, bodyLimit: 1_048_576 });

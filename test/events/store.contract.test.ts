@@ -133,6 +133,38 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     await rollupsMatchRawRows(appId);
   });
 
+  it('stores every field of a row as given: key bytes, millisecond times, flags, absent values, nested props', async () => {
+    const given = [
+      row(appId, {
+        receivedAt: new Date('2026-11-21T23:59:59.999Z'),
+        occurredAt: new Date('2026-11-21T22:00:00.001Z'),
+        day: '2026-11-21',
+        eventName: 'transaction-signed',
+        isPremium: true,
+        isSuccess: true,
+        platform: 'android',
+        locale: 'pt-br',
+        startParam: 'ref_42',
+        props: { custom_data: { nested: [1, 'two', { three: null }], text: 'ünï "quoted" \\ \u{1F600}' }, auth_type: 1 },
+      }),
+      row(appId, { occurredAt: new Date(-1), day: '1969-12-31', platform: null, locale: null, startParam: null }),
+    ];
+    expect(await events.insert(given)).toBe(2);
+    const stored = await store.sql.query<Record<string, unknown>>(
+      `SELECT encode(event_key, 'hex') AS event_key, received_at, occurred_at, day::text, event_name, session_id::text,
+              encode(user_key, 'hex') AS user_key, is_premium, is_success, platform, locale, start_param, props
+       FROM events WHERE app_id = $1 AND encode(event_key, 'hex') = ANY($2::text[])`,
+      [appId, given.map((r) => r.eventKey.toString('hex'))],
+    );
+    const expected = given.map((r) => ({
+      event_key: r.eventKey.toString('hex'), received_at: r.receivedAt, occurred_at: r.occurredAt, day: r.day, event_name: r.eventName,
+      session_id: r.sessionId, user_key: r.userKey.toString('hex'), is_premium: r.isPremium, is_success: r.isSuccess,
+      platform: r.platform, locale: r.locale, start_param: r.startParam, props: r.props,
+    }));
+    const byKey = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.event_key).localeCompare(String(b.event_key));
+    expect(stored.sort(byKey)).toEqual(expected.sort(byKey));
+  });
+
   it('stores a retried batch once and counts it once, also inside one batch', async () => {
     const before = await rollupsMatchRawRows(appId);
     const batch = [row(appId), row(appId, { eventName: 'custom-event' })];
