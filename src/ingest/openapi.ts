@@ -62,7 +62,7 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
                 ],
               },
               'Not recorded: token header missing or malformed; token not issued here or revoked; app_name not the ' +
-                "token's; body invalid; or the store failed (Failed to record: nothing was stored, retry later)",
+                "token's; body invalid; or the store failed or too much is waiting for it (Failed to record: nothing was stored, retry later)",
             ),
             '403': json(message(MESSAGES.domainMismatch), 'Origin (or Referer) is not one of the app\'s domains'),
             '413': json(anyMessage, 'Body larger than the limit, before or after decompression'),
