@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { GroupCommitWriter, OverloadedError, StoreUnavailableError, type BatchStore } from '../../src/events/writer.ts';
 
+/** resolves after the current event-loop turn: lets the writer cut and start its next commit */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 /** a store whose commits wait until released; it records the rows of each commit */
 function heldStore() {
   const commits: string[][] = [];
@@ -21,10 +24,10 @@ function heldStore() {
         release();
         quietTurns = 0;
       } else quietTurns++;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   };
-  return { store, commits, releaseAll, started: () => new Promise((resolve) => setImmediate(resolve)) };
+  return { store, commits, releaseAll, started: nextTurn };
 }
 
 const MB = 1024 * 1024;
@@ -74,14 +77,14 @@ describe('group commit writer', () => {
     let failing = true;
     const store: BatchStore<string> = {
       insert: async (rows) => {
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
         if (failing) throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' });
         return rows.length;
       },
     };
     const writer = new GroupCommitWriter(store, { maxPendingBytes: 3 * MB });
     const inFlight = writer.submit(['a'], MB);
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     const refused = writer.submit(['b'], 2 * MB);
     await expect(inFlight).rejects.toThrow('connection refused');
     await expect(refused).rejects.toBeInstanceOf(StoreUnavailableError);
