@@ -120,8 +120,8 @@ async function load(client: pg.Client, appId: number, events: number, today: str
   await step('app_users', `INSERT INTO app_users (app_id, user_key, last_day) SELECT app_id, user_key, max(day) FROM daily_users GROUP BY 1, 2`);
   await step(
     'session starts',
-    `CREATE TEMP TABLE starts AS SELECT DISTINCT ON (app_id, day, session_id) app_id, day, session_id, platform, locale, start_param
-     FROM events ORDER BY app_id, day, session_id, received_at`,
+    `CREATE TEMP TABLE starts AS SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
+     FROM events ORDER BY app_id, session_id, day, received_at`,
   );
   await step(
     'daily_sessions',

@@ -13,6 +13,7 @@ export interface Period {
 export interface DayRow {
   day: string;
   users: number;
+  /** sessions that started this day: a session is counted once, on its first day */
   sessions: number;
   events: number;
   byName: Record<string, number>;

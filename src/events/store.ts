@@ -95,12 +95,13 @@ WITH batch AS (
   SELECT app_id, user_key, max(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 ), session_starts AS (
-  SELECT DISTINCT ON (app_id, day, session_id) app_id, day, session_id, platform, locale, start_param
-  FROM inserted ORDER BY app_id, day, session_id, received_at
+  SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
+  FROM inserted ORDER BY app_id, session_id, day, received_at
 ), new_sessions AS (
+  -- a session already counted (on an earlier day, or by an earlier commit) is not counted again
   INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)
   SELECT app_id, day, session_id, left(coalesce(platform, ''), 64), left(coalesce(locale, ''), 64), left(coalesce(start_param, ''), 64)
-  FROM session_starts ORDER BY 1, 2, 3
+  FROM session_starts ORDER BY app_id, session_id
   ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 ), dimensions AS (
   -- from the returned rows alone: a join back to session_starts was planned as a nested loop over two

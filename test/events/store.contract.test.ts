@@ -73,8 +73,16 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
        WHERE e.last_day IS DISTINCT FROM u.last_day`,
       [app],
     );
+    const sessions = await one<{ raw: number; rows: number; counted: number }>(
+      `SELECT (SELECT count(DISTINCT session_id)::int FROM events WHERE app_id = $1) AS raw,
+              (SELECT count(*)::int FROM daily_sessions WHERE app_id = $1) AS rows,
+              (SELECT coalesce(sum(sessions), 0)::int FROM daily_app_stats WHERE app_id = $1) AS counted`,
+      [app],
+    );
     expect(counted.n).toBe(raw.n);
     expect(total.n).toBe(raw.n);
+    // each session counted once, whatever the days it spans
+    expect(sessions).toEqual({ raw: sessions.raw, rows: sessions.raw, counted: sessions.raw });
     expect(lastSeenMismatches.n).toBe(0);
     // the launch dimensions count each session under the values it started with
     const dimensionMismatches = await one<{ n: number }>(
@@ -270,6 +278,22 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     expect(await users('2026-11-01', '2026-11-05')).toBe(2);
     expect(await users('2026-11-02', '2026-11-09')).toBe(1);
     expect(await users('2026-11-06', '2026-11-09')).toBe(0);
+  });
+
+  it('counts a session that crosses midnight once, on the day it started, in one commit or across commits', async () => {
+    const app = (await store.prisma.app.create({ data: { appName: 'midnight_app', bot: '@midnight_bot', domains: ['m.example'] } })).id;
+    const at = (iso: string, sessionId: string, platform = 'ios') =>
+      row(app, { sessionId, platform, day: iso.slice(0, 10), receivedAt: new Date(iso), occurredAt: new Date(iso) });
+    const [late, split] = [crypto.randomUUID(), crypto.randomUUID()];
+    // `late` crosses midnight inside one commit; `split` is seen again in a later commit, on a later day
+    await events.insert([at('2026-11-20T23:59:00Z', late), at('2026-11-21T00:01:00Z', late), at('2026-11-20T22:00:00Z', split)]);
+    await events.insert([at('2026-11-21T00:30:00Z', split, 'android'), at('2026-11-22T00:30:00Z', split)]);
+    await rollupsMatchRawRows(app);
+    const dashboard = await new RollupReader(store.sql).dashboard(app, { from: '2026-11-20', to: '2026-11-22' });
+    expect(dashboard.totals).toEqual({ events: 5, users: 5, sessions: 2 });
+    expect(dashboard.days.map((day) => [day.day, day.sessions])).toEqual([['2026-11-20', 2], ['2026-11-21', 0], ['2026-11-22', 0]]);
+    // counted under the launch values it started with
+    expect(dashboard.dimensions.platform).toEqual([{ value: 'ios', sessions: 2 }]);
   });
 
   it('keeps the most recent 50 rejections per app, newest first', async () => {
