@@ -5,10 +5,11 @@
 // pointed at a TCP proxy that the test cuts and restores; the database is checked without the proxy.
 // Two kinds of outage: connections reset (server gone, port refused) and connections that stay open while
 // nothing comes back (frozen server, partition), where the answer may take up to the service's query timeout.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { available } from './helpers/environment.ts';
-import { BatchFactory, runLoad, sendBody, type Answer, type Outcome } from './helpers/load.ts';
+import { APP_ORIGIN, BatchFactory, FAILED, runLoad, sendBody, SUCCESS, tallyAnswers, type Answer, type Outcome } from './helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { startTcpProxy, throughProxy, type TcpProxy } from './helpers/tcp-proxy.ts';
@@ -16,9 +17,6 @@ import { startTcpProxy, throughProxy, type TcpProxy } from './helpers/tcp-proxy.
 const APP = 'outage_app';
 /** looked up once before the outage and not used during it */
 const IDLE_APP = 'outage_idle_app';
-const ORIGIN = 'https://app.example.com';
-const SUCCESS = '{"message":"Success record."}';
-const FAILED = '{"message":"Failed to record"}';
 
 const CLIENT_LOOPS = 16;
 /** longer than the token cache's 4 s maximum age, so lookups fail during the outage too, not only commits */
@@ -38,17 +36,6 @@ const STALLED_ANSWER_WITHIN_MS = 15_000;
 
 const postgresUp = await available('PostgreSQL');
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function tally(answers: Answer[]): string {
-  const counts = new Map<string, number>();
-  for (const answer of answers) {
-    const key = answer.status === null ? `no answer (${answer.error})` : `${answer.status} ${answer.text}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts].map(([key, count]) => `${count} × ${key}`).join('; ');
-}
-
 describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () => {
   let database: TestDatabase;
   let proxy: TcpProxy;
@@ -60,7 +47,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
   /** events answered 201, per app */
   const acknowledged = { [APP]: [] as number[], [IDLE_APP]: [] as number[] };
 
-  const send = (body: string, withToken = token) => sendBody(service.url, body, { token: withToken, origin: ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
+  const send = (body: string, withToken = token) => sendBody(service.url, body, { token: withToken, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -84,7 +71,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     acknowledged[IDLE_APP].push(...idle.seqs);
 
     const outcomes = await runLoad({ concurrency: 4, keepGoing: () => true, maxRequestsPerLoop: 5, next: () => events.next(), send: (batch) => send(batch.body) });
-    expect(tally(outcomes)).toBe(`20 × 201 ${SUCCESS}`);
+    expect(tallyAnswers(outcomes)).toBe(`20 × 201 ${SUCCESS}`);
     acknowledged[APP].push(...outcomes.flatMap((outcome) => outcome.batch.seqs));
   });
 
@@ -163,12 +150,12 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
       await sleep(100);
     }
     // before the first 201 only the outage answer, nothing else
-    expect(tally(whileRecovering.slice(0, -1).filter((answer) => answer.status !== 400 || answer.text !== FAILED))).toBe('');
-    expect(recoveredAfter, tally(whileRecovering)).toBeGreaterThanOrEqual(0);
+    expect(tallyAnswers(whileRecovering.slice(0, -1).filter((answer) => answer.status !== 400 || answer.text !== FAILED))).toBe('');
+    expect(recoveredAfter, tallyAnswers(whileRecovering)).toBeGreaterThanOrEqual(0);
     expect(recoveredAfter).toBeLessThan(RECOVER_WITHIN_MS);
 
     const outcomes = await runLoad({ concurrency: 8, keepGoing: () => true, maxRequestsPerLoop: 10, next: () => events.next(), send: (batch) => send(batch.body) });
-    expect(tally(outcomes)).toBe(`80 × 201 ${SUCCESS}`);
+    expect(tallyAnswers(outcomes)).toBe(`80 × 201 ${SUCCESS}`);
     acknowledged[APP].push(...outcomes.flatMap((outcome) => outcome.batch.seqs));
 
     // a token looked up before the outage (and not used during it) still authorises
@@ -236,7 +223,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
 
   it('answers 400 "Failed to record" within the store timeouts, then records again without a restart', async () => {
     const send = (body: string) =>
-      sendBody(service.url, body, { token, origin: ORIGIN, timeoutMs: STALLED_ANSWER_WITHIN_MS + 5_000 });
+      sendBody(service.url, body, { token, origin: APP_ORIGIN, timeoutMs: STALLED_ANSWER_WITHIN_MS + 5_000 });
     const before = await send(events.next().body);
     expect(before.status, before.text).toBe(201);
 
@@ -249,7 +236,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
       }),
     );
     const late = answers.filter((answer) => answer.ms >= STALLED_ANSWER_WITHIN_MS).map((answer) => Math.round(answer.ms));
-    expect(tally(answers), `answer times (ms): ${answers.map((answer) => Math.round(answer.ms)).join(', ')}`).toBe(
+    expect(tallyAnswers(answers), `answer times (ms): ${answers.map((answer) => Math.round(answer.ms)).join(', ')}`).toBe(
       `${answers.length} × 400 ${FAILED}`,
     );
     expect(late, `answers slower than ${STALLED_ANSWER_WITHIN_MS} ms`).toEqual([]);

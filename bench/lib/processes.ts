@@ -2,7 +2,7 @@
 // them: CPU time and resident memory from /proc, so the figures are the child's own, not the bench's.
 import fs from 'node:fs';
 import os from 'node:os';
-import { startNodeServer, type ServiceProcess } from '../../test/helpers/service-process.ts';
+import { rssBytes, startNodeServer, type ServiceProcess } from '../../test/helpers/service-process.ts';
 
 export type NodeProcess = ServiceProcess;
 
@@ -20,16 +20,6 @@ export function cpuSeconds(pid: number): number {
     // fields after the command name (which may contain spaces) start at state = field 3
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime, stime
-  } catch {
-    return 0;
-  }
-}
-
-/** resident set size in bytes (VmRSS), or 0 when the process is gone */
-export function rssBytes(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
   } catch {
     return 0;
   }

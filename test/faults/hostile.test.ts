@@ -8,13 +8,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_ORIGIN } from '../helpers/load.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { killAllChildren, rssBytes, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { buildCorpus, type HostileCase } from './hostile-corpus.ts';
 import { sendRaw, sendRawRetrying, type RawAnswer } from './raw-client.ts';
 
 const APP = 'hostile_app';
-const ORIGIN = 'https://app.example.com';
 const CORPUS_SIZE = 10_000;
 /** the service's default MAX_BODY_BYTES */
 const MAX_BODY_BYTES = 1_048_576;
@@ -25,11 +25,6 @@ const SLOW_CONNECTIONS = 100;
 const CORPUS_WITHIN_MS = 60_000;
 /** growth of the service's VmRSS over its size after warm-up */
 const RSS_GROWTH_LIMIT = 256 * 1024 * 1024;
-
-function rssOf(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1024 : 0;
-}
 
 const MiB = (bytes: number) => Math.round(bytes / 1048576);
 
@@ -51,13 +46,13 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
   });
 
   it(`answers ${CORPUS_SIZE}+ hostile requests with clean 4xx (201 for the valid-but-odd), stays up, memory bounded`, async () => {
-    const corpus = buildCorpus({ appName: APP, token, origin: ORIGIN, size: CORPUS_SIZE });
+    const corpus = buildCorpus({ appName: APP, token, origin: APP_ORIGIN, size: CORPUS_SIZE });
     expect(corpus.length).toBeGreaterThanOrEqual(CORPUS_SIZE);
 
     // warm-up: the valid requests of another corpus (the largest legitimate ones included), from as many
     // clients: the embedded database's WebAssembly memory grows to the largest commit it has run and never
     // shrinks, so the baseline is the service at its working size; then the memory baseline
-    const warmUp = buildCorpus({ appName: APP, token, origin: ORIGIN, size: CORPUS_SIZE, seed: 1 }).filter(
+    const warmUp = buildCorpus({ appName: APP, token, origin: APP_ORIGIN, size: CORPUS_SIZE, seed: 1 }).filter(
       (c) => !c.trickle && c.expect.length === 1 && c.expect[0] === 201,
     );
     const warmUpAnswers: (number | null)[] = [];
@@ -67,11 +62,11 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
       }),
     );
     expect(warmUpAnswers.filter((status) => status !== 201)).toEqual([]);
-    const rssStart = rssOf(service.pid);
+    const rssStart = rssBytes(service.pid);
     let rssMax = rssStart;
     const sampler = setInterval(() => {
       try {
-        rssMax = Math.max(rssMax, rssOf(service.pid));
+        rssMax = Math.max(rssMax, rssBytes(service.pid));
       } catch {
         // the process is gone: the checks below say so
       }
@@ -188,7 +183,7 @@ function validCase(token: string, n: number): HostileCase {
     label: 'a valid event',
     method: 'POST',
     path: '/events',
-    headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', ORIGIN]],
+    headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', APP_ORIGIN]],
     body: Buffer.from(JSON.stringify(event)),
     expect: [201],
     jsonMessage: true,

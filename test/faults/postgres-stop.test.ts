@@ -5,18 +5,16 @@
 // bounded, and once the server is back the same process records again within seconds. Every event
 // that got 201 is stored once, and the rollups equal the raw rows.
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servicesRequired } from '../helpers/environment.ts';
-import { BatchFactory, runLoad, sendBody, type Outcome } from '../helpers/load.ts';
+import { APP_ORIGIN, BatchFactory, FAILED, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { killAllChildren, rssBytes, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { createDatabase, createPrivatePostgres, postgresBinDir, type PrivatePostgres } from './private-postgres.ts';
 
 const APP = 'pg_stop_app';
-const ORIGIN = 'https://app.example.com';
-const SUCCESS = '{"message":"Success record."}';
-const FAILED = '{"message":"Failed to record"}';
 const CLIENT_LOOPS = 16;
 const DOWN_MS = 10_000;
 /** no answer may take longer, whatever the server does */
@@ -29,26 +27,6 @@ const RSS_GROWTH_LIMIT = 150 * 1024 * 1024;
 const binDir = postgresBinDir();
 if (!binDir && servicesRequired) {
   throw new Error('PostgreSQL server binaries (initdb, pg_ctl) are required (CI=true or REQUIRE_SERVICES=1) but were not found under /usr/lib/postgresql');
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function rssOf(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function tally(outcomes: Outcome[]): string {
-  const counts = new Map<string, number>();
-  for (const o of outcomes) {
-    const key = o.status === null ? `no answer (${o.error})` : `${o.status} ${o.text}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts].map(([key, count]) => `${count} × ${key}`).join('; ');
 }
 
 describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stopped for 10 s under load', () => {
@@ -74,7 +52,7 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
 
   it('answers exactly 400 "Failed to record" while it is down, memory bounded, then records again without a restart', async () => {
     const factory = new BatchFactory(APP, { seed: 15, minEvents: 1, maxEvents: 20, keep: false });
-    const send = (body: string) => sendBody(service.url, body, { token, origin: ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
+    const send = (body: string) => sendBody(service.url, body, { token, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
     const outcomes: Outcome[] = [];
     const timeline: Record<string, number> = {};
     const mark = (name: string) => (timeline[name] = performance.now());
@@ -90,7 +68,7 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
       onOutcome: (outcome) => outcomes.push({ ...outcome, batch: { ...outcome.batch, body: '' } }),
     });
     const rssSamples: { at: number; rss: number }[] = [];
-    const sampler = setInterval(() => rssSamples.push({ at: performance.now(), rss: rssOf(service.pid) }), 100);
+    const sampler = setInterval(() => rssSamples.push({ at: performance.now(), rss: rssBytes(service.pid) }), 100);
     const health: { at: number; status: number }[] = [];
     try {
       await sleep(1_500);
@@ -131,12 +109,12 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
 
     // only two answers at all: 201 or exactly "Failed to record"; never a hang
     const other = outcomes.filter((o) => !(o.status === 201 && o.text === SUCCESS) && !(o.status === 400 && o.text === FAILED));
-    expect(tally(other)).toBe('');
+    expect(tallyAnswers(other)).toBe('');
     expect(Math.max(...outcomes.map((o) => o.ms)), 'slowest answer (ms)').toBeLessThan(ANSWER_WITHIN_MS);
-    expect(tally(before)).toBe(`${before.length} × 201 ${SUCCESS}`);
+    expect(tallyAnswers(before)).toBe(`${before.length} × 201 ${SUCCESS}`);
     expect(before.length).toBeGreaterThan(10);
     // while the server was down: never 201
-    expect(tally(down)).toBe(`${down.length} × 400 ${FAILED}`);
+    expect(tallyAnswers(down)).toBe(`${down.length} × 400 ${FAILED}`);
     expect(down.length, 'requests answered while the server was down').toBeGreaterThan(100);
     expect(health.length).toBeGreaterThan(0);
     expect(new Set(health.map((h) => h.status))).toEqual(new Set([503]));
@@ -144,11 +122,11 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     // back without a restart: the same process records again within seconds
     expect(service.running()).toBe(true);
     const firstAfter = after.find((o) => o.status === 201);
-    expect(firstAfter, `no 201 after the server came back: ${tally(after)}`).toBeDefined();
+    expect(firstAfter, `no 201 after the server came back: ${tallyAnswers(after)}`).toBeDefined();
     const recoveredAfter = end(firstAfter!) - started!;
     expect(recoveredAfter).toBeLessThan(RECOVER_WITHIN_MS);
     const settled = after.filter((o) => o.startedAt >= end(firstAfter!) + 1_000);
-    expect(tally(settled)).toBe(`${settled.length} × 201 ${SUCCESS}`);
+    expect(tallyAnswers(settled)).toBe(`${settled.length} × 201 ${SUCCESS}`);
 
     // memory bounded while requests were refused
     const baseline = Math.max(...rssSamples.filter((s) => s.at < stopped!).map((s) => s.rss));

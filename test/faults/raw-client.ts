@@ -2,6 +2,7 @@
 // describes (invalid headers, wrong lengths, trickled bodies, half-sent requests) and reads whatever
 // comes back until the server closes the connection. One connection per request (Connection: close).
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { HostileCase } from './hostile-corpus.ts';
 
 export interface RawAnswer {
@@ -66,8 +67,6 @@ function parse(data: Buffer): Pick<RawAnswer, 'status' | 'headers' | 'body'> | n
   }
   return { status: Number(match[1]), headers, body: body.toString('utf8') };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Sends one case and retries (twice at most) a body larger than the server takes whose answer was lost to a

@@ -5,24 +5,21 @@
 // both (duplicates included) every rollup equals what the raw rows say.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { available, REDIS_URL } from '../helpers/environment.ts';
-import { BatchFactory, runLoad, type Answer } from '../helpers/load.ts';
+import { APP_ORIGIN, BatchFactory, runLoad, SUCCESS, type Answer } from '../helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
 import { killAllChildren, runCli, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 
 
-const ORIGIN = 'https://app.example.com';
 const LIMIT = 40;
 const INVALID = '{"message":"Token is invalid."}';
-const SUCCESS = '{"message":"Success record."}';
 const TOO_MANY = '{"message":"Too many requests. Try again later."}';
 
 const ready = (await available('PostgreSQL')) && (await available('Redis'));
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** POST /events as one client (X-Forwarded-For) through the load balancer to the given node */
 async function post(node: ServiceProcess, body: string, token: string, client: string): Promise<Answer> {
@@ -30,7 +27,7 @@ async function post(node: ServiceProcess, body: string, token: string, client: s
   try {
     const response = await fetch(`${node.url}/events`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'tga-auth-token': token, origin: ORIGIN, 'x-forwarded-for': client },
+      headers: { 'content-type': 'application/json', 'tga-auth-token': token, origin: APP_ORIGIN, 'x-forwarded-for': client },
       body,
       signal: AbortSignal.timeout(15_000),
     });

@@ -92,6 +92,22 @@ export interface Answer {
   ms: number;
 }
 
+/** answers counted by status and text, e.g. "120 × 201 {…}; 3 × no answer (TimeoutError: …)" */
+export function tallyAnswers(answers: Answer[]): string {
+  const counts = new Map<string, number>();
+  for (const answer of answers) {
+    const key = answer.status === null ? `no answer (${answer.error})` : `${answer.status} ${answer.text}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, count]) => `${count} × ${key}`).join('; ');
+}
+
+/** the page origin the fault suites' clients send from (their apps allow its domain) */
+export const APP_ORIGIN = 'https://app.example.com';
+/** the spec's answers, byte for byte: a 201, and the 400 of a request that could not be stored */
+export const SUCCESS = '{"message":"Success record."}';
+export const FAILED = '{"message":"Failed to record"}';
+
 export interface SendOptions {
   token: string;
   origin?: string;
@@ -107,7 +123,7 @@ export async function sendBody(baseUrl: string, body: string, options: SendOptio
       headers: {
         'content-type': 'application/json',
         'ANALYTICS-Auth-Token': options.token,
-        origin: options.origin ?? 'https://app.example.com',
+        origin: options.origin ?? APP_ORIGIN,
       },
       body,
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),

@@ -9,70 +9,53 @@ import { available } from './environment.ts';
 import { createTestDatabase } from './postgres.ts';
 import { tempDir } from './service.ts';
 
-export interface StoreBackend {
-  name: string;
-  open(): Promise<{ store: Store; cleanup: () => Promise<void> }>;
+/** where one test's data lives: a fresh data directory and, on PostgreSQL, a fresh database */
+interface Place {
+  dataDir: string;
+  databaseUrl?: string;
+  /** drops the database, if any */
+  drop(): Promise<void>;
 }
 
-const postgres = await available('PostgreSQL');
-
-export const STORE_BACKENDS: StoreBackend[] = [
-  {
-    name: 'embedded PGlite',
-    open: async () => {
-      const store = await openStore({ dataDir: tempDir() });
-      return { store, cleanup: () => store.close() };
-    },
-  },
-  ...(postgres
+const ENGINES: { name: string; place(): Promise<Place> }[] = [
+  { name: 'embedded PGlite', place: async () => ({ dataDir: tempDir(), drop: async () => {} }) },
+  ...((await available('PostgreSQL'))
     ? [
         {
           name: 'PostgreSQL',
-          open: async () => {
+          place: async () => {
             const database = await createTestDatabase();
-            const store = await openStore({ dataDir: tempDir(), databaseUrl: database.url });
-            return {
-              store,
-              cleanup: async () => {
-                await store.close();
-                await database.drop();
-              },
-            };
+            return { dataDir: tempDir(), databaseUrl: database.url, drop: () => database.drop() };
           },
         },
       ]
     : []),
 ];
+
+export interface StoreBackend {
+  name: string;
+  open(): Promise<{ store: Store; cleanup: () => Promise<void> }>;
+}
+
+export const STORE_BACKENDS: StoreBackend[] = ENGINES.map(({ name, place }) => ({
+  name,
+  open: async () => {
+    const at = await place();
+    const store = await openStore(at);
+    return { store, cleanup: () => store.close().then(at.drop) };
+  },
+}));
 
 export interface BareBackend {
   name: string;
   open(): Promise<{ sql: SqlRunner; cleanup: () => Promise<void> }>;
 }
 
-export const BARE_BACKENDS: BareBackend[] = [
-  {
-    name: 'embedded PGlite',
-    open: async () => {
-      const { sql } = await openEmbeddedDatabase(tempDir());
-      return { sql, cleanup: () => sql.close() };
-    },
+export const BARE_BACKENDS: BareBackend[] = ENGINES.map(({ name, place }) => ({
+  name,
+  open: async () => {
+    const at = await place();
+    const sql = at.databaseUrl ? openServerDatabase(at.databaseUrl) : (await openEmbeddedDatabase(at.dataDir)).sql;
+    return { sql, cleanup: () => sql.close().then(at.drop) };
   },
-  ...(postgres
-    ? [
-        {
-          name: 'PostgreSQL',
-          open: async () => {
-            const database = await createTestDatabase();
-            const sql = openServerDatabase(database.url);
-            return {
-              sql,
-              cleanup: async () => {
-                await sql.close();
-                await database.drop();
-              },
-            };
-          },
-        },
-      ]
-    : []),
-];
+}));
