@@ -1,5 +1,6 @@
 // In-memory token lookup cache: fresh for 1 s, refreshed in the background, never older than 4 s,
-// so a revocation or domain edit made on any node takes effect everywhere within 5 s.
+// so a revocation or domain edit made on any node takes effect everywhere within 5 s; after a failed
+// load it does not ask the store again for 1 s.
 import type { PrismaClient } from '../db/store.ts';
 import { hashToken } from './format.ts';
 
@@ -22,6 +23,8 @@ export interface TokenCacheOptions {
   freshMs?: number;
   maxAgeMs?: number;
   maxEntries?: number;
+  /** after a load failed, lookups that need the store fail at once for this long */
+  failFastMs?: number;
   now?: () => number;
 }
 
@@ -39,7 +42,10 @@ export class TokenCache {
   private readonly freshMs: number;
   private readonly maxAgeMs: number;
   private readonly maxEntries: number;
+  private readonly failFastMs: number;
   private readonly now: () => number;
+  /** the last failed load, while lookups are refused without asking the store */
+  private failure: { error: unknown; until: number } | undefined;
 
   constructor(
     private readonly load: Loader,
@@ -48,6 +54,7 @@ export class TokenCache {
     this.freshMs = options.freshMs ?? 1_000;
     this.maxAgeMs = options.maxAgeMs ?? 4_000;
     this.maxEntries = options.maxEntries ?? 50_000;
+    this.failFastMs = options.failFastMs ?? 1_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -69,16 +76,28 @@ export class TokenCache {
     this.entries.delete(hash);
   }
 
+  /**
+   * Loads a grant, one load per token at a time. While the store is down every request would otherwise
+   * start a load of its own as soon as the last one failed: each a failed connection and an error of
+   * kilobytes (Prisma's), thousands a second under load.
+   */
   private refresh(hash: string): Promise<TokenGrant | null> {
+    if (this.failure && this.now() < this.failure.until) return Promise.reject(this.failure.error);
     let pending = this.loading.get(hash);
     if (!pending) {
       pending = this.load(hash)
-        .then((value) => {
-          this.entries.delete(hash);
-          this.entries.set(hash, { value, loadedAt: this.now() });
-          if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-          return value;
-        })
+        .then(
+          (value) => {
+            this.entries.delete(hash);
+            this.entries.set(hash, { value, loadedAt: this.now() });
+            if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+            return value;
+          },
+          (error: unknown) => {
+            this.failure = { error, until: this.now() + this.failFastMs };
+            throw error;
+          },
+        )
         .finally(() => this.loading.delete(hash));
       this.loading.set(hash, pending);
     }

@@ -61,11 +61,31 @@ describe('token cache', () => {
     expect((await h.cache.lookup('tma_x'))!.active).toBe(false);
   });
 
-  it('throws when the store fails and nothing usable is cached', async () => {
+  it('throws when the store fails and nothing usable is cached, and asks the store again only after 1 s', async () => {
     const h = harness();
     h.fail(true);
     await expect(h.cache.lookup('tma_x')).rejects.toThrow('store down');
+    expect(h.loads()).toBe(1);
+    // the store is back, but for 1 s after a failure lookups fail without asking it (any token)
     h.fail(false);
+    h.advance(999);
+    await expect(Promise.all([h.cache.lookup('tma_x'), h.cache.lookup('tma_other')])).rejects.toThrow('store down');
+    expect(h.loads()).toBe(1);
+    h.advance(1);
     expect(await h.cache.lookup('tma_x')).toEqual(grant());
+    expect(h.loads()).toBe(2);
+  });
+
+  it('keeps serving a cached grant while the store fails, until its maximum age', async () => {
+    const h = harness();
+    await h.cache.lookup('tma_x');
+    h.fail(true);
+    h.advance(1_500);
+    expect(await h.cache.lookup('tma_x')).toEqual(grant()); // the background refresh fails
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await h.cache.lookup('tma_x')).toEqual(grant());
+    expect(h.loads()).toBe(2); // the failed refresh is not retried at once
+    h.advance(2_500);
+    await expect(h.cache.lookup('tma_x')).rejects.toThrow('store down');
   });
 });
