@@ -1,0 +1,62 @@
+// The bench's load generator on a machine without wrk (autocannon): every body sent in turn, refusals
+// counted, a fixed rate kept.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeBodyFile } from '../../bench/lib/bodies.ts';
+import { loadGeneratorName, runLoad } from '../../bench/lib/loadgen.ts';
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-loadgen-'));
+const bodies = ['{"n":1}', '{"n":2}', '{"n":3,"refuse":true}'].map((text) => Buffer.from(text));
+const received = new Map<string, number>();
+let server: FastifyInstance;
+let url: string;
+let loadGeneratorBefore: string | undefined;
+
+beforeAll(async () => {
+  loadGeneratorBefore = process.env.BENCH_LOADGEN;
+  process.env.BENCH_LOADGEN = 'autocannon';
+  server = Fastify();
+  server.post('/events', async (request, reply) => {
+    const body = JSON.stringify(request.body);
+    received.set(body, (received.get(body) ?? 0) + 1);
+    reply.code((request.body as { refuse?: boolean }).refuse ? 400 : 201);
+    return { message: 'ok' };
+  });
+  url = `${await server.listen({ port: 0, host: '127.0.0.1' })}/events`;
+});
+
+afterAll(async () => {
+  if (loadGeneratorBefore === undefined) delete process.env.BENCH_LOADGEN;
+  else process.env.BENCH_LOADGEN = loadGeneratorBefore;
+  await server.close();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+describe('bench load generator without wrk', () => {
+  it('sends the bodies in turn at the asked rate and counts the refused answers', async () => {
+    expect(loadGeneratorName()).toBe('autocannon');
+    const { file } = writeBodyFile(path.join(work, 'bodies.bin'), bodies);
+    const result = await runLoad({ url, headers: { 'content-type': 'application/json' }, bodyFile: file, connections: 2, durationSec: 2, rate: 150 });
+
+    expect(result.tool).toBe('autocannon');
+    // 150 req/s for 2 s, paced: neither as fast as the server goes nor far below the rate (autocannon
+    // sends a second's requests at once, and may start a third second before it stops)
+    expect(result.requests).toBeGreaterThanOrEqual(250);
+    expect(result.requests).toBeLessThanOrEqual(450);
+    expect(result.transportErrors).toBe(0);
+    // every body went out, in turn: one in three is the refused one, and the list was restarted; the
+    // server may also have received the last request of each connection, cut off when the run ended
+    const counts = bodies.map((body) => received.get(JSON.stringify(JSON.parse(body.toString()))) ?? 0);
+    const total = counts.reduce((sum, count) => sum + count, 0);
+    expect(total - result.requests).toBeGreaterThanOrEqual(0);
+    expect(total - result.requests).toBeLessThanOrEqual(2);
+    for (const count of counts) expect(Math.abs(count - total / 3)).toBeLessThanOrEqual(2);
+    expect(counts[2]! - result.errorStatus).toBeGreaterThanOrEqual(0);
+    expect(counts[2]! - result.errorStatus).toBeLessThanOrEqual(2);
+    expect(result.bodyWraps).toBeGreaterThan(60);
+    expect(result.p99Ms).toBeGreaterThanOrEqual(result.p50Ms);
+  });
+});
