@@ -24,8 +24,8 @@ import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.
 import { runCliJson } from '../test/helpers/service-process.ts';
 import { officialBatchBodies, singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
-import { cpuSeconds, machineInfo, rssSampler, startNode, type NodeProcess } from './lib/processes.ts';
-import { formatTable, parseArgs, round, target, targetTable, uptimeLine, type Target } from './lib/report.ts';
+import { cpuSeconds, machineInfo, rssSampler, runBenchMain, startNode, type NodeProcess } from './lib/processes.ts';
+import { formatTable, parseArgs, printSummary, round, type Target, target, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const DURATION = Number(args.get('duration') ?? 10);
@@ -162,7 +162,10 @@ async function startReference(mode: 'requests' | 'events', store: { DATABASE_URL
 
 async function startService(env: Record<string, string>): Promise<{ service: NodeProcess; token: string; env: Record<string, string> }> {
   const dataDir = fs.mkdtempSync(path.join(work, 'data-'));
-  const fullEnv = { ...env, DATA_DIR: dataDir, SECRET, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'warn' };
+  // limits out of the way: the bench measures throughput, not refusals
+  const fullEnv = {
+    ...env, DATA_DIR: dataDir, SECRET, RATE_LIMIT_MAX: '1000000000', QUOTA_EVENTS_PER_DAY: '1000000000000', QUOTA_BYTES_PER_DAY: '1000000000000000', LOG_LEVEL: 'warn',
+  };
   const service = await startNode('src/main.ts', fullEnv);
   cleanups.push(() => service.stop());
   const created = await runCliJson<{ token: string }>(fullEnv, ['tokens', 'create', '--bot', '@bench_app_bot', '--domain', DOMAIN, '--app-name', APP]);
@@ -337,20 +340,7 @@ async function main(): Promise<void> {
       ]),
     ),
   );
-  console.log('\n' + targetTable(targets));
-  for (const note of notes) console.log(`note: ${note}`);
-  console.log('\n' + JSON.stringify(summary));
-  if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify(summary, null, 2) + '\n');
+  printSummary(summary, targets, JSON_OUT, notes);
 }
 
-let failed = false;
-try {
-  await main();
-} catch (error) {
-  failed = true;
-  console.error(error);
-} finally {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
-  fs.rmSync(work, { recursive: true, force: true });
-}
-process.exit(failed ? 1 : 0);
+await runBenchMain(main, cleanups, work);

@@ -56,7 +56,7 @@ function eventRows(body: Buffer, encoding: string | undefined): EventRow[] {
   const text = (encoding === 'gzip' ? zlib.gunzipSync(body) : body).toString('utf8');
   const parsed = JSON.parse(text) as unknown;
   const now = Date.now();
-  return (Array.isArray(parsed) ? parsed : [parsed]).map((event): EventRow => [pseudonymiser.eventKey(1, JSON.stringify(event), now).toString('base64'), now, event]);
+  return (Array.isArray(parsed) ? parsed : [parsed]).map((event): EventRow => [pseudonymiser.eventKey(1, JSON.stringify(event), now, now).toString('base64'), now, event]);
 }
 
 const app = Fastify({ logger: false, bodyLimit: 1_048_576 });

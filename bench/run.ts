@@ -1,8 +1,8 @@
-// `npm run bench`: the ingest bench, the rollup bench and the SDK size bench in turn (each in its own
+// `npm run bench`: the ingest, token-flood, rollup, memory and SDK size benches in turn (each in its own
 // process), then one table of every target with PASS/MISS and one JSON document with all figures.
 // Exits non-zero only when a bench could not run, never for a missed target.
 //
-//   node --import tsx bench/run.ts [--full] [--only ingest,rollups,sdk] [--duration 10] [--json-out file]
+//   node --import tsx bench/run.ts [--full] [--only ingest,flood,rollups,memory,sdk] [--duration 10] [--json-out file]
 //     --full      also loads 10M events in the rollup bench (several minutes; 1M otherwise)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import { machineInfo } from './lib/processes.ts';
 import { parseArgs, round, target, targetTable, uptimeLine, type Target } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
-const only = new Set((args.get('only') ?? 'ingest,rollups,sdk').split(','));
+const only = new Set((args.get('only') ?? 'ingest,flood,rollups,memory,sdk').split(','));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-run-'));
 
 /** runs a bench script, its output passed through; resolves with its exit code and stdout */
@@ -40,7 +40,7 @@ const summary: Record<string, unknown> = { bench: 'all', date: started.toISOStri
 const targets: Target[] = [];
 
 /** runs a bench that writes its summary (with targets) to --json-out, and collects both */
-async function runJsonBench(name: 'ingest' | 'rollups', script: string, scriptArgs: string[]): Promise<void> {
+async function runJsonBench(name: 'ingest' | 'flood' | 'rollups' | 'memory', script: string, scriptArgs: string[]): Promise<void> {
   const out = path.join(work, `${name}.json`);
   const { code } = await runScript(script, [...scriptArgs, '--json-out', out]);
   const result = readJson(out);
@@ -52,7 +52,9 @@ async function runJsonBench(name: 'ingest' | 'rollups', script: string, scriptAr
 }
 
 if (only.has('ingest')) await runJsonBench('ingest', 'bench/ingest.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
+if (only.has('flood')) await runJsonBench('flood', 'bench/flood.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
 if (only.has('rollups')) await runJsonBench('rollups', 'bench/rollups.ts', ['--sizes', args.has('full') ? '1m,10m' : '1m']);
+if (only.has('memory')) await runJsonBench('memory', 'bench/memory.ts', []);
 
 if (only.has('sdk')) {
   if (!fs.existsSync(path.join(PROJECT_ROOT, 'bench/sdk-size.ts'))) {

@@ -3,8 +3,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SDK_DIR = path.join(ROOT, 'dist', 'sdk');
@@ -15,7 +13,8 @@ export const SDK_PACKAGE_NAME = 'tma-analytics-sdk';
 // old Android WebViews still open mini apps
 const TARGET = ['es2019', 'chrome70', 'safari13'];
 
-function emitDeclarations(outDir: string): void {
+async function emitDeclarations(outDir: string): Promise<void> {
+  const { default: ts } = await import('typescript');
   const program = ts.createProgram([path.join(ROOT, 'src/sdk/index.ts')], {
     declaration: true,
     emitDeclarationOnly: true,
@@ -46,6 +45,9 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
   const staging = `${SDK_DIR}.tmp-${process.pid}`;
   const packageDir = path.join(staging, path.relative(SDK_DIR, SDK_PACKAGE_DIR));
   fs.rmSync(staging, { recursive: true, force: true });
+  // loaded here, not at the top: the service imports this module for SDK_SCRIPT, and TypeScript's compiler
+  // alone holds over 100 MB once loaded
+  const { build } = await import('esbuild');
   try {
     const common = { bundle: true, minify: true, target: TARGET, legalComments: 'none' as const, logLevel: 'warning' as const };
     await build({ ...common, entryPoints: [path.join(ROOT, 'src/sdk/script.ts')], format: 'iife', outfile: path.join(staging, path.basename(SDK_SCRIPT)) });
@@ -56,7 +58,7 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
       outfile: path.join(packageDir, 'index.js'),
       define: { __DEFAULT_ENDPOINT__: JSON.stringify(endpoint.replace(/\/+$/, '')) },
     });
-    emitDeclarations(packageDir);
+    await emitDeclarations(packageDir);
     const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const manifest = {
       name: SDK_PACKAGE_NAME,

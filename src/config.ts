@@ -1,4 +1,5 @@
 // Every setting of the service, read from the environment, parsed and validated in one place.
+import fs from 'node:fs';
 import path from 'node:path';
 
 export type TrustProxy = boolean | number | string[];
@@ -21,14 +22,31 @@ export interface Config {
   rateLimitWindowMs: number;
   trustProxy: TrustProxy;
   logLevel: string;
-  /** unset: generated once into dataDir */
+  /** from SECRET, else read from SECRET_FILE; unset: generated once into dataDir */
   secret?: string;
+  /** where the secret was read from (absolute), when it came from SECRET_FILE */
+  secretFile?: string;
+  /** NODE_ENV=production: warn about set-ups that are fine for development only */
+  production: boolean;
   /** largest accepted request body after gzip decoding, in bytes */
   maxBodyBytes: number;
   maxEventsPerRequest: number;
+  /** events an app may send per UTC day unless an administrator set its own quota */
+  quotaEventsPerDay: number;
+  /** bytes of event JSON an app may send per UTC day unless an administrator set its own quota */
+  quotaBytesPerDay: number;
+  /** bytes the durable log may hold waiting for the store; beyond it POST /events answers "Failed to record" */
+  logMaxBytes: number;
+  /** free space the durable log leaves on its disk; below it POST /events answers "Failed to record" */
+  logMinFreeBytes: number;
 }
 
 export class ConfigError extends Error {}
+
+/** about 10 events a day from each of a million daily users (see .env.example) */
+export const DEFAULT_QUOTA_EVENTS_PER_DAY = 10_000_000;
+/** 10 GiB: 1 KiB per event at the event quota, several times a typical event (a few hundred bytes) */
+export const DEFAULT_QUOTA_BYTES_PER_DAY = 10 * 1024 ** 3;
 
 type Env = Record<string, string | undefined>;
 
@@ -67,13 +85,31 @@ function adminIds(raw: string | undefined): string[] {
   return ids;
 }
 
+const MIN_SECRET_LENGTH = 32;
+
+/** the secret held by SECRET_FILE (a mounted secret, say), read once at start */
+function secretFromFile(file: string): string {
+  let secret: string;
+  try {
+    secret = fs.readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(`SECRET_FILE ${file} cannot be read (${code === 'ENOENT' ? 'no such file' : code ?? (error as Error).message})`);
+  }
+  if (secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`SECRET_FILE ${file} must hold a secret of at least ${MIN_SECRET_LENGTH} characters`);
+  return secret;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const secret = text(env, 'SECRET');
-  if (secret !== undefined && secret.length < 32) throw new ConfigError('SECRET must be at least 32 characters');
+  // SECRET wins over SECRET_FILE, which wins over the file generated into DATA_DIR
+  const givenFile = text(env, 'SECRET') === undefined ? text(env, 'SECRET_FILE') : undefined;
+  const secretFile = givenFile === undefined ? undefined : path.resolve(givenFile);
+  const secret = secretFile === undefined ? text(env, 'SECRET') : secretFromFile(secretFile);
+  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
   const databaseUrl = text(env, 'DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
@@ -94,7 +130,13 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(text(env, 'TRUST_PROXY')),
     logLevel,
     secret,
+    secretFile,
+    production: text(env, 'NODE_ENV') === 'production',
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1024, 64 * 1_048_576),
     maxEventsPerRequest: integer(env, 'MAX_EVENTS_PER_REQUEST', 100, 1, 10_000),
+    quotaEventsPerDay: integer(env, 'QUOTA_EVENTS_PER_DAY', DEFAULT_QUOTA_EVENTS_PER_DAY, 1, Number.MAX_SAFE_INTEGER),
+    quotaBytesPerDay: integer(env, 'QUOTA_BYTES_PER_DAY', DEFAULT_QUOTA_BYTES_PER_DAY, 1, Number.MAX_SAFE_INTEGER),
+    logMaxBytes: integer(env, 'LOG_MAX_BYTES', 1024 ** 3, 1024 ** 2, 2 ** 40),
+    logMinFreeBytes: integer(env, 'LOG_MIN_FREE_BYTES', 256 * 1024 ** 2, 0, 2 ** 40),
   };
 }

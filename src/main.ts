@@ -5,13 +5,17 @@ import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
 import { buildServer } from './ingest/server.ts';
+import { errorSummary } from './ingest/steps.ts';
 import { startRankingSchedule } from './ranking/schedule.ts';
+import { secretInDataDir } from './secret.ts';
 import { createServices } from './services.ts';
 
 async function start(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config, { onPoolError: (error) => console.error(`database connection lost: ${error.message}`) });
-  const services = await createServices(config, store, (error) => app.log.warn({ err: error }, 'background write failed'));
+  const services = await createServices(config, store, {
+    onBackgroundError: (error, what) => app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
+  });
   let bot: ReturnType<typeof createBot> | undefined;
   const app = await buildServer(services, { site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) } });
   const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
@@ -37,6 +41,13 @@ async function start(): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
+  const exposedSecret = config.production ? secretInDataDir(config) : null;
+  if (exposedSecret) {
+    app.log.warn(
+      { secretFile: exposedSecret },
+      'the pseudonym secret is kept in DATA_DIR: a copy of DATA_DIR can reverse user keys; give SECRET or a SECRET_FILE outside DATA_DIR',
+    );
+  }
   await app.listen({ port: config.port, host: config.host });
   if (bot) void runBot(bot, config, app.log, botStopped.signal);
   void services.purger.purgeDeletedApps(); // deletions a stop cut short

@@ -1,4 +1,4 @@
-// The service secret (SECRET or DATA_DIR/secret) and the keys derived from it for pseudonyms and hashes.
+// The service secret (SECRET, SECRET_FILE or DATA_DIR/secret) and the keys derived from it for pseudonyms and hashes.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -45,6 +45,26 @@ function readOrCreateSecretFile(dataDir: string): string {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim();
     throw error;
   }
+}
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
+/**
+ * Where the secret lives when it lives in DATA_DIR (generated there, or a SECRET_FILE inside it), else null.
+ * A copy of DATA_DIR then holds the database and the key of its pseudonyms together: trying every user id of
+ * a range against the copy reverses them in seconds.
+ */
+export function secretInDataDir(config: { secret?: string; secretFile?: string; dataDir: string }): string | null {
+  if (config.secret !== undefined && config.secretFile === undefined) return null;
+  const file = config.secretFile ?? path.join(config.dataDir, 'secret');
+  const relative = path.relative(realPath(config.dataDir), realPath(file));
+  return relative !== '' && relative.split(path.sep)[0] !== '..' && !path.isAbsolute(relative) ? file : null;
 }
 
 /**

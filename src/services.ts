@@ -1,15 +1,17 @@
 // Wires the domain services over one open store; main, the operator CLI and tests all start here.
 import type { Config } from './config.ts';
 import type { Store } from './db/store.ts';
+import { IngestLog } from './events/ingest-log.ts';
 import { Pseudonymiser } from './events/pseudonym.ts';
 import { DeletedAppPurger } from './events/purge.ts';
+import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { SqlEventStore, type EventStore } from './events/store.ts';
-import { commitConcurrency, GroupCommitWriter } from './events/writer.ts';
 import { createMetrics, type Metrics } from './ingest/metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
 import { TokenRegistry } from './tokens/registry.ts';
+import { TokenScreen } from './tokens/screen.ts';
 
 export interface Services {
   config: Config;
@@ -17,26 +19,49 @@ export interface Services {
   secrets: Secrets;
   events: EventStore;
   tokens: TokenCache;
+  /** refuses made-up tokens before any lookup */
+  tokenScreen: TokenScreen;
   registry: TokenRegistry;
-  writer: GroupCommitWriter;
+  /** this node's durable log and its loader; null where nothing is ingested (the operator CLI) */
+  ingestLog: IngestLog | null;
   pseudonymiser: Pseudonymiser;
   rejections: RejectionLog;
+  /** events and bytes per app and UTC day */
+  quota: DailyQuota;
   /** removes deleted apps' events and rollups; main starts it for apps a stop cut short */
   purger: DeletedAppPurger;
   metrics: Metrics;
+  /**
+   * Waits until the store holds every event this node acknowledged (for at most a couple of seconds), so
+   * what a user just sent shows in the surfaces that read the store: apps show, the bot, the dashboard.
+   */
+  caughtUp(): Promise<void>;
   /** flushes what is buffered and stops timers; the store is closed by its owner */
   stop(): Promise<void>;
 }
 
-export async function createServices(
-  config: Config,
-  store: Store,
-  onBackgroundError: (error: unknown) => void = () => {},
-): Promise<Services> {
+export interface ServicesOptions {
+  /** open the durable log and load it (the service); false: the operator CLI, which reads and manages only */
+  ingest?: boolean;
+  onBackgroundError?: (error: unknown, what?: string) => void;
+}
+
+/** the longest a read from a surface waits for the loader (beyond it, it shows what the store has) */
+const READ_YOUR_WRITES_MS = 2_000;
+
+/**
+ * most bytes of log records stored by one commit: PGlite's WebAssembly memory grows to its largest statement,
+ * and on PostgreSQL larger statements were slower per event (their rollup sorts grow faster than the batch)
+ */
+const LOAD_BATCH_BYTES = 4 * 1024 ** 2;
+
+export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
+  const onBackgroundError = options.onBackgroundError ?? (() => {});
   const secrets = await loadSecrets(config, store.sql);
   const events = new SqlEventStore(store.sql);
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
+  const tokenScreen = await TokenScreen.load(store.prisma, secrets);
   const purger = new DeletedAppPurger(store.sql, onBackgroundError);
   const registry = new TokenRegistry(
     store.prisma,
@@ -44,31 +69,46 @@ export async function createServices(
     (hash) => tokens.invalidate(hash),
     () => void purger.purgeDeletedApps(),
   );
-  const writer = new GroupCommitWriter(events, {
-    concurrency: commitConcurrency(store.kind),
-    onCommit: (count, inserted, seconds) => {
-      metrics.commitSeconds.observe(seconds);
-      metrics.commitEvents.observe(count);
-      metrics.eventsStored.inc(inserted);
-    },
-  });
+  const ingestLog =
+    options.ingest === false
+      ? null
+      : await IngestLog.open(config.dataDir, events, {
+          maxBytes: config.logMaxBytes,
+          minFreeBytes: config.logMinFreeBytes,
+          maxBatchBytes: LOAD_BATCH_BYTES,
+          onError: onBackgroundError,
+          onCommit: (_records, count, inserted, seconds) => {
+            metrics.commitSeconds.observe(seconds);
+            metrics.commitEvents.observe(count);
+            metrics.eventsStored.inc(inserted);
+          },
+        });
+  if (ingestLog) metrics.watchBacklog(() => ingestLog.stats());
   const rejections = new RejectionLog(events, 1_000, onBackgroundError);
   rejections.start();
+  const quota = new DailyQuota(store.sql, { eventsPerDay: config.quotaEventsPerDay, bytesPerDay: config.quotaBytesPerDay }, { onError: onBackgroundError });
+  quota.start();
   return {
     config,
     store,
     secrets,
     events,
     tokens,
+    tokenScreen,
     registry,
-    writer,
+    ingestLog,
     pseudonymiser: new Pseudonymiser(secrets),
     rejections,
+    quota,
     purger,
     metrics,
+    async caughtUp() {
+      await ingestLog?.loader.caughtUp(READ_YOUR_WRITES_MS);
+    },
     async stop() {
-      await writer.drained();
+      await ingestLog?.close();
       await rejections.stop();
+      await quota.stop();
       await purger.stop();
     },
   };

@@ -55,6 +55,7 @@ describe.runIf(ready)('two nodes on shared PostgreSQL and Redis', () => {
     // the same batch sent to both nodes at once: stored once
     const answers = await Promise.all(batches.flatMap((batch) => [postEvents(nodeA.url, batch, { token }), postEvents(nodeB.url, batch, { token })]));
     expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(201));
+    await Promise.all([nodeA.loaded(), nodeB.loaded()]);
     const sql = nodeA.store.sql;
     const [raw] = await sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM events e JOIN apps a ON a.id = e.app_id WHERE a.app_name = 'rollup_two'`);
     const [counted] = await sql.query<{ n: number }>(`SELECT sum(events)::int AS n FROM daily_event_counts c JOIN apps a ON a.id = c.app_id WHERE a.app_name = 'rollup_two'`);

@@ -18,6 +18,8 @@ export interface LoadSpec {
   durationSec: number;
   /** requests per second over all connections; unset = as fast as possible */
   rate?: number;
+  /** a header that gets a made-up token ("tma_" + 40 random letters and digits) of its own in every request */
+  madeUpTokenHeader?: string;
 }
 
 export interface LoadResult {
@@ -81,8 +83,19 @@ wraps = 0
 local interval = 0
 local next_at = 0
 
+local ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+local function made_up_token()
+  local chars = {}
+  for i = 1, 40 do
+    local k = math.random(1, #ALPHABET)
+    chars[i] = ALPHABET:sub(k, k)
+  end
+  return "tma_" .. table.concat(chars)
+end
+
 function init(args)
-  local file, nthreads, rate = args[1], tonumber(args[2]), tonumber(args[3])
+  local file, nthreads, rate, token_header = args[1], tonumber(args[2]), tonumber(args[3]), args[4]
+  math.randomseed(os.time() * 1000 + thread_index)
   local f = assert(io.open(file, "rb"))
   local data = f:read("*a")
   f:close()
@@ -91,7 +104,13 @@ function init(args)
     local b1, b2, b3, b4 = data:byte(pos, pos + 3)
     local len = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
     if i % nthreads == thread_index then
-      requests[#requests + 1] = wrk.format(nil, nil, nil, data:sub(pos + 4, pos + 3 + len))
+      local headers = nil
+      if token_header ~= nil and token_header ~= "" then
+        headers = {}
+        for name, value in pairs(wrk.headers) do headers[name] = value end
+        headers[token_header] = made_up_token()
+      end
+      requests[#requests + 1] = wrk.format(nil, nil, headers, data:sub(pos + 4, pos + 3 + len))
     end
     pos = pos + 4 + len
     i = i + 1
@@ -154,7 +173,7 @@ function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const script = wrkScript(spec.headers);
   const args = [
     '-t', String(threads), '-c', String(spec.connections), '-d', `${spec.durationSec}s`, '--timeout', '10s',
-    '-s', script, spec.url, '--', spec.bodyFile, String(threads), String(spec.rate ?? 0),
+    '-s', script, spec.url, '--', spec.bodyFile, String(threads), String(spec.rate ?? 0), spec.madeUpTokenHeader ?? '',
   ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_PACED: spec.rate ? '1' : '0' } });
@@ -189,6 +208,14 @@ function runWrk(spec: LoadSpec): Promise<LoadResult> {
 
 // ---------------------------------------------------------------------------------------- autocannon
 
+const TOKEN_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+function madeUpToken(): string {
+  let token = 'tma_';
+  for (let i = 0; i < 40; i++) token += TOKEN_ALPHABET[Math.floor(Math.random() * TOKEN_ALPHABET.length)];
+  return token;
+}
+
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   const bodies = readBodyFile(spec.bodyFile);
   let index = 0;
@@ -208,7 +235,9 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
             index = 0;
             wraps++;
           }
-          return { ...request, body: bodies[index++] };
+          const body = bodies[index++];
+          if (!spec.madeUpTokenHeader) return { ...request, body };
+          return { ...request, body, headers: { ...spec.headers, [spec.madeUpTokenHeader]: madeUpToken() } };
         },
       },
     ],

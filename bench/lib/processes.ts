@@ -58,3 +58,21 @@ export function machineInfo(): MachineInfo {
     loadavg: os.loadavg().map((value) => Math.round(value * 100) / 100),
   };
 }
+
+/**
+ * Runs a bench's main, then its cleanups (last added first) and removes its work directory, whatever
+ * happened; exits non-zero only when main failed to run.
+ */
+export async function runBenchMain(main: () => Promise<void>, cleanups: (() => Promise<unknown>)[], workDir: string): Promise<never> {
+  let failed = false;
+  try {
+    await main();
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+  process.exit(failed ? 1 : 0);
+}

@@ -62,3 +62,11 @@ export function parseArgs(argv: string[]): Map<string, string> {
   }
   return args;
 }
+
+/** the end of every bench's output: its targets, any notes, one JSON line, and the JSON to --json-out if given */
+export function printSummary(summary: unknown, targets: Target[], jsonOut: string | undefined, notes: string[] = []): void {
+  console.log('\n' + targetTable(targets));
+  for (const note of notes) console.log(`note: ${note}`);
+  console.log('\n' + JSON.stringify(summary));
+  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify(summary, null, 2) + '\n');
+}

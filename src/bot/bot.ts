@@ -89,7 +89,7 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
 
   const view = async (app: AppRecord): Promise<AppView> => ({
     app,
-    activity: await services.events.activity(app.appId),
+    activity: await services.caughtUp().then(() => services.events.activity(app.appId)),
     lastRejection: (await services.rejections.recent(app.appId, 1))[0] ?? null,
   });
 

@@ -47,7 +47,8 @@ const REJECTION_REASONS: Record<string, string> = {
 };
 
 export function describeRejection(rejection: RejectionRow, now: Date): string {
-  const reason = REJECTION_REASONS[rejection.message] ?? rejection.message;
+  // a refusal the service explains itself (a daily quota reached) tells that rather than the spec's message
+  const reason = rejection.reason ?? REJECTION_REASONS[rejection.message] ?? rejection.message;
   const origin = rejection.origin ? ` from ${escapeHtml(rejection.origin)}` : '';
   return `${rejection.status} ${escapeHtml(reason)}${origin}, ${timeAgo(rejection.at, now)}`;
 }

@@ -1,9 +1,11 @@
 // The operator CLI commands over the domain modules; the same code runs in the CLI process or,
 // when a service owns the embedded store, inside that service (see control-socket.ts).
 import { parseArgs } from 'node:util';
+import { effectiveLimits, parseQuota, usageToday } from '../events/quota.ts';
 import { computeRanking } from '../ranking/compute.ts';
 import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
+import { SiteSessions } from '../site/session-store.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 
@@ -22,7 +24,10 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
   tokens revoke --app-name <name> [--json]
   tokens regenerate --app-name <name> [--json]
   apps show --app-name <name> [--json]
+  apps quota --app-name <name> [--events-per-day <n>] [--bytes-per-day <n>] [--default] [--json]
+                                               set the app's daily quotas (--default: the service's); print them
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
+  sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
   ranking run [--json]                         recompute the catalog ranking now`;
 
 const OPTIONS = {
@@ -32,6 +37,9 @@ const OPTIONS = {
   'app-name': { type: 'string' },
   owner: { type: 'string' },
   'telegram-id': { type: 'string' },
+  'events-per-day': { type: 'string' },
+  'bytes-per-day': { type: 'string' },
+  default: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
 
@@ -110,15 +118,50 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         last_event_at: activity.lastEventAt?.toISOString() ?? null,
         events_total: activity.eventsTotal,
         last_rejection: rejection
-          ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, origin: rejection.origin }
+          ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, reason: rejection.reason ?? null, origin: rejection.origin }
           : null,
       };
       const lines = [
         `${app.appName} (${app.bot}) on ${app.domains.join(', ')}`,
         `events: ${activity.eventsTotal}, last event: ${document.last_event_at ?? 'no events yet'}`,
-        `last rejection: ${rejection ? `${rejection.status} ${rejection.message} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
+        `last rejection: ${rejection ? `${rejection.status} ${rejection.message}${rejection.reason ? ` (${rejection.reason})` : ''} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
       ];
       return { json: document, text: lines.join('\n') };
+    }
+    case 'apps quota': {
+      const appName = required(values['app-name'], 'app-name');
+      const eventsPerDay = values['events-per-day'];
+      const bytesPerDay = values['bytes-per-day'];
+      if (values.default && (eventsPerDay !== undefined || bytesPerDay !== undefined)) {
+        throw new UsageError('--default sets both quotas back to the defaults: give it alone');
+      }
+      const overrides = await services.registry.setQuotas(
+        appName,
+        values.default
+          ? { eventsPerDay: null, bytesPerDay: null }
+          : {
+              ...(eventsPerDay === undefined ? {} : { eventsPerDay: accepted(parseQuota(eventsPerDay, '--events-per-day')) }),
+              ...(bytesPerDay === undefined ? {} : { bytesPerDay: accepted(parseQuota(bytesPerDay, '--bytes-per-day')) }),
+            },
+        OPERATOR,
+      );
+      await services.quota.sync(); // in force at once here; other nodes read it within seconds
+      const app = await services.registry.getApp(appName, OPERATOR);
+      const limits = effectiveLimits({ eventsPerDay: services.config.quotaEventsPerDay, bytesPerDay: services.config.quotaBytesPerDay }, overrides);
+      const today = await usageToday(services.store.sql, app.appId);
+      const source = (override: number | null) => (override === null ? 'default' : 'app');
+      const document = {
+        app_name: app.appName,
+        events_per_day: limits.eventsPerDay,
+        bytes_per_day: limits.bytesPerDay,
+        source: { events_per_day: source(overrides.eventsPerDay), bytes_per_day: source(overrides.bytesPerDay) },
+        today,
+      };
+      const text = [
+        `${app.appName}: ${limits.eventsPerDay} events a day (${document.source.events_per_day}), ${limits.bytesPerDay} bytes a day (${document.source.bytes_per_day})`,
+        `today (${today.day} UTC): ${today.events} events, ${today.bytes} bytes`,
+      ].join('\n');
+      return { json: document, text };
     }
     case 'ranking run': {
       const apps = await computeRanking(services.store.sql);
@@ -133,6 +176,11 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       const url = new LoginLinks(services.store.prisma, services.secrets).create(telegramId, base);
       return { json: { url }, text: url };
     }
+    case 'sessions end': {
+      const telegramId = ownerId(required(values['telegram-id'], 'telegram-id'))!;
+      const ended = await new SiteSessions(services.store.prisma, (id) => services.registry.ownerKey(id)).endAllOf(telegramId);
+      return { json: { ended }, text: `Ended ${ended} session${ended === 1 ? '' : 's'}.` };
+    }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
   }
@@ -142,6 +190,7 @@ export async function runCommand(services: Services, argv: string[]): Promise<Co
   const json = argv.includes('--json');
   if (argv.includes('--help') || argv.length === 0) return { exitCode: argv.length === 0 ? 2 : 0, stdout: USAGE + '\n', stderr: '' };
   try {
+    await services.caughtUp();
     const result = await run(services, argv);
     return { exitCode: 0, stdout: (json ? JSON.stringify(result.json) : result.text) + '\n', stderr: '' };
   } catch (error) {

@@ -38,7 +38,7 @@ async function execute(argv: string[]): Promise<CommandResult> {
 async function executeHere(config: Config, argv: string[]): Promise<CommandResult> {
   const store = await openStore(config);
   try {
-    const services = await createServices(config, store);
+    const services = await createServices(config, store, { ingest: false });
     try {
       return await runCommand(services, argv);
     } finally {
@@ -47,6 +47,15 @@ async function executeHere(config: Config, argv: string[]): Promise<CommandResul
   } finally {
     await store.close();
   }
+}
+
+// a reader that stops early (`| head`) closes the pipe: stop quietly, as Unix tools do, instead of
+// dying on an unhandled EPIPE with a stack trace
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? 0);
+  });
 }
 
 try {

@@ -1,4 +1,5 @@
-// Opens PGlite so that a commit is on disk before it returns: PostgreSQL's fsync switched on and carried to the real file.
+// Opens PGlite so that a commit is on disk before it returns (PostgreSQL's fsync switched on and carried to the real
+// file), with a page cache sized for a small resident service.
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -9,7 +10,16 @@ import { NodeFS } from '@electric-sql/pglite/nodefs';
  * data files at every checkpoint; wal_sync_method=fsync because PGlite's fdatasync() is a no-op while fsync()
  * reaches the file system's fsync operation.
  */
-const DURABLE_START_PARAMS = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), '-c', 'wal_sync_method=fsync'];
+const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync'];
+
+/**
+ * PostgreSQL's page cache, allocated and touched at start inside the WebAssembly heap, which never gives memory
+ * back: PGlite's 128 MB default is the largest part of an idle service's memory. 16 MB holds what ingestion keeps
+ * touching (the rollup rows of the day, the ends of the event indexes); the data files stay in the OS page cache.
+ */
+const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB'];
+
+const START_PARAMS = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), ...DURABLE_PARAMS, ...MEMORY_PARAMS];
 
 interface EmscriptenModule {
   FS: { filesystems: { NODEFS: { stream_ops: Record<string, unknown>; tryFSOperation<T>(operation: () => T): T } } };
@@ -37,7 +47,7 @@ function syncTree(dir: string): void {
   syncPath(dir);
 }
 
-function syncPath(target: string): void {
+export function syncPath(target: string): void {
   const fd = fs.openSync(target, 'r');
   try {
     fs.fsyncSync(fd);
@@ -46,10 +56,14 @@ function syncPath(target: string): void {
   }
 }
 
-/** Opens (creating on first use) the PGlite cluster in pgdata with durable commits. */
-export async function openDurablePGlite(pgdata: string): Promise<PGlite> {
+/**
+ * Opens the PGlite cluster in pgdata with durable commits; a new cluster is made (initdb) only when create is
+ * set: the serving thread never does, so it never carries initdb's memory.
+ */
+export async function openDurablePGlite(pgdata: string, { create = true }: { create?: boolean } = {}): Promise<PGlite> {
   const fresh = !fs.existsSync(path.join(pgdata, 'PG_VERSION'));
-  const db = await PGlite.create({ fs: new SyncingNodeFS(pgdata), startParams: DURABLE_START_PARAMS });
+  if (fresh && !create) throw new Error(`${pgdata} holds no database cluster`);
+  const db = await PGlite.create({ fs: new SyncingNodeFS(pgdata), startParams: START_PARAMS });
   if (fresh) {
     syncTree(pgdata);
     syncPath(path.dirname(pgdata));

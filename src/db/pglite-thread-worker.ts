@@ -81,7 +81,8 @@ async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
 }
 
 try {
-  const db = await openDurablePGlite(pgdata);
+  // the cluster exists (createCluster): this thread never runs initdb
+  const db = await openDurablePGlite(pgdata, { create: false });
   port.on('message', (request: ThreadRequest) => {
     handle(db, request).then(
       (result) => port.postMessage({ id: request.id, result } satisfies ThreadReply),

@@ -1,9 +1,8 @@
 // The main thread's handle on the embedded PGlite, which runs on a thread of its own
 // (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages.
-import fs from 'node:fs';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
+import { createCluster } from './pglite-cluster.ts';
 import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
@@ -28,14 +27,13 @@ function rebuildError(error: ThreadError): Error {
 }
 
 /**
- * Starts the PGlite thread and gives PGlite's interface over it. Statements run
- * there one at a time, as on PGlite itself; results come back parsed, except the types the caller brings
- * its own parsers for, which travel as text and are parsed here (functions cannot cross threads).
+ * Starts the PGlite thread (on a new data directory, once createCluster has made its cluster) and gives
+ * PGlite's interface over it. Statements run there one at a time, as on PGlite itself; results come back
+ * parsed, except the types the caller brings its own parsers for, which travel as text and are parsed here
+ * (functions cannot cross threads).
  */
 export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
-  // a new cluster is made by a thread of its own: the PGlite that ran initdb keeps its WebAssembly memory
-  // (measured: a fresh service idled at 1,092 MB resident with it, 678 MB without)
-  if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) await (await startThread(pgdata)).close();
+  await createCluster(pgdata);
   return startThread(pgdata);
 }
 

@@ -5,7 +5,8 @@ import type { RawEvent } from './validate.ts';
 export interface NormalisedEvent {
   eventName: string;
   sessionId: string;
-  userId: number;
+  /** the user id in decimal digits, whether it was sent as a number or a string: one user either way */
+  userId: string;
   isPremium: boolean;
   isSuccess: boolean;
   platform: string | null;
@@ -37,11 +38,18 @@ const COLUMN_FIELDS = new Set([
   'client_timestamp',
 ]);
 
-/** epoch ms from "1795303097503" (ms), "1795303097" (s) or an ISO date; null when unreadable */
+/** the latest and earliest times a Date holds (±100,000,000 days around 1970) */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * Epoch ms from "1795303097503" (ms), "1795303097" (s) or an ISO date; null when unreadable or out of a Date's
+ * range (e.g. "9007199254740991"), so whatever is read can be written back as a date.
+ */
 export function parseClientTime(value: string): number | null {
   if (/^\d{1,16}$/.test(value)) {
     const number = Number(value);
-    return number < 1e11 ? number * 1000 : number;
+    const ms = number < 1e11 ? number * 1000 : number;
+    return ms <= MAX_DATE_MS ? ms : null;
   }
   const parsed = Date.parse(value);
   return Number.isNaN(parsed) ? null : parsed;
@@ -107,7 +115,7 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
   }
   if (props.auth_type !== undefined) props.auth_type = authTypeNumber(props.auth_type);
   if (typeof props.url_referer === 'string') props.url_referer = withoutQuery(props.url_referer);
-  if (typeof props.valid_until === 'string') {
+  if (typeof props.valid_until === 'string') { // kept as sent when it cannot be read as a time
     const until = parseClientTime(props.valid_until);
     if (until !== null) props.valid_until = new Date(until).toISOString();
   }
@@ -125,7 +133,7 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
   return {
     eventName: event.event_name as string,
     sessionId: (event.session_id as string).toLowerCase(),
-    userId: event.user_id,
+    userId: String(event.user_id), // validation lets through safe integers (written without exponent) and digit strings
     isPremium: event.is_premium === true,
     isSuccess: event.is_success === true,
     platform: optionalText(event.platform),

@@ -16,18 +16,27 @@ export class Pseudonymiser {
 
   constructor(private readonly secrets: Secrets) {}
 
-  /** the same user gets unrelated keys in different apps, and the raw id cannot be recovered without the secret */
-  userKey(appId: number, userId: number): Buffer {
-    return crypto.createHmac('sha256', this.appKey(appId)).update(String(userId)).digest().subarray(0, KEY_BYTES);
+  /**
+   * The same user gets unrelated keys in different apps, and the raw id cannot be recovered without the secret.
+   * userId is in decimal digits, so 123 sent as a number or as a string is one user.
+   */
+  userKey(appId: number, userId: string): Buffer {
+    return crypto.createHmac('sha256', this.appKey(appId)).update(userId).digest().subarray(0, KEY_BYTES);
   }
 
   /**
-   * Identical event content (a retried batch) always gets the same key, so it is stored once. sentAt is
-   * the client's time as sent (part of the content, so a retry has the same), null when it has none.
+   * sentAt is the client's time as sent, null when the event has none that can be read. With one, the time
+   * tells two sends of the same content apart, and a retry (same time, same content) gets the same key, so it
+   * is stored once. Without one, nothing tells a retry from a second identical event (two real clicks): the
+   * key is the receive time and random bytes, so every such event is stored.
    */
-  eventKey(appId: number, serialisedEvent: string, sentAt: number | null): Buffer {
+  eventKey(appId: number, serialisedEvent: string, sentAt: number | null, receivedAt: number): Buffer {
     const key = Buffer.allocUnsafe(KEY_BYTES);
-    key.writeUIntBE(sentAt !== null && sentAt >= 0 && sentAt < MAX_TIME ? Math.floor(sentAt) : 0, 0, TIME_BYTES);
+    if (sentAt === null) {
+      key.writeUIntBE(receivedAt >= 0 && receivedAt < MAX_TIME ? Math.floor(receivedAt) : 0, 0, TIME_BYTES);
+      return crypto.randomFillSync(key, TIME_BYTES);
+    }
+    key.writeUIntBE(sentAt >= 0 && sentAt < MAX_TIME ? Math.floor(sentAt) : 0, 0, TIME_BYTES);
     this.secrets.hmac('event', `${appId}\n${serialisedEvent}`).copy(key, TIME_BYTES, 0, KEY_BYTES - TIME_BYTES);
     return key;
   }

@@ -1,4 +1,4 @@
-// Remembers why requests of an app were refused (status, message, origin, time), so its owner can see
+// Remembers why requests of an app were refused (status, message, reason, origin, time), so its owner can see
 // why data is missing. Aggregated in memory and written about once a second; never on the request path.
 import type { EventStore, RejectionRow } from './store.ts';
 
@@ -21,15 +21,16 @@ export class RejectionLog {
     this.timer.unref();
   }
 
-  record(appId: number, status: number, message: string, origin: string | null): void {
+  /** reason: what the owner is told beyond the spec's message (which quota was reached, say) */
+  record(appId: number, status: number, message: string, origin: string | null, reason: string | null = null): void {
     const trimmedOrigin = origin === null ? null : origin.slice(0, MAX_ORIGIN_LENGTH);
-    const key = `${appId}\n${status}\n${message}\n${trimmedOrigin}`;
+    const key = `${appId}\n${status}\n${message}\n${trimmedOrigin}\n${reason}`;
     const existing = this.pending.get(key);
     if (existing) {
       existing.count++;
       existing.at = new Date();
     } else if (this.pending.size < MAX_PENDING_KEYS) {
-      this.pending.set(key, { appId, at: new Date(), status, message, origin: trimmedOrigin, count: 1 });
+      this.pending.set(key, { appId, at: new Date(), status, message, origin: trimmedOrigin, reason, count: 1 });
     }
   }
 

@@ -7,6 +7,13 @@ export const SESSION_ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 /** numeric 0/1 (spec), the spec's names, and the names TON Connect libraries send */
 export const AUTH_TYPES = [0, 1, 'wallet_addr', 'wallet_proof', 'ton_addr', 'ton_proof'] as const;
 
+/**
+ * A Telegram user id: a positive integer JSON numbers carry exactly (at most 2^53 - 1; 2^53 + 1 would arrive as
+ * 2^53 and merge two users), or a string of decimal digits for larger ones. 123 and "123" are the same user.
+ */
+export const USER_ID_RULE = 'must be a positive integer below 2^53 or a string of digits';
+export const USER_ID_DIGITS_PATTERN = '^[1-9][0-9]{0,19}$';
+
 // optional fields may also be null, which means "not given" (TON Connect sends null wallet fields)
 const text = (maxLength: number, description: string) => ({ type: ['string', 'null'], maxLength, description });
 
@@ -15,7 +22,15 @@ export const eventSchema = {
   required: ['user_id', 'event_name', 'session_id', 'app_name'],
   additionalProperties: true,
   properties: {
-    user_id: { type: 'number', description: 'Telegram user id; stored only as a keyed per-app hash' },
+    user_id: {
+      anyOf: [
+        { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+        { type: 'string', pattern: USER_ID_DIGITS_PATTERN },
+      ],
+      description:
+        'Telegram user id: a positive integer below 2^53, or a string of 1 to 20 decimal digits (no sign, no leading zero) for ' +
+        'larger ones; 123 and "123" are the same user. Stored only as a keyed per-app hash',
+    },
     event_name: { type: 'string', enum: EVENT_NAMES, description: 'one of the supported event names' },
     session_id: { type: 'string', pattern: SESSION_ID_PATTERN, description: 'UUID of the user session' },
     app_name: { type: 'string', maxLength: 64, description: 'the app_name given when the token was created' },
@@ -44,7 +59,11 @@ export const eventSchema = {
       },
     },
     custom_data: { type: ['object', 'null'], description: 'free-form details of the event' },
-    client_timestamp: text(256, 'epoch milliseconds (string of digits) when the event occurred on the client'),
+    client_timestamp: text(
+      256,
+      'epoch milliseconds (string of digits) when the event occurred on the client; an event sent again with the same ' +
+        'client_timestamp (a retry) is stored once, events without one are each stored',
+    ),
     platform: text(256, 'platform the mini app was opened from'),
     locale: text(256, 'user language code'),
     start_param: text(8192, 'launch parameter of the mini app'),

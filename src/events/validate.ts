@@ -1,8 +1,8 @@
 // Validates a decoded request body against the event schema and says precisely what failed.
 import { Ajv, type ErrorObject } from 'ajv';
-import { eventSchema } from './schema.ts';
+import { eventSchema, USER_ID_RULE } from './schema.ts';
 
-export type RawEvent = Record<string, unknown> & { app_name: string; user_id: number };
+export type RawEvent = Record<string, unknown> & { app_name: string; user_id: number | string };
 
 export type BodyCheck = { ok: true; events: RawEvent[] } | { ok: false; errors: string[] };
 
@@ -38,6 +38,7 @@ function pathOf(instancePath: string): string {
 
 function describe(error: ErrorObject, where: string): string {
   const at = where + pathOf(error.instancePath);
+  if (error.schemaPath.startsWith('#/properties/user_id/')) return `${at} ${USER_ID_RULE}`; // one rule, whichever branch failed
   switch (error.keyword) {
     case 'required':
       return `${at}.${(error.params as { missingProperty: string }).missingProperty} is required`;
@@ -58,27 +59,57 @@ function describe(error: ErrorObject, where: string): string {
   }
 }
 
-/** deepest object/array nesting below value, counted without recursion so hostile input can't overflow */
-function nestingDepth(value: unknown, limit: number): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > deepest) deepest = depth;
-    if (deepest > limit) return deepest;
-    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+/** a key as shown in an error: bounded, since it is the client's text */
+const MAX_SHOWN_KEY = 64;
+
+interface Visit {
+  node: object;
+  depth: number;
+  parent: Visit | null;
+  /** the key of node in its parent (an index when the parent is an array) */
+  key: string;
+}
+
+/** e.g. ".custom_data.prices[2]" from the visits up to the event */
+function pathTo(visit: Visit, key: string): string {
+  const parts: string[] = [];
+  for (let at: Visit | null = visit, name = key; at; name = at.key, at = at.parent) {
+    parts.push(Array.isArray(at.node) ? `[${name}]` : `.${name.length > MAX_SHOWN_KEY ? `${name.slice(0, MAX_SHOWN_KEY)}…` : name}`);
   }
-  return deepest;
+  return parts.reverse().join('');
+}
+
+/**
+ * What the schema cannot say about a whole event, found without recursion so hostile input can't overflow:
+ * nesting deeper than the limit, and numbers JSON cannot carry (a literal such as 1e400 parses to Infinity,
+ * which JSON and PostgreSQL's jsonb would turn into null). Null when there is neither.
+ */
+function shapeProblem(event: object, where: string, limit: number): string | null {
+  const stack: Visit[] = [{ node: event, depth: 0, parent: null, key: '' }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    if (visit.depth > limit) return `${where} is nested too deeply (at most ${limit} levels)`;
+    const node = visit.node as Record<string, unknown>;
+    for (const key of Object.keys(node)) {
+      const child = node[key];
+      if (typeof child === 'number' && !Number.isFinite(child)) return `${where}${pathTo(visit, key)} must be a finite number`;
+      if (child !== null && typeof child === 'object') stack.push({ node: child, depth: visit.depth + 1, parent: visit, key });
+    }
+  }
+  return null;
 }
 
 function checkEvent(event: unknown, where: string, errors: string[]): event is RawEvent {
   if (!validateEvent(event)) {
-    for (const error of validateEvent.errors ?? []) errors.push(describe(error, where));
+    for (const error of validateEvent.errors ?? []) {
+      const text = describe(error, where);
+      if (!errors.includes(text)) errors.push(text);
+    }
     return false;
   }
-  if (nestingDepth(event, MAX_NESTING) > MAX_NESTING) {
-    errors.push(`${where} is nested too deeply (at most ${MAX_NESTING} levels)`);
+  const problem = shapeProblem(event as object, where, MAX_NESTING);
+  if (problem !== null) {
+    errors.push(problem);
     return false;
   }
   return true;

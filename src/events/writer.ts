@@ -1,5 +1,6 @@
 // Group commit: requests that arrive while a commit runs are written together in the next one,
 // and each request is answered only after the commit holding its events succeeded.
+import { blamesData } from '../db/errors.ts';
 import type { EventRow } from './store.ts';
 
 /** where a writer commits its batches: the event store, or the ingest bench's reference store */
@@ -28,10 +29,6 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** SQLSTATE classes that blame the data of a request (22 data exception, 23 integrity, 42 statement) */
-function blamesData(error: unknown): boolean {
-  return /^(22|23|42)/.test(String((error as { code?: unknown }).code ?? ''));
-}
 
 /** after the store failed for reasons that are not one request's data, refuse at once for this long */
 const FAIL_FAST_MS = 1_000;

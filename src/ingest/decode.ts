@@ -45,12 +45,18 @@ async function decompress(encoding: string, body: Buffer, maxBodyBytes: number):
 }
 
 export function parseJson(text: string): unknown {
+  let parsed: unknown;
   try {
-    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-  } catch (error) {
-    if (error instanceof SyntaxError) throw validationError(['body is not valid JSON']);
+    // safe mode: a forbidden key makes the result null, where it would throw the same SyntaxError as bad JSON
+    parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error', safe: true });
+  } catch {
+    throw validationError(['body is not valid JSON']);
+  }
+  // the only JSON text that parses to null is "null" itself (with JSON whitespace, or a BOM that trim() removes too)
+  if (parsed === null && text.trim() !== 'null') {
     throw validationError(['body must not contain "__proto__" or "constructor.prototype" keys']);
   }
+  return parsed;
 }
 
 export function registerDecoder(app: FastifyInstance, maxBodyBytes: number): void {

@@ -1,10 +1,36 @@
 // Prometheus metrics of the service (prom-client), one registry per service instance.
 import client from 'prom-client';
 
+/** what the durable log holds waiting for the store, read when /metrics is scraped */
+export interface BacklogReading {
+  records: number;
+  bytes: number;
+  oldestAppendedAt: number | null;
+}
+
 export function createMetrics() {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
+  let readBacklog: () => BacklogReading = () => ({ records: 0, bytes: 0, oldestAppendedAt: null });
+  const backlogGauge = (name: string, help: string, value: (reading: BacklogReading) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(value(readBacklog()));
+      },
+    });
+  backlogGauge('tma_log_backlog_records', 'Requests in the durable log that the store does not hold yet', (reading) => reading.records);
+  backlogGauge('tma_log_backlog_bytes', 'Bytes of those requests', (reading) => reading.bytes);
+  backlogGauge('tma_log_backlog_oldest_seconds', 'Age of the oldest of them (0 when none waits)', (reading) =>
+    reading.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - reading.oldestAppendedAt) / 1000),
+  );
   return {
+    /** where the backlog gauges read from: the node's durable log */
+    watchBacklog(read: () => BacklogReading) {
+      readBacklog = read;
+    },
     registry,
     requests: new client.Counter({
       name: 'tma_http_requests_total',
@@ -14,7 +40,7 @@ export function createMetrics() {
     }),
     eventsAccepted: new client.Counter({
       name: 'tma_events_accepted_total',
-      help: 'Events acknowledged with 201 (committed)',
+      help: 'Events acknowledged with 201 (durably in the log)',
       registers: [registry],
     }),
     eventsStored: new client.Counter({
@@ -30,14 +56,14 @@ export function createMetrics() {
     }),
     commitSeconds: new client.Histogram({
       name: 'tma_commit_duration_seconds',
-      help: 'Time to commit one group of events',
+      help: 'Time the loader took to store one batch of the log',
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
     commitEvents: new client.Histogram({
       name: 'tma_commit_events',
-      help: 'Events written by one group commit',
-      buckets: [1, 5, 20, 50, 100, 250, 500, 1000, 2500, 5000],
+      help: 'Events in one batch the loader stored',
+      buckets: [1, 5, 20, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000, 50_000],
       registers: [registry],
     }),
   };

@@ -12,7 +12,14 @@ const anyMessage = { type: 'object', required: ['message'], properties: { messag
 
 const json = (schema: object, description: string) => ({ description, content: { 'application/json': { schema } } });
 
-export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerRequest: number; rateLimitMax: number; rateLimitWindowMs: number }) {
+export function openApiDocument(options: {
+  maxBodyBytes: number;
+  maxEventsPerRequest: number;
+  rateLimitMax: number;
+  rateLimitWindowMs: number;
+  quotaEventsPerDay: number;
+  quotaBytesPerDay: number;
+}) {
   return {
     openapi: '3.1.0',
     info: {
@@ -30,8 +37,11 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
           description:
             `Body: one event or 1..${options.maxEventsPerRequest} events, JSON, optionally gzip/deflate/br ` +
             `encoded; at most ${options.maxBodyBytes} bytes before and after decoding. All events of a request ` +
-            `are stored or none is. An identical event sent again (a retried batch) is stored once. Rate limit: ` +
-            `${options.rateLimitMax} requests per ${options.rateLimitWindowMs} ms per client IP and token.`,
+            `are stored or none is. An event sent again with the same client_timestamp (a retried batch) is stored ` +
+            `once; events without a client_timestamp that reads as a time are each stored. Rate limit: ` +
+            `${options.rateLimitMax} requests per ${options.rateLimitWindowMs} ms per client IP and token. Daily quotas ` +
+            `per app (unless an administrator set the app's own): ${options.quotaEventsPerDay} events and ` +
+            `${options.quotaBytesPerDay} bytes of event JSON per UTC day; a request that would go beyond one is refused whole.`,
           parameters: [
             { name: 'ANALYTICS-Auth-Token', in: 'header', schema: { type: 'string' }, description: 'access token' },
             { name: 'TGA-Auth-Token', in: 'header', schema: { type: 'string' }, description: 'alias used by the official client' },
@@ -47,7 +57,7 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
             },
           },
           responses: {
-            '201': json(message(MESSAGES.success), 'Every event of the request is durably stored'),
+            '201': json(message(MESSAGES.success), "Every event of the request is on disk in the node's durable log; the store holds it shortly after"),
             '400': json(
               {
                 oneOf: [
@@ -62,12 +72,12 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
                 ],
               },
               'Not recorded: token header missing or malformed; token not issued here or revoked; app_name not the ' +
-                "token's; body invalid; or the store failed or too much is waiting for it (Failed to record: nothing was stored, retry later)",
+                "token's; body invalid; or the node's durable log is full or its disk failed (Failed to record: nothing was stored, retry later)",
             ),
             '403': json(message(MESSAGES.domainMismatch), 'Origin (or Referer) is not one of the app\'s domains'),
             '413': json(anyMessage, 'Body larger than the limit, before or after decompression'),
             '415': json(anyMessage, 'Content-Type is not application/json, or Content-Encoding is not supported'),
-            '429': json(message(MESSAGES.tooManyRequests), 'Rate limit exceeded; Retry-After tells when to retry'),
+            '429': json(message(MESSAGES.tooManyRequests), 'Rate limit exceeded, or the app\'s daily quota used up; Retry-After tells when to retry (the next UTC day for a quota)'),
           },
         },
         options: { summary: 'CORS preflight; any origin, headers content-type, content-encoding and both token headers', responses: { '204': { description: 'Preflight accepted' } } },
@@ -90,7 +100,30 @@ export function openApiDocument(options: { maxBodyBytes: number; maxEventsPerReq
           responses: { '200': { description: 'JSON: computed_at, formula, weights, apps[{ rank, app_name, bot, score, unranked_reason, components }]' } },
         },
       },
-      '/healthz': { get: { summary: 'Liveness and store readiness', responses: { '200': json(anyMessage, 'Ready'), '503': json(anyMessage, 'Store unreachable') } } },
+      '/healthz': {
+        get: {
+          summary: 'Liveness, whether the store answers, and the backlog of the durable log',
+          responses: {
+            '200': json(
+              {
+                type: 'object',
+                required: ['status', 'store', 'backlog', 'loaded_through'],
+                properties: {
+                  status: { enum: ['ok', 'store unavailable'] },
+                  store: { enum: ['embedded', 'server'] },
+                  backlog: {
+                    type: 'object',
+                    description: 'requests in the durable log that the store does not hold yet',
+                    properties: { requests: { type: 'integer' }, bytes: { type: 'integer' }, oldest_seconds: { type: 'number' } },
+                  },
+                  loaded_through: { type: 'integer', description: "the last log record the store holds" },
+                },
+              },
+              'Ingesting: status "ok", or "store unavailable" while the events wait in the log',
+            ),
+          },
+        },
+      },
       '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
     },

@@ -37,6 +37,9 @@ export async function buildServer(services: Services, options: ServerOptions = {
     trustProxy: config.trustProxy as boolean | string | string[],
     bodyLimit: config.maxBodyBytes,
     requestTimeout: 30_000,
+    // while stopping, a request that arrives on a kept-alive connection is still served (with
+    // "Connection: close"): the spec has no 503, and the store is open until every request is answered
+    return503OnClosing: false,
     // per-request lines go out at debug level from the onResponse hook below, without client IPs
     logController: new LogController({ disableRequestLogging: true }),
     logger: {
@@ -101,12 +104,15 @@ export async function buildServer(services: Services, options: ServerOptions = {
   const steps = createSteps({
     maxEventsPerRequest: config.maxEventsPerRequest,
     tokens: services.tokens,
-    writer: services.writer,
+    tokenScreen: services.tokenScreen,
+    ingestLog: services.ingestLog!,
     pseudonymiser: services.pseudonymiser,
     rejections: services.rejections,
+    quota: services.quota,
   });
 
   app.post('/events', {
+    onRequest: steps.screen,
     // decode ran in the content-type parser; then:
     preValidation: steps.validate,
     preHandler: [
@@ -119,6 +125,7 @@ export async function buildServer(services: Services, options: ServerOptions = {
           services.secrets.hmac('rate-limit', `${request.ip}\n${tokenHeader(request)}`).toString('base64url').slice(0, 22),
         errorResponseBuilder: (request) => steps.tooManyRequests(request),
       }),
+      steps.dailyQuota,
     ],
     handler: steps.record,
   });
@@ -126,14 +133,25 @@ export async function buildServer(services: Services, options: ServerOptions = {
   // the official client asks for per-event caps at init; without an answer it logs a 404 in the page
   app.get('/events/threshold', async () => ({ 'app-hide': 3 }));
 
-  app.get('/healthz', async (_request, reply) => {
-    try {
-      await services.store.sql.query('SELECT 1');
-      return { status: 'ok', store: services.store.kind };
-    } catch {
-      reply.code(503);
-      return { status: 'store unavailable', store: services.store.kind };
-    }
+  // the store being down delays loading, not ingestion: the node stays in service (200) while its log takes
+  // the events, and says so; the backlog tells how far loading is behind
+  app.get('/healthz', async () => {
+    const storeUp = await services.store.sql.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    const log = services.ingestLog!;
+    const backlog = log.stats();
+    return {
+      status: storeUp ? 'ok' : 'store unavailable',
+      store: services.store.kind,
+      backlog: {
+        requests: backlog.records,
+        bytes: backlog.bytes,
+        oldest_seconds: backlog.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestAppendedAt) / 1000),
+      },
+      loaded_through: log.loader.loadedThrough,
+    };
   });
 
   app.get('/metrics', async (_request, reply) => {

@@ -1,29 +1,33 @@
-// The /events pipeline steps after "decode": validate → authorise → limit → buffer → commit.
-// Each step either passes the request on or throws the spec's HttpError.
+// The /events pipeline steps: screen (before the body is read), then after "decode": validate → authorise →
+// limit → daily quota → record (append to the durable log). Each step passes the request on or refuses it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { GroupCommitWriter } from '../events/writer.ts';
+import type { IngestLog } from '../events/ingest-log.ts';
 import { normaliseEvent } from '../events/normalise.ts';
 import type { Pseudonymiser } from '../events/pseudonym.ts';
+import type { DailyQuota } from '../events/quota.ts';
 import type { RejectionLog } from '../events/rejections.ts';
 import type { EventRow } from '../events/store.ts';
 import { checkBody, type RawEvent } from '../events/validate.ts';
 import type { TokenCache, TokenGrant } from '../tokens/cache.ts';
+import type { TokenScreen } from '../tokens/screen.ts';
 import { isWellFormedToken } from '../tokens/format.ts';
 import { HttpError, MESSAGES, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    ingest: { events: RawEvent[]; grant: TokenGrant | null; token: string };
+    ingest: { events: RawEvent[]; grant: TokenGrant | null; token: string; serialised?: string[] };
   }
 }
 
 export interface StepServices {
   maxEventsPerRequest: number;
   tokens: TokenCache;
-  writer: GroupCommitWriter;
+  tokenScreen: TokenScreen;
+  ingestLog: IngestLog;
   pseudonymiser: Pseudonymiser;
   rejections: RejectionLog;
+  quota: DailyQuota;
 }
 
 /**
@@ -46,31 +50,44 @@ export function tokenHeader(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value.trim() : undefined;
 }
 
+const TOKEN_MISSING = { message: MESSAGES.tokenMissing };
+const TOKEN_INVALID = { message: MESSAGES.tokenInvalid };
+
 export function createSteps(services: StepServices) {
-  const reject = (request: FastifyRequest, grant: TokenGrant | null, error: HttpError): HttpError => {
-    if (grant) services.rejections.record(grant.appId, error.statusCode, error.message, describeOrigin(request));
+  const reject = (request: FastifyRequest, grant: TokenGrant | null, error: HttpError, reason: string | null = null): HttpError => {
+    if (grant) services.rejections.record(grant.appId, error.statusCode, error.message, describeOrigin(request), reason);
     return error;
   };
+
+  /**
+   * screen: before the body is read, a token header that is missing, malformed or certainly not issued
+   * here is refused; such requests cost no store lookup and no body parsing (a flood of made-up tokens
+   * cannot crowd out real ingestion)
+   */
+  async function screen(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const token = tokenHeader(request);
+    // answered here rather than thrown: the cheapest refusal Fastify has (no error object, no error handler)
+    if (!isWellFormedToken(token)) return void reply.code(400).send(TOKEN_MISSING);
+    if (!services.tokenScreen.mayBeIssued(token)) return void reply.code(400).send(TOKEN_INVALID);
+    request.ingest = { events: [], grant: null, token };
+  }
 
   /** validate: the body is one event or 1..max events, each matching the schema */
   async function validate(request: FastifyRequest): Promise<void> {
     const checked = checkBody(request.body, services.maxEventsPerRequest);
     if (!checked.ok) {
       // a broken integration should still show up for its owner
-      const token = tokenHeader(request);
-      const grant = isWellFormedToken(token) ? await services.tokens.lookup(token).catch(() => null) : null;
+      const grant = await services.tokens.lookup(request.ingest.token).catch(() => null);
       throw reject(request, grant, validationError(checked.errors));
     }
-    request.ingest = { events: checked.events, grant: null, token: '' };
+    request.ingest.events = checked.events;
   }
 
-  /** authorise: a live token, the app_name it was issued for, a request from one of its domains */
+  /** authorise: a live token (screened), the app_name it was issued for, a request from one of its domains */
   async function authorise(request: FastifyRequest): Promise<void> {
-    const token = tokenHeader(request);
-    if (!isWellFormedToken(token)) throw new HttpError(400, { message: MESSAGES.tokenMissing });
     let grant: TokenGrant | null;
     try {
-      grant = await services.tokens.lookup(token);
+      grant = await services.tokens.lookup(request.ingest.token);
     } catch (error) {
       request.log.error({ failure: errorSummary(error) }, 'token lookup failed');
       throw new HttpError(400, { message: MESSAGES.failedToRecord });
@@ -84,7 +101,6 @@ export function createSteps(services: StepServices) {
       throw reject(request, grant, new HttpError(403, { message: MESSAGES.domainMismatch }));
     }
     request.ingest.grant = grant;
-    request.ingest.token = token;
   }
 
   /** limit: answer for the rate limiter's refusal, attributed to the app */
@@ -92,7 +108,22 @@ export function createSteps(services: StepServices) {
     return reject(request, request.ingest?.grant ?? null, new HttpError(429, { message: MESSAGES.tooManyRequests }));
   }
 
-  /** buffer → commit: hand the events to the group-commit writer and answer once they are durable */
+  /** quota: the app stays within its events and bytes per UTC day (src/events/quota.ts); 429 until the next day */
+  async function dailyQuota(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { events, grant } = request.ingest;
+    // serialised once: the bytes counted here are the ones record() hashes and stores
+    const serialised = events.map((event) => JSON.stringify(event));
+    let bytes = 0;
+    for (const text of serialised) bytes += text.length;
+    const refusal = await services.quota.admit(grant!.appId, events.length, bytes);
+    if (refusal) {
+      reply.header('retry-after', String(refusal.retryAfterSeconds));
+      throw reject(request, grant, new HttpError(429, { message: MESSAGES.tooManyRequests }), refusal.reason);
+    }
+    request.ingest.serialised = serialised;
+  }
+
+  /** record: append the events to the durable log and answer once they are on disk (the loader stores them) */
   async function record(request: FastifyRequest, reply: FastifyReply): Promise<{ message: string }> {
     const grant = request.ingest.grant!;
     const appId = grant.appId;
@@ -101,22 +132,22 @@ export function createSteps(services: StepServices) {
     const rows: EventRow[] = new Array(events.length);
     // a batch is usually one user's (the official client sends a session's events): one keyed hash per
     // user and request. Kept for this request only, so no raw user id outlives it in memory.
-    let lastUserId: number | undefined;
+    let lastUserId: string | undefined;
     let lastUserKey: Buffer | undefined;
     let bytes = 0;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
-      const serialised = JSON.stringify(event);
+      const serialised = request.ingest.serialised?.[i] ?? JSON.stringify(event);
       bytes += serialised.length;
       const normalised = normaliseEvent(event, serialised, receivedAt);
-      if (lastUserKey === undefined || !Object.is(normalised.userId, lastUserId)) {
+      if (lastUserKey === undefined || normalised.userId !== lastUserId) {
         lastUserId = normalised.userId;
         lastUserKey = services.pseudonymiser.userKey(appId, normalised.userId);
       }
       // spelt out rather than spread: this runs for every event
       rows[i] = {
         appId,
-        eventKey: services.pseudonymiser.eventKey(appId, serialised, normalised.sentAt),
+        eventKey: services.pseudonymiser.eventKey(appId, serialised, normalised.sentAt, receivedAt.getTime()),
         userKey: lastUserKey,
         receivedAt,
         eventName: normalised.eventName,
@@ -129,10 +160,11 @@ export function createSteps(services: StepServices) {
         occurredAt: normalised.occurredAt,
         day: normalised.day,
         props: normalised.props,
+        bytes: serialised.length,
       };
     }
     try {
-      await services.writer.submit(rows, bytes);
+      await services.ingestLog.append(rows, bytes);
     } catch (error) {
       request.log.error({ failure: errorSummary(error), cause: errorSummary((error as { cause?: unknown }).cause ?? error) }, 'events not recorded');
       throw reject(request, grant, new HttpError(400, { message: MESSAGES.failedToRecord }));
@@ -141,5 +173,5 @@ export function createSteps(services: StepServices) {
     return { message: MESSAGES.success };
   }
 
-  return { validate, authorise, tooManyRequests, record };
+  return { screen, validate, authorise, tooManyRequests, dailyQuota, record };
 }

@@ -1,10 +1,12 @@
 // The site's JSON API under /api: the Analytics section (create, list, revoke, regenerate, edit domains,
-// delete) with the bot's rules and messages, and the per-app dashboard, live events and exports.
+// delete) with the bot's rules and messages, the per-app dashboard, live events and exports, and ending a
+// user's sessions (administrators).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import type { SiteContext } from './context.ts';
+import { appNameParams, fields, text, validated } from './schemas.ts';
 import { actorOf, isSameOriginJson, type SiteUser } from './session.ts';
 
 class ApiError extends Error {
@@ -23,6 +25,7 @@ const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
   domain_exists: 409,
   domain_not_found: 404,
   last_domain: 409,
+  not_allowed: 403,
 };
 
 function accepted<T>(parsed: { ok: true; value: T } | { ok: false; error: string }, field: string): T {
@@ -38,11 +41,40 @@ function periodOf(query: { days?: string }): Period {
 
 const CSV_COLUMNS = ['received_at', 'occurred_at', 'event_name', 'session_id', 'user', 'platform', 'locale', 'start_param', 'is_premium', 'is_success', 'props'];
 
-function csvCell(value: unknown): string {
-  let text = value instanceof Date ? value.toISOString() : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value ?? '');
-  // a spreadsheet would run a cell starting with = + - @ as a formula (values come from mini app users)
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+/** a spreadsheet runs a cell starting with one of these as a formula (values come from mini app users) */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** characters a spreadsheet may split a line on (its locale's separator, tab, pipe), besides the comma */
+const SEPARATOR = /[,;\t|]/;
+const FORMULA_AFTER_SEPARATOR = /([,;\t|])(?=[=+\-@\t\r])/g;
+
+/**
+ * JSON whose strings never hold a formula start right after a separator: those characters are written as
+ * \u escapes, so the text is the same JSON and no split can start a cell with them (outside strings JSON
+ * has only numbers, which cannot form a formula).
+ */
+function inertJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  let out = '';
+  let inString = false;
+  let escaped = false;
+  let previous = '';
+  for (const char of json) {
+    if (inString && !escaped && '=+-@'.includes(char) && SEPARATOR.test(previous)) out += `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    else out += char;
+    if (escaped) escaped = false;
+    else if (char === '\\') escaped = inString;
+    else if (char === '"') inString = !inString;
+    previous = char;
+  }
+  return out;
+}
+
+/** every text cell quoted; no formula can start the cell or anything a separator could split off */
+export function csvCell(value: unknown): string {
+  if (typeof value === 'boolean') return String(value);
+  let text = typeof value === 'object' && value !== null ? inertJson(value) : String(value ?? '').replace(FORMULA_AFTER_SEPARATOR, "$1'");
+  if (FORMULA_START.test(text)) text = `'${text}`;
+  return `"${text.replace(/"/g, '""')}"`;
 }
 
 function exportRecord(row: ExportRow) {
@@ -77,19 +109,25 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       created_at: record.createdAt.toISOString(),
       last_event_at: activity.lastEventAt?.toISOString() ?? null,
       events_total: activity.eventsTotal,
-      last_rejection: rejection ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, origin: rejection.origin } : null,
+      last_rejection: rejection
+        ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, reason: rejection.reason ?? null, origin: rejection.origin }
+        : null,
     };
   };
 
   /** every /api route: a signed-in user, and for writes a same-origin JSON request */
-  const guard = (request: FastifyRequest): SiteUser => {
-    const user = site.user(request);
+  const guard = async (request: FastifyRequest): Promise<SiteUser> => {
+    const user = await site.user(request);
     if (!user) throw new ApiError(401, 'Sign in first.');
     if (request.method !== 'GET' && !isSameOriginJson(request, services.config.publicUrl)) throw new ApiError(403, 'Cross-site or non-JSON request refused.');
     return user;
   };
 
   app.register(async (api) => {
+    // what the user's app just sent is in what the API reads
+    api.addHook('preHandler', async (request) => {
+      if (request.method === 'GET') await services.caughtUp();
+    });
     api.setErrorHandler((error: Error & { statusCode?: number }, request, reply: FastifyReply) => {
       if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message, ...(error.field ? { field: error.field } : {}) });
       if (error instanceof RegistryError) return reply.code(REGISTRY_STATUS[error.code]).send({ message: error.message });
@@ -98,13 +136,16 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       return reply.code(500).send({ message: 'Something went wrong. Please try again.' });
     });
 
+    const nameOnly = validated({ params: appNameParams });
+    const nameAndDays = validated({ params: appNameParams, querystring: fields({ days: text(8) }) });
+
     api.get('/api/me', async (request) => {
-      const user = guard(request);
+      const user = await guard(request);
       return { name: user.name, is_admin: user.isAdmin };
     });
 
-    api.get<{ Querystring: { all?: string } }>('/api/apps', async (request) => {
-      const user = guard(request);
+    api.get<{ Querystring: { all?: string } }>('/api/apps', validated({ querystring: fields({ all: text(8) }) }), async (request) => {
+      const user = await guard(request);
       const actor = actorOf(user);
       const everyone = request.query.all === '1' && user.isAdmin;
       const apps = await registry.listApps(everyone ? actor : { ...actor, isAdmin: false });
@@ -112,7 +153,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     });
 
     api.post<{ Body: { bot?: string; domain?: string; app_name?: string } }>('/api/apps', async (request, reply) => {
-      const user = guard(request);
+      const user = await guard(request);
       const body = request.body ?? {};
       const { token, app: created } = await registry.createApp(
         {
@@ -127,19 +168,21 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       return { token, ...(await summary(created)) };
     });
 
-    api.get<{ Params: { name: string } }>('/api/apps/:name', async (request) => summary(await registry.getApp(request.params.name, actorOf(guard(request)))));
-
-    api.post<{ Params: { name: string } }>('/api/apps/:name/revoke', async (request) =>
-      summary(await registry.revoke(request.params.name, actorOf(guard(request)))),
+    api.get<{ Params: { name: string } }>('/api/apps/:name', nameOnly, async (request) =>
+      summary(await registry.getApp(request.params.name, actorOf(await guard(request)))),
     );
 
-    api.post<{ Params: { name: string } }>('/api/apps/:name/regenerate', async (request) => {
-      const { token, app: renewed } = await registry.regenerate(request.params.name, actorOf(guard(request)));
+    api.post<{ Params: { name: string } }>('/api/apps/:name/revoke', nameOnly, async (request) =>
+      summary(await registry.revoke(request.params.name, actorOf(await guard(request)))),
+    );
+
+    api.post<{ Params: { name: string } }>('/api/apps/:name/regenerate', nameOnly, async (request) => {
+      const { token, app: renewed } = await registry.regenerate(request.params.name, actorOf(await guard(request)));
       return { token, ...(await summary(renewed)) };
     });
 
-    api.post<{ Params: { name: string }; Body: { add?: string; remove?: string } }>('/api/apps/:name/domains', async (request) => {
-      const actor = actorOf(guard(request));
+    api.post<{ Params: { name: string }; Body: { add?: string; remove?: string } }>('/api/apps/:name/domains', nameOnly, async (request) => {
+      const actor = actorOf(await guard(request));
       const { add, remove } = request.body ?? {};
       if (typeof add === 'string') {
         const domain = accepted(parseDomain(add, { allowLocalhost: services.config.allowLocalhostDomains }), 'domain');
@@ -149,24 +192,28 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       throw new ApiError(400, 'Send {"add": "<domain>"} or {"remove": "<domain>"}.', 'domain');
     });
 
-    api.delete<{ Params: { name: string } }>('/api/apps/:name', async (request, reply) => {
-      await registry.deleteApp(request.params.name, actorOf(guard(request)));
+    api.delete<{ Params: { name: string } }>('/api/apps/:name', nameOnly, async (request, reply) => {
+      await registry.deleteApp(request.params.name, actorOf(await guard(request)));
       return reply.code(204).send();
     });
 
-    api.get<{ Params: { name: string }; Querystring: { days?: string } }>('/api/apps/:name/dashboard', async (request) => {
-      const record = await registry.getApp(request.params.name, actorOf(guard(request)));
+    api.get<{ Params: { name: string }; Querystring: { days?: string } }>('/api/apps/:name/dashboard', nameAndDays, async (request) => {
+      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
       const [dashboard, rejections] = await Promise.all([rollups.dashboard(record.appId, periodOf(request.query)), services.rejections.recent(record.appId, 20)]);
       return { app: await summary(record), ...dashboard, rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection) };
     });
 
-    api.get<{ Params: { name: string } }>('/api/apps/:name/recent', async (request) => {
-      const record = await registry.getApp(request.params.name, actorOf(guard(request)));
+    api.get<{ Params: { name: string } }>('/api/apps/:name/recent', nameOnly, async (request) => {
+      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
       return rollups.recent(record.appId);
     });
 
-    api.get<{ Params: { name: string; format: string }; Querystring: { days?: string } }>('/api/apps/:name/export.:format', async (request, reply) => {
-      const record = await registry.getApp(request.params.name, actorOf(guard(request)));
+    const exportSchema = validated({
+      params: { ...appNameParams, required: ['name', 'format'], properties: { ...appNameParams.properties, format: text(16) } },
+      querystring: fields({ days: text(8) }),
+    });
+    api.get<{ Params: { name: string; format: string }; Querystring: { days?: string } }>('/api/apps/:name/export.:format', exportSchema, async (request, reply) => {
+      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
       const format = request.params.format;
       if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
       const period = periodOf(request.query);
@@ -184,6 +231,15 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       }
       reply.raw.end();
       return reply;
+    });
+
+    // administrators end every session of a user (a lost phone, a stolen cookie, a departed operator)
+    api.post<{ Body: { telegram_id?: unknown } }>('/api/sessions/end', async (request) => {
+      const user = await guard(request);
+      if (!user.isAdmin) throw new ApiError(403, 'Only administrators can end other users\' sessions.');
+      const id = String(request.body?.telegram_id ?? '').trim();
+      if (!/^\d{1,20}$/.test(id)) throw new ApiError(400, 'A Telegram user id is a number.', 'telegram_id');
+      return { ended: await site.sessions.endAllOf(id) };
     });
   });
 }

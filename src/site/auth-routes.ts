@@ -1,9 +1,17 @@
 // Signing in and out: Telegram Login Widget callback, Mini App initData, operator one-time links.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+// Every sign-in proof works once; a widget payload only in the browser whose /login page asked for it.
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SiteContext } from './context.ts';
 import { escape, page } from './layout.ts';
-import { endSession, startSession } from './session.ts';
-import { verifyInitData, verifyLoginWidget, type TelegramIdentity } from './telegram-auth.ts';
+import { fields, text, validated } from './schemas.ts';
+import { endSession, isSameOriginForm, isSameOriginJson, startSession } from './session.ts';
+import { verifyInitData, verifyLoginWidget, type TelegramIdentity, type VerifiedSignIn } from './telegram-auth.ts';
+import type { ProofKind } from './single-use.ts';
+
+/** ties a Login Widget sign-in to the browser that opened /login (a payload sent from elsewhere is refused) */
+const LOGIN_STATE_COOKIE = 'tma_login_state';
+const LOGIN_STATE_SECONDS = 3600;
 
 /** only local paths: never an open redirect */
 function safeNext(next: unknown): string {
@@ -18,24 +26,42 @@ function refused(reply: FastifyReply, reason: string) {
   });
 }
 
+function sameText(a: string, b: string): boolean {
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  return x.length === y.length && crypto.timingSafeEqual(x, y);
+}
+
 export function registerAuthRoutes(app: FastifyInstance, site: SiteContext): void {
-  const botToken = site.services.config.botToken;
-  const signIn = (reply: FastifyReply, identity: TelegramIdentity, next: string) => {
-    startSession(reply, identity, site.secureCookies);
-    return reply.redirect(next);
+  const { config } = site.services;
+  const botToken = config.botToken;
+  const signIn = (reply: FastifyReply, identity: TelegramIdentity, miniApp = false) =>
+    startSession(reply, site.sessions, identity, { secure: site.secureCookies, miniApp });
+  /** the verified proof's user, unless the proof was used before */
+  const firstUse = async (kind: ProofKind, verified: VerifiedSignIn | null) =>
+    verified && (await site.usedProofs.claim(kind, verified.signature, verified.expiresAt)) ? verified.identity : null;
+
+  /** the sign-in state of this browser: kept while valid, so two open /login tabs both work */
+  const loginState = (request: FastifyRequest, reply: FastifyReply): string => {
+    const raw = request.cookies[LOGIN_STATE_COOKIE];
+    const kept = raw ? request.unsignCookie(raw) : undefined;
+    if (kept?.valid && kept.value && /^[\w-]{22}$/.test(kept.value)) return kept.value;
+    const state = crypto.randomBytes(16).toString('base64url');
+    reply.setCookie(LOGIN_STATE_COOKIE, state, { signed: true, httpOnly: true, sameSite: 'lax', secure: site.secureCookies, path: '/', maxAge: LOGIN_STATE_SECONDS });
+    return state;
   };
 
-  app.get<{ Querystring: { next?: string } }>('/login', async (request, reply) => {
+  app.get<{ Querystring: { next?: string } }>('/login', validated({ querystring: fields({ next: text(2048) }) }), async (request, reply) => {
     const next = safeNext(request.query.next);
     const bot = site.options.botUsername?.();
+    const authUrl = `/auth/telegram?next=${encodeURIComponent(next)}&state=${loginState(request, reply)}`;
     const widget = bot
       ? `<script async src="https://telegram.org/js/telegram-widget.js?22" data-telegram-login="${escape(bot)}" data-size="large"
-           data-auth-url="/auth/telegram?next=${encodeURIComponent(next)}" data-request-access="write"></script>`
+           data-auth-url="${escape(authUrl)}" data-request-access="write"></script>`
       : '<p class="muted">The Telegram login button appears once the management bot is configured (BOT_TOKEN).</p>';
     reply.type('text/html; charset=utf-8');
     return page({
       title: 'Sign in',
-      user: site.user(request)?.name,
+      user: (await site.user(request))?.name,
       body: `<h1>Sign in</h1>
 <div class="grid">
   <div class="card"><h2>With Telegram</h2>${widget}
@@ -48,19 +74,43 @@ export function registerAuthRoutes(app: FastifyInstance, site: SiteContext): voi
   });
 
   // the Login Widget redirects here with its signed fields as query parameters
-  app.get<{ Querystring: Record<string, string> }>('/auth/telegram', async (request, reply) => {
-    const { next, ...fields } = request.query;
-    const identity = botToken ? verifyLoginWidget(fields, botToken) : null;
-    if (!identity) return refused(reply, 'The Telegram login data is invalid or expired.');
-    return signIn(reply, identity, safeNext(next));
-  });
+  app.get<{ Querystring: Record<string, string> }>(
+    '/auth/telegram',
+    validated({ querystring: fields({}, text(4096)) }),
+    async (request, reply) => {
+      const { next, state, ...signed } = request.query;
+      const verified = botToken ? verifyLoginWidget(signed, botToken) : null;
+      if (!verified) return refused(reply, 'The Telegram login data is invalid or expired.');
+      const expected = request.cookies[LOGIN_STATE_COOKIE] ? request.unsignCookie(request.cookies[LOGIN_STATE_COOKIE]) : undefined;
+      if (!state || !expected?.valid || !expected.value || !sameText(state, expected.value)) {
+        return refused(reply, 'This sign-in did not start on this browser\'s sign-in page. Open the sign-in page and try again.');
+      }
+      const identity = await firstUse('widget', verified);
+      if (!identity) {
+        // the browser that signed in comes back (the back button): it is still signed in as that user
+        if ((await site.user(request))?.id === verified.identity.id) return reply.redirect(safeNext(next));
+        return refused(reply, 'This Telegram login was already used. Sign in again.');
+      }
+      await signIn(reply, identity);
+      reply.clearCookie(LOGIN_STATE_COOKIE, { path: '/' });
+      return reply.redirect(safeNext(next));
+    },
+  );
 
   // Mini App mode: the page posts the initData Telegram gave it
   app.post<{ Body: { initData?: unknown } }>('/auth/webapp', async (request, reply) => {
+    if (!isSameOriginJson(request, config.publicUrl)) return reply.code(403).send({ message: 'Cross-site or non-JSON request refused.' });
     const initData = typeof request.body?.initData === 'string' ? request.body.initData : '';
-    const identity = botToken ? verifyInitData(initData, botToken) : null;
-    if (!identity) return reply.code(403).send({ message: 'The Mini App init data is invalid or expired.' });
-    startSession(reply, identity, site.secureCookies);
+    const verified = botToken ? verifyInitData(initData, botToken) : null;
+    if (!verified) return reply.code(403).send({ message: 'The Mini App init data is invalid or expired.' });
+    const identity = await firstUse('webapp', verified);
+    if (!identity) {
+      // the same Mini App page reloaded: its session goes on
+      const user = await site.user(request);
+      if (user?.id === verified.identity.id) return { name: user.name };
+      return reply.code(403).send({ message: 'This Mini App sign-in was already used. Open the dashboard from the bot again.' });
+    }
+    await signIn(reply, identity, true);
     return { name: identity.name };
   });
 
@@ -68,26 +118,38 @@ export function registerAuthRoutes(app: FastifyInstance, site: SiteContext): voi
     reply.type('text/html; charset=utf-8');
     return page({
       title: 'Opening',
-      body: `<p class="muted" id="status">Signing you in…</p>
-<script>
-(function () {
-  var params = new URLSearchParams(location.hash.slice(1));
-  var initData = (window.Telegram && Telegram.WebApp && Telegram.WebApp.initData) || params.get('tgWebAppData') || '';
-  fetch('/auth/webapp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initData: initData }) })
-    .then(function (r) { if (r.ok) location.replace('/analytics'); else document.getElementById('status').textContent = 'Sign-in failed: open this page from the bot.'; });
-})();
-</script>`,
+      body: `<p class="muted" id="status">Signing you in…</p><script src="/assets/webapp.js"></script>`,
     });
   });
 
-  app.get<{ Querystring: { token?: string } }>('/login/link', async (request, reply) => {
+  app.get<{ Querystring: { token?: string } }>('/login/link', validated({ querystring: fields({ token: text(2048) }) }), async (request, reply) => {
     const telegramId = request.query.token ? await site.loginLinks.redeem(request.query.token) : null;
     if (!telegramId) return refused(reply, 'This login link is invalid, expired or was already used.');
-    return signIn(reply, { id: telegramId, name: `Operator ${telegramId}` }, '/analytics');
+    await signIn(reply, { id: telegramId, name: `Operator ${telegramId}` });
+    return reply.redirect('/analytics');
   });
 
-  app.get('/logout', async (_request, reply) => {
-    endSession(reply);
-    return reply.redirect('/');
+  // sign-out changes state, so it is a same-origin POST; a GET shows the button that sends it
+  app.get('/logout', async (request, reply) => {
+    const user = await site.user(request);
+    if (!user) return reply.redirect('/');
+    reply.type('text/html; charset=utf-8');
+    return page({
+      title: 'Sign out',
+      user: user.name,
+      body: `<h1>Sign out</h1><div class="card"><form method="post" action="/logout"><button type="submit">Sign out</button></form></div>`,
+    });
+  });
+
+  // the sign-out button is a plain form (no fields); the form type is read here only, never on /events
+  app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 }, (_request, _body, done) => done(null, {}));
+    scope.post('/logout', async (request, reply) => {
+      const json = String(request.headers['content-type'] ?? '').startsWith('application/json');
+      const allowed = json ? isSameOriginJson(request, config.publicUrl) : isSameOriginForm(request, config.publicUrl);
+      if (!allowed) return reply.code(403).send({ message: 'Cross-site sign-out refused.' });
+      await endSession(request, reply, site.sessions);
+      return json ? reply.code(204).send() : reply.redirect('/', 303);
+    });
   });
 }

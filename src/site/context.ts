@@ -2,7 +2,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.ts';
 import { LoginLinks } from './login-links.ts';
+import { SiteSessions } from './session-store.ts';
 import { sessionUser, type SiteUser } from './session.ts';
+import { SingleUseProofs } from './single-use.ts';
 
 export interface SiteOptions {
   /** the management bot's username once known (for the Telegram Login Widget) */
@@ -12,6 +14,10 @@ export interface SiteOptions {
 export class SiteContext {
   readonly admins: ReadonlySet<string>;
   readonly loginLinks: LoginLinks;
+  readonly sessions: SiteSessions;
+  readonly usedProofs: SingleUseProofs;
+  /** each request's user, looked up once (the security headers need it before the handler runs) */
+  private readonly users = new WeakMap<FastifyRequest, Promise<SiteUser | null>>();
 
   constructor(
     readonly services: Services,
@@ -19,19 +25,26 @@ export class SiteContext {
   ) {
     this.admins = new Set(services.config.adminTelegramIds);
     this.loginLinks = new LoginLinks(services.store.prisma, services.secrets);
+    this.sessions = new SiteSessions(services.store.prisma, (telegramId) => services.registry.ownerKey(telegramId));
+    this.usedProofs = new SingleUseProofs(services.store.prisma);
   }
 
   get secureCookies(): boolean {
     return this.services.config.publicUrl?.startsWith('https://') ?? false;
   }
 
-  user(request: FastifyRequest): SiteUser | null {
-    return sessionUser(request, this.admins);
+  user(request: FastifyRequest): Promise<SiteUser | null> {
+    let user = this.users.get(request);
+    if (!user) {
+      user = sessionUser(request, this.sessions, this.admins);
+      this.users.set(request, user);
+    }
+    return user;
   }
 
   /** for pages: the user, or a redirect to the sign-in page */
-  pageUser(request: FastifyRequest, reply: FastifyReply): SiteUser | null {
-    const user = this.user(request);
+  async pageUser(request: FastifyRequest, reply: FastifyReply): Promise<SiteUser | null> {
+    const user = await this.user(request);
     if (!user) void reply.redirect(`/login?next=${encodeURIComponent(request.url)}`);
     return user;
   }

@@ -5,6 +5,7 @@ import type { Services } from '../services.ts';
 import { registerApi } from './api.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
 import { SiteContext, type SiteOptions } from './context.ts';
+import { registerSecurityHeaders } from './headers.ts';
 import { registerPages } from './pages.ts';
 
 export type { SiteOptions };
@@ -12,6 +13,7 @@ export type { SiteOptions };
 export async function registerSite(app: FastifyInstance, services: Services, options: SiteOptions = {}): Promise<void> {
   await app.register(cookie, { secret: services.secrets.key('site-cookie').toString('base64url') });
   const site = new SiteContext(services, options);
+  await registerSecurityHeaders(app, site);
   registerAuthRoutes(app, site);
   registerApi(app, site);
   registerPages(app, site);

@@ -40,6 +40,7 @@ form.stack{display:grid;gap:10px;max-width:520px}label{display:grid;gap:4px;font
 .app-item{display:grid;gap:8px;padding:14px 0;border-bottom:1px solid var(--line)}.app-item:last-child{border-bottom:0}
 .chip{display:inline-flex;gap:4px;align-items:center;padding:2px 8px;border:1px solid var(--line);border-radius:999px}
 button.small,.button.small{padding:5px 10px;font-size:14px}button.link{background:none;color:var(--muted);padding:0 2px}
+form.signout{display:inline}form.signout button{color:var(--accent);font-size:inherit;padding:0}
 @media (max-width:600px){h1{font-size:20px}th,td{padding:6px}.hide-narrow{display:none}}
 `;
 
@@ -60,7 +61,10 @@ export function page({ title, body, user, head = '' }: PageOptions): string {
   const nav = user
     ? `<a href="/analytics">Analytics</a><a href="/catalog">Catalog</a>`
     : `<a href="/catalog">Catalog</a><a href="/login">Sign in</a>`;
-  const who = user ? `<span class="who">${escape(user)} · <a href="/logout">Sign out</a></span>` : '';
+  // sign-out is a same-origin POST (a link could be followed from any site)
+  const who = user
+    ? `<span class="who">${escape(user)} · <form class="signout" method="post" action="/logout"><button type="submit" class="link">Sign out</button></form></span>`
+    : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escape(title)} · Mini App Analytics</title><style>${STYLE}</style>${head}</head>

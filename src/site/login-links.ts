@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
+import { SingleUseProofs } from './single-use.ts';
 
 const LINK_SECONDS = 15 * 60;
 
@@ -13,10 +14,14 @@ interface LinkPayload {
 }
 
 export class LoginLinks {
+  private readonly used: SingleUseProofs;
+
   constructor(
-    private readonly prisma: PrismaClient,
+    prisma: PrismaClient,
     private readonly secrets: Secrets,
-  ) {}
+  ) {
+    this.used = new SingleUseProofs(prisma);
+  }
 
   create(telegramId: string, baseUrl: string): string {
     const payload: LinkPayload = { id: telegramId, exp: Math.floor(Date.now() / 1000) + LINK_SECONDS, nonce: crypto.randomBytes(16).toString('base64url') };
@@ -37,13 +42,8 @@ export class LoginLinks {
     } catch {
       return null;
     }
-    if (payload.exp < Date.now() / 1000) return null;
-    await this.prisma.loginLinkUse.deleteMany({ where: { expiresAt: { lt: new Date() } } });
-    const { count } = await this.prisma.loginLinkUse.createMany({
-      data: [{ nonce: payload.nonce, expiresAt: new Date(payload.exp * 1000) }],
-      skipDuplicates: true,
-    });
-    return count === 1 ? payload.id : null; // 0: used before
+    if (typeof payload?.id !== 'string' || typeof payload.nonce !== 'string' || typeof payload.exp !== 'number' || payload.exp < Date.now() / 1000) return null;
+    return (await this.used.claim('link', payload.nonce, new Date(payload.exp * 1000))) ? payload.id : null;
   }
 
   private sign(body: string): string {

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
 import { escape, page } from './layout.ts';
+import { fields, text, validated } from './schemas.ts';
 
 const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
@@ -17,18 +18,29 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'apps.js': { file: path.join(CLIENT_DIR, 'apps.js'), type: 'application/javascript; charset=utf-8' },
   'dashboard.js': { file: path.join(CLIENT_DIR, 'dashboard.js'), type: 'application/javascript; charset=utf-8' },
   'common.js': { file: path.join(CLIENT_DIR, 'common.js'), type: 'application/javascript; charset=utf-8' },
+  'webapp.js': { file: path.join(CLIENT_DIR, 'webapp.js'), type: 'application/javascript; charset=utf-8' },
+  'sessions.js': { file: path.join(CLIENT_DIR, 'sessions.js'), type: 'application/javascript; charset=utf-8' },
 };
+
+/** the administrator's view: end every session of a user (a stolen cookie, a departed operator) */
+const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
+<form id="end-sessions" class="stack">
+  <label>Telegram user id <input name="telegram_id" inputmode="numeric" pattern="[0-9]{1,20}" required></label>
+  <p class="muted">Signs the user out on every browser and Mini App; they can sign in again with Telegram.</p>
+  <p class="error" id="end-sessions-error" role="alert"></p><p id="end-sessions-done" role="status"></p>
+  <button type="submit" class="danger">End all sessions</button>
+</form></div>`;
 
 export function registerPages(app: FastifyInstance, site: SiteContext): void {
   const assets = new Map(Object.entries(ASSETS).map(([name, asset]) => [name, { body: fs.readFileSync(asset.file), type: asset.type }]));
-  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
+  app.get<{ Params: { name: string } }>('/assets/:name', validated({ params: fields({ name: text(64) }) }), async (request, reply) => {
     const asset = assets.get(request.params.name);
     if (!asset) return reply.code(404).send({ message: 'No such asset.' });
     return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
   });
 
   app.get('/', async (request, reply) => {
-    const user = site.user(request);
+    const user = await site.user(request);
     reply.type('text/html; charset=utf-8');
     return page({
       title: 'Analytics for Telegram Mini Apps',
@@ -45,16 +57,17 @@ export function registerPages(app: FastifyInstance, site: SiteContext): void {
     });
   });
 
-  app.get<{ Querystring: { all?: string } }>('/analytics', async (request, reply) => {
-    const user = site.pageUser(request, reply);
+  app.get<{ Querystring: { all?: string } }>('/analytics', validated({ querystring: fields({ all: text(8) }) }), async (request, reply) => {
+    const user = await site.pageUser(request, reply);
     if (!user) return reply;
+    const everyone = request.query.all === '1' && user.isAdmin;
     reply.type('text/html; charset=utf-8');
     return page({
       title: 'Analytics',
       user: user.name,
       body: `<h1>Analytics</h1>
 ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/analytics?all=1">All apps (admin)</a></p>` : ''}
-<div class="card"><h2>${request.query.all === '1' && user.isAdmin ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${request.query.all === '1' ? '1' : ''}"><p class="muted">Loading…</p></div></div>
+<div class="card"><h2>${everyone ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${everyone ? '1' : ''}"><p class="muted">Loading…</p></div></div>
 <div class="card"><h2>New token</h2>
 <form id="create" class="stack">
   <label>Bot address <input name="bot" placeholder="@my_app_bot or https://t.me/my_app_bot" required></label>
@@ -64,12 +77,13 @@ ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/a
   <button type="submit">Create token</button>
 </form>
 <div id="issued"></div></div>
-<script src="/assets/common.js"></script><script src="/assets/apps.js"></script>`,
+${everyone ? ADMIN_SESSIONS : ''}
+<script src="/assets/common.js"></script><script src="/assets/apps.js"></script>${everyone ? '<script src="/assets/sessions.js"></script>' : ''}`,
     });
   });
 
-  app.get<{ Params: { name: string } }>('/analytics/:name', async (request, reply) => {
-    const user = site.pageUser(request, reply);
+  app.get<{ Params: { name: string } }>('/analytics/:name', validated({ params: fields({ name: text(256) }) }), async (request, reply) => {
+    const user = await site.pageUser(request, reply);
     if (!user) return reply;
     const name = escape(request.params.name);
     reply.type('text/html; charset=utf-8');

@@ -1,6 +1,7 @@
-// In-memory token lookup cache: fresh for 1 s, refreshed in the background, never older than 4 s,
-// so a revocation or domain edit made on any node takes effect everywhere within 5 s; after a failed
-// load it does not ask the store again for 1 s.
+// In-memory token lookup cache: fresh for 1 s, refreshed in the background, and past 4 s asked again, so a
+// revocation or domain edit made on any node takes effect everywhere within 5 s while the store answers.
+// While it does not, the last grant it gave stands (a revocation needs the store too): events go on into
+// the durable log. After a failed load it does not ask the store again for 1 s.
 import type { PrismaClient } from '../db/store.ts';
 import { hashToken } from './format.ts';
 
@@ -25,6 +26,8 @@ export interface TokenCacheOptions {
   maxEntries?: number;
   /** after a load failed, lookups that need the store fail at once for this long */
   failFastMs?: number;
+  /** past its maximum age a cached grant is served again when the store has not answered within this long */
+  staleWaitMs?: number;
   now?: () => number;
 }
 
@@ -43,6 +46,7 @@ export class TokenCache {
   private readonly maxAgeMs: number;
   private readonly maxEntries: number;
   private readonly failFastMs: number;
+  private readonly staleWaitMs: number;
   private readonly now: () => number;
   /** the last failed load, while lookups are refused without asking the store */
   private failure: { error: unknown; until: number } | undefined;
@@ -55,20 +59,29 @@ export class TokenCache {
     this.maxAgeMs = options.maxAgeMs ?? 4_000;
     this.maxEntries = options.maxEntries ?? 50_000;
     this.failFastMs = options.failFastMs ?? 1_000;
+    this.staleWaitMs = options.staleWaitMs ?? 1_000;
     this.now = options.now ?? Date.now;
   }
 
-  /** The grant for a token, or null when no such token was ever issued. Throws when the store fails. */
+  /**
+   * The grant for a token, or null when no such token was ever issued. Throws when the store fails and
+   * nothing was cached for the token.
+   */
   async lookup(token: string): Promise<TokenGrant | null> {
     const hash = hashToken(token);
     const entry = this.entries.get(hash);
     const age = entry ? this.now() - entry.loadedAt : Infinity;
     if (entry && age < this.freshMs) return entry.value;
-    if (entry && age < this.maxAgeMs) {
-      this.refresh(hash).catch(() => undefined); // keep serving the cached grant meanwhile
+    const refreshed = this.refresh(hash);
+    if (!entry) return refreshed;
+    if (age < this.maxAgeMs) {
+      refreshed.catch(() => undefined); // keep serving the cached grant meanwhile
       return entry.value;
     }
-    return this.refresh(hash);
+    // too old to serve while the store answers; while it fails or stalls, the last grant it gave stands
+    let timer: NodeJS.Timeout | undefined;
+    const stale = new Promise<TokenGrant | null>((resolve) => (timer = setTimeout(() => resolve(entry.value), this.staleWaitMs)));
+    return Promise.race([refreshed.catch(() => entry.value), stale]).finally(() => clearTimeout(timer));
   }
 
   /** Forget a token at once (this node changed it). */

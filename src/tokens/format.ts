@@ -1,14 +1,47 @@
-// Access token format: a recognisable prefix plus a nanoid secret; only its sha-256 is ever stored.
+// Access token format: a recognisable prefix, a nanoid secret and a keyed checksum; only its sha-256 is stored.
 import crypto from 'node:crypto';
 import { customAlphabet } from 'nanoid';
 
 /** secret scanners can match /tma_[0-9A-Za-z]{40}/ */
 export const TOKEN_PREFIX = 'tma_';
-const SECRET_LENGTH = 40;
-const newSecret = customAlphabet('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz', SECRET_LENGTH);
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const TOKEN_LENGTH = 40;
+/** about 2^35.7 values: a made-up token passes the check once in tens of billions of tries */
+const CHECKSUM_LENGTH = 6;
+const newSecret = customAlphabet(ALPHABET, TOKEN_LENGTH - CHECKSUM_LENGTH);
+/** the derived key (src/secret.ts) the checksum is made with */
+export const TOKEN_CHECKSUM_PURPOSE = 'token-checksum';
+const TOKEN_PATTERN = new RegExp(`^${TOKEN_PREFIX}[0-9A-Za-z]{${TOKEN_LENGTH}}$`);
 
-export function generateToken(): string {
-  return TOKEN_PREFIX + newSecret();
+/**
+ * The last characters of a token: an HMAC of the rest with the service's key, so that any node can tell a
+ * token it issued from a made-up one without asking the store (the key never leaves the service, so a
+ * checksum cannot be computed from outside).
+ */
+function checksum(body: string, key: Buffer): string {
+  let value = crypto.createHmac('sha256', key).update(body).digest().readUIntBE(0, 6);
+  let text = '';
+  for (let i = 0; i < CHECKSUM_LENGTH; i++) {
+    text += ALPHABET[value % ALPHABET.length];
+    value = Math.floor(value / ALPHABET.length);
+  }
+  return text;
+}
+
+export function generateToken(checksumKey: Buffer): string {
+  const body = TOKEN_PREFIX + newSecret();
+  return body + checksum(body, checksumKey);
+}
+
+/** the token's shape: prefix and 40 letters and digits (tokens issued without a checksum have it too) */
+export function hasTokenShape(token: string): boolean {
+  return TOKEN_PATTERN.test(token);
+}
+
+export function hasValidChecksum(token: string, checksumKey: Buffer): boolean {
+  if (!hasTokenShape(token)) return false;
+  const split = token.length - CHECKSUM_LENGTH;
+  return checksum(token.slice(0, split), checksumKey) === token.slice(split);
 }
 
 export function hashToken(token: string): string {

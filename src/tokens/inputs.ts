@@ -3,7 +3,8 @@ import net from 'node:net';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
-const BOT_USERNAME = /^[A-Za-z][A-Za-z0-9_]{3,30}[Bb][Oo][Tt]$/;
+/** Telegram usernames are 5–32 letters, digits or "_", starting with a letter; a bot's ends in "bot" */
+const BOT_USERNAME = /^[A-Za-z][A-Za-z0-9_]{1,28}[Bb][Oo][Tt]$/;
 
 /** Accepts @name, name, t.me/name, https://t.me/name; returns "@name". */
 export function parseBotAddress(input: string): Parsed<string> {

@@ -2,8 +2,9 @@
 // which app (its owner, administrators, the operator CLI), and writes every change to the audit log.
 import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
+import type { QuotaOverrides } from '../events/quota.ts';
 import type { Secrets } from '../secret.ts';
-import { displayPrefix, generateToken, hashToken } from './format.ts';
+import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 
 /** who acts, from which surface; telegramId is hashed before it is stored */
 export interface Actor {
@@ -28,7 +29,7 @@ export interface AppRecord {
   tokenCreatedAt: Date | null;
 }
 
-export type RegistryErrorCode = 'app_exists' | 'app_not_found' | 'domain_exists' | 'last_domain' | 'domain_not_found';
+export type RegistryErrorCode = 'app_exists' | 'app_not_found' | 'domain_exists' | 'last_domain' | 'domain_not_found' | 'not_allowed';
 
 export class RegistryError extends Error {
   constructor(
@@ -63,6 +64,9 @@ type AppRow = {
 
 const WITH_ACTIVE_TOKEN = { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } } as const;
 
+/** what is stored of a new token: its hash and display prefix, never the token itself */
+const tokenRow = (token: string) => ({ hash: hashToken(token), prefix: displayPrefix(token), checksummed: true });
+
 const notFound = (name: string | number) =>
   new RegistryError('app_not_found', typeof name === 'number' ? 'There is no such app.' : `There is no app named "${name}".`);
 
@@ -76,12 +80,16 @@ export class TokenRegistry {
     private readonly onAppDeleted: () => void = () => {},
   ) {}
 
+  private newToken(): string {
+    return generateToken(this.secrets.key(TOKEN_CHECKSUM_PURPOSE));
+  }
+
   ownerKey(telegramId: string): string {
     return this.secrets.hmac('owner', telegramId).toString('base64url').slice(0, 22);
   }
 
   async createApp(input: NewApp, actor: Actor): Promise<{ token: string; app: AppRecord }> {
-    const token = generateToken();
+    const token = this.newToken();
     const taken = new RegistryError('app_exists', `The app name "${input.appName}" is already taken.`);
     if (await this.prisma.app.findUnique({ where: { appName: input.appName }, select: { id: true } })) throw taken;
     let created: AppRow;
@@ -93,7 +101,7 @@ export class TokenRegistry {
           bot: input.bot,
           domains: input.domains,
           ownerKey: input.ownerTelegramId === undefined ? null : this.ownerKey(input.ownerTelegramId),
-          tokens: { create: { hash: hashToken(token), prefix: displayPrefix(token) } },
+          tokens: { create: tokenRow(token) },
           audit: { create: this.auditEntry(actor, 'app.create', input.appName, { domains: input.domains }) },
         },
       });
@@ -138,9 +146,9 @@ export class TokenRegistry {
   /** Revokes the active token and issues a new one; returns the new secret (shown once). */
   async regenerate(appName: string, actor: Actor): Promise<{ token: string; app: AppRecord }> {
     const app = await this.accessibleApp({ appName }, actor, appName);
-    const token = generateToken();
+    const token = this.newToken();
     await this.changeTokens(app, actor, 'token.regenerate', [
-      this.prisma.token.create({ data: { appId: app.id, hash: hashToken(token), prefix: displayPrefix(token) } }),
+      this.prisma.token.create({ data: { appId: app.id, ...tokenRow(token) } }),
     ]);
     return { token, app: await this.getApp(appName, actor) };
   }
@@ -158,6 +166,35 @@ export class TokenRegistry {
       throw new RegistryError('last_domain', `${domain} is the only domain of ${appName}: add the new one before removing it.`);
     }
     return this.setDomains(app, app.domains.filter((entry) => entry !== domain), actor, 'app.domain.remove', domain);
+  }
+
+  /**
+   * The app's own daily quotas (null: the service's default), after applying the change (a field left out
+   * stays as it is). Administrators only: the quotas protect the operator from the app's public token.
+   */
+  async setQuotas(appName: string, change: Partial<QuotaOverrides>, actor: Actor): Promise<QuotaOverrides> {
+    if (!actor.isAdmin) throw new RegistryError('not_allowed', 'Only an administrator may change quotas.');
+    const app = await this.accessibleApp({ appName }, actor, appName);
+    const data = {
+      ...(change.eventsPerDay === undefined ? {} : { quotaEventsPerDay: change.eventsPerDay === null ? null : BigInt(change.eventsPerDay) }),
+      ...(change.bytesPerDay === undefined ? {} : { quotaBytesPerDay: change.bytesPerDay === null ? null : BigInt(change.bytesPerDay) }),
+    };
+    const select = { quotaEventsPerDay: true, quotaBytesPerDay: true } as const;
+    const [quotas] = Object.keys(data).length === 0
+      ? [await this.prisma.app.findUniqueOrThrow({ where: { id: app.id }, select })]
+      : await this.prisma.$transaction([
+          this.prisma.app.update({ where: { id: app.id }, data, select }),
+          this.prisma.auditLog.create({
+            data: {
+              ...this.auditEntry(actor, 'app.quota', app.appName, {
+                events_per_day: change.eventsPerDay, bytes_per_day: change.bytesPerDay, admin: this.actsAsAdmin(app, actor),
+              }),
+              appId: app.id,
+            },
+          }),
+        ]);
+    const toNumber = (value: bigint | null) => (value === null ? null : Number(value));
+    return { eventsPerDay: toNumber(quotas.quotaEventsPerDay), bytesPerDay: toNumber(quotas.quotaBytesPerDay) };
   }
 
   /**

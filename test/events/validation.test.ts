@@ -14,6 +14,7 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 async function storedCount(): Promise<number> {
+  await service.loaded();
   const [row] = await service.store.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
   return row!.n;
 }
@@ -40,8 +41,7 @@ describe('required fields', () => {
   );
 
   it.each([
-    ['user_id', '279058397', 'event.user_id must be a number'],
-    ['user_id', null, 'event.user_id must be a number'],
+    ['user_id', null, 'event.user_id must be a positive integer below 2^53 or a string of digits'],
     ['event_name', 7, 'event.event_name must be a string'],
     ['event_name', 'app-launch', 'event.event_name must be one of the supported event names'],
     ['session_id', 12345, 'event.session_id must be a string'],
@@ -49,6 +49,75 @@ describe('required fields', () => {
     ['session_id', 'zzzzzzzz-6036-4e04-9d40-26e041d4026e', 'event.session_id must be a UUID'],
     ['app_name', 42, 'event.app_name must be a string'],
   ])('refuses %s = %j', (field, value, error) => expectRejected(makeEvent('matrix_app', { [field]: value }), error));
+});
+
+describe('user ids', () => {
+  const rule = 'event.user_id must be a positive integer below 2^53 or a string of digits';
+
+  it.each([
+    ['1e308', '1e308'], ['-5', '-5'], ['1.5', '1.5'], ['0', '0'], ['2^53', '9007199254740992'], ['2^53 + 1', '9007199254740993'],
+    ['1e400', '1e400'], ['"0123"', '"0123"'], ['""', '""'], ['"+1"', '"+1"'], ['"-1"', '"-1"'], ['"1e3"', '"1e3"'], ['" 1"', '" 1"'],
+    ['21 digits', `"${'9'.repeat(21)}"`], ['true', 'true'], ['an object', '{}'],
+  ])('refuses %s, naming the field once', async (_label, json) => {
+    const text = JSON.stringify(makeEvent('matrix_app')).replace('"user_id":279058397', `"user_id":${json}`);
+    const response = await postEvents(service.url, text, { token });
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({ status: 400, message: 'VALIDATION_MISMATCH_REPORT', errors: [rule] });
+  });
+
+  async function userKeyOf(userId: unknown): Promise<string> {
+    const event = makeEvent('matrix_app', { user_id: userId });
+    const response = await postEvents(service.url, event, { token });
+    expect(response.status, JSON.stringify(userId)).toBe(201);
+    await service.loaded();
+    const [row] = await service.store.sql.query<{ user: string }>(
+      `SELECT encode(user_key, 'hex') AS user FROM events WHERE session_id = $1`,
+      [event.session_id],
+    );
+    return row!.user;
+  }
+
+  it('takes 123 and "123" as the same user, and ids up to 20 digits as strings, each its own user', async () => {
+    expect(await userKeyOf(123)).toBe(await userKeyOf('123'));
+    expect(await userKeyOf(Number.MAX_SAFE_INTEGER)).toBe(await userKeyOf(String(Number.MAX_SAFE_INTEGER)));
+    const large = await Promise.all(['9007199254740992', '9007199254740993', '9'.repeat(20)].map(userKeyOf));
+    expect(new Set([...large, await userKeyOf(123)]).size).toBe(4);
+  });
+});
+
+describe('values JSON or the store cannot hold as sent', () => {
+  async function storedEvent(text: string) {
+    const response = await postEvents(service.url, text, { token });
+    expect(response.status, response.text).toBe(201);
+    await service.loaded();
+    const sessionId = (JSON.parse(text) as { session_id: string }).session_id;
+    const [row] = await service.store.sql.query<{ props: Record<string, unknown> }>('SELECT props FROM events WHERE session_id = $1', [sessionId]);
+    return row!.props;
+  }
+
+  it('stores a valid_until out of a date\'s range as sent instead of failing the request', async () => {
+    for (const validUntil of ['9007199254740991', '8640000000000001', '9999999999999999']) {
+      const props = await storedEvent(JSON.stringify(makeEvent('matrix_app', { event_name: 'transaction-sent-for-signature', valid_until: validUntil })));
+      expect(props.valid_until).toBe(validUntil);
+    }
+    const last = await storedEvent(JSON.stringify(makeEvent('matrix_app', { event_name: 'transaction-sent-for-signature', valid_until: '8640000000000000' })));
+    expect(last.valid_until).toBe('+275760-09-13T00:00:00.000Z');
+  });
+
+  it('refuses numbers too large for JSON (1e400 reads as Infinity), naming where they are', async () => {
+    const event = JSON.stringify(makeEvent('matrix_app'));
+    const withField = (json: string) => `${event.slice(0, -1)},${json}}`;
+    await expectRejected(withField('"error_code":1e400'), 'event.error_code must be a finite number');
+    await expectRejected(withField('"custom_data":{"a":{"b":[1,-1e999]}}'), 'event.custom_data.a.b[1] must be a finite number');
+    await expectRejected(withField(`"extra":${'9'.repeat(400)}`), 'event.extra must be a finite number');
+    await expectRejected(`[${event},${withField('"messages":[{"address":"a","amount":"1","fee":1e309}]')}]`, 'events[1].messages[0].fee must be a finite number');
+  });
+
+  it('stores the largest, smallest and negative-zero numbers JSON carries', async () => {
+    const props = await storedEvent(JSON.stringify(makeEvent('matrix_app')).slice(0, -1) + ',"error_code":1.7976931348623157e308,"custom_data":{"tiny":5e-324,"zero":-0,"big":123456789012345678901234567890}}');
+    expect(props.error_code).toBe(Number.MAX_VALUE);
+    expect(props.custom_data).toEqual({ tiny: 5e-324, zero: 0, big: 1.2345678901234568e29 });
+  });
 });
 
 describe('optional fields of the wrong type', () => {
@@ -98,7 +167,7 @@ describe('optional fields of the wrong type', () => {
 describe('a bad event inside an array', () => {
   it('rejects the whole request, names the event, and stores none of it', async () => {
     const body = [makeEvent('matrix_app'), makeEvent('matrix_app', { user_id: 'abc' }), makeEvent('matrix_app')];
-    await expectRejected(body, 'events[1].user_id must be a number');
+    await expectRejected(body, 'events[1].user_id must be a positive integer below 2^53 or a string of digits');
   });
 
   it('refuses an empty array and more events than the limit', async () => {
@@ -114,6 +183,7 @@ describe('a bad event inside an array', () => {
 
 describe('what is accepted', () => {
   async function storedProps(sessionId: string) {
+    await service.loaded();
     const [row] = await service.store.sql.query<{ props: Record<string, unknown>; session_id: string }>(
       'SELECT props, session_id::text FROM events WHERE session_id = $1',
       [sessionId],

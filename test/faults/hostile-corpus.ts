@@ -286,8 +286,11 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
     () => add({ category: '__proto__', label: 'harmless "constructor" and "prototype" keys', body: json(event({ custom_data: { constructor: 'x', prototype: 1, toString: 2, hasOwnProperty: 3 } })), expect: [201] }),
     // types: numbers at the edges, wrong types everywhere
     () => {
-      const value = pick([1e308, -1, 0, -0, 2 ** 63, 1.5, 123456789012345678901234567890]);
-      add({ category: 'types', label: `user_id ${value}`, body: Buffer.from(JSON.stringify(event()).replace(/"user_id":\d+/, `"user_id":${value}`)), expect: [201] });
+      const [value, expect] = pick<[unknown, number[]]>([
+        [1e308, VALIDATION], [-1, VALIDATION], [0, VALIDATION], [-0, VALIDATION], [2 ** 53, VALIDATION], [1.5, VALIDATION],
+        [123456789012345678901234567890, VALIDATION], [1, [201]], [2 ** 53 - 1, [201]], ['"18446744073709551615"', [201]], ['"0123"', VALIDATION],
+      ]);
+      add({ category: 'types', label: `user_id ${value}`, body: Buffer.from(JSON.stringify(event()).replace(/"user_id":\d+/, `"user_id":${value}`)), expect });
     },
     () => {
       const text = JSON.stringify(event()).replace(/"user_id":\d+/, `"user_id":${pick(['1e999', '-1e999'])}`);

@@ -1,27 +1,31 @@
-// The real PostgreSQL server stopped for 10 s under load. A private server (initdb in a temporary
+// The real PostgreSQL server stopped for 30 s under load. A private server (initdb in a temporary
 // directory, pg_ctl on a free port) so stopping it disturbs nobody; the service is the real process
-// (`node --import tsx src/main.ts`). While the server is down every request is answered exactly
-// 400 {"message":"Failed to record"} (never 201, never another answer, never a hang), memory stays
-// bounded, and once the server is back the same process records again within seconds. Every event
-// that got 201 is stored once, and the rollups equal the raw rows.
+// (`node --import tsx src/main.ts`). While the server is down every request is still answered 201: the
+// events wait in the node's durable log (never another answer, never a hang), /healthz says the store is
+// unavailable and how much waits, memory stays bounded; once the server is back the loader catches up by
+// itself. Every event that got 201 is stored once, and the rollups equal the raw rows.
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servicesRequired } from '../helpers/environment.ts';
-import { APP_ORIGIN, BatchFactory, FAILED, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
+import { APP_ORIGIN, BatchFactory, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, rssBytes, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { killAllChildren, rssParts, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { createDatabase, createPrivatePostgres, postgresBinDir, type PrivatePostgres } from './private-postgres.ts';
 
 const APP = 'pg_stop_app';
 const CLIENT_LOOPS = 16;
-const DOWN_MS = 10_000;
+const DOWN_MS = 30_000;
 /** no answer may take longer, whatever the server does */
 const ANSWER_WITHIN_MS = 5_000;
-/** the first 201 after the server is back */
-const RECOVER_WITHIN_MS = 10_000;
-/** growth of the service's VmRSS during the outage */
+/** the backlog stored after the server is back */
+const DRAINED_WITHIN_MS = 30_000;
+/**
+ * Growth of the service's anonymous resident memory (heap and buffers) during the outage. The file-backed part grows
+ * with the log while it waits (LMDB maps its file), is bounded by LOG_MAX_BYTES and is page cache the kernel reclaims,
+ * so it is reported, not bounded here.
+ */
 const RSS_GROWTH_LIMIT = 150 * 1024 * 1024;
 
 const binDir = postgresBinDir();
@@ -29,7 +33,7 @@ if (!binDir && servicesRequired) {
   throw new Error('PostgreSQL server binaries (initdb, pg_ctl) are required (CI=true or REQUIRE_SERVICES=1) but were not found under /usr/lib/postgresql');
 }
 
-describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stopped for 10 s under load', () => {
+describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stopped for 30 s under load', () => {
   let server: PrivatePostgres;
   let databaseUrl: string;
   let service: ServiceProcess;
@@ -50,7 +54,7 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('answers exactly 400 "Failed to record" while it is down, memory bounded, then records again without a restart', async () => {
+  it('answers 201 while it is down (the events wait in the log), memory bounded, then stores the backlog without a restart', async () => {
     const factory = new BatchFactory(APP, { seed: 15, minEvents: 1, maxEvents: 20, keep: false });
     const send = (body: string) => sendBody(service.url, body, { token, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
     const outcomes: Outcome[] = [];
@@ -67,9 +71,16 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
       send: (batch) => send(batch.body),
       onOutcome: (outcome) => outcomes.push({ ...outcome, batch: { ...outcome.batch, body: '' } }),
     });
-    const rssSamples: { at: number; rss: number }[] = [];
-    const sampler = setInterval(() => rssSamples.push({ at: performance.now(), rss: rssBytes(service.pid) }), 100);
-    const health: { at: number; status: number }[] = [];
+    const rssSamples: { at: number; anon: number; file: number }[] = [];
+    const sampler = setInterval(() => rssSamples.push({ at: performance.now(), ...rssParts(service.pid) }), 100);
+    type Health = { status: string; backlog: { requests: number; bytes: number; oldest_seconds: number } };
+    const health: { at: number; status: number; body: Health | null }[] = [];
+    const checkHealth = async () => {
+      const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }).catch(() => null);
+      const body = response ? ((await response.json()) as Health) : null;
+      health.push({ at: performance.now(), status: response?.status ?? 0, body });
+      return body;
+    };
     try {
       await sleep(1_500);
       mark('stopIssued');
@@ -77,28 +88,26 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
       mark('stopped');
       const downUntil = performance.now() + DOWN_MS;
       while (performance.now() < downUntil) {
-        const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }).catch(() => null);
-        await response?.arrayBuffer();
-        health.push({ at: performance.now(), status: response?.status ?? 0 });
+        await checkHealth();
         await sleep(1_000);
       }
       mark('startIssued');
       await server.start();
       mark('started');
-      // keep the load on until the service has recorded again for a while (bounded)
-      const recoverDeadline = performance.now() + RECOVER_WITHIN_MS + 5_000;
-      while (performance.now() < recoverDeadline) {
-        const firstAfter = outcomes.find((o) => o.status === 201 && o.startedAt >= timeline.started!);
-        if (firstAfter && performance.now() - firstAfter.startedAt > 2_000) break;
-        await sleep(200);
+      // load stays on while the backlog drains
+      const drainDeadline = performance.now() + DRAINED_WITHIN_MS;
+      while (performance.now() < drainDeadline) {
+        const body = await checkHealth();
+        if (body?.status === 'ok' && body.backlog.oldest_seconds < 2) break;
+        await sleep(500);
       }
+      mark('drained');
     } finally {
       loading = false;
       await load;
       clearInterval(sampler);
     }
-
-    const { stopped, startIssued, started } = timeline as Record<string, number>;
+    const { stopped, startIssued, started, drained } = timeline as Record<string, number>;
     const end = (o: Outcome) => o.startedAt + o.ms;
     const before = outcomes.filter((o) => end(o) < timeline.stopIssued!);
     const down = outcomes.filter((o) => o.startedAt >= stopped! && end(o) <= startIssued!);
@@ -107,42 +116,40 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     // the service process itself must have survived all of it
     expect(service.running(), `the service exited:\n${service.output().slice(-3_000)}\nPostgreSQL log:\n${server.log()}`).toBe(true);
 
-    // only two answers at all: 201 or exactly "Failed to record"; never a hang
-    const other = outcomes.filter((o) => !(o.status === 201 && o.text === SUCCESS) && !(o.status === 400 && o.text === FAILED));
-    expect(tallyAnswers(other)).toBe('');
+    // every request answered 201, before, during and after the outage; never a hang
+    expect(tallyAnswers(outcomes)).toBe(`${outcomes.length} × 201 ${SUCCESS}`);
     expect(Math.max(...outcomes.map((o) => o.ms)), 'slowest answer (ms)').toBeLessThan(ANSWER_WITHIN_MS);
-    expect(tallyAnswers(before)).toBe(`${before.length} × 201 ${SUCCESS}`);
     expect(before.length).toBeGreaterThan(10);
-    // while the server was down: never 201
-    expect(tallyAnswers(down)).toBe(`${down.length} × 400 ${FAILED}`);
     expect(down.length, 'requests answered while the server was down').toBeGreaterThan(100);
-    expect(health.length).toBeGreaterThan(0);
-    expect(new Set(health.map((h) => h.status))).toEqual(new Set([503]));
-
-    // back without a restart: the same process records again within seconds
+    // /healthz: the node stays in service and says the store is down and the backlog grows
+    const whileDown = health.filter((h) => h.at >= stopped! && h.at <= startIssued!);
+    expect(whileDown.length).toBeGreaterThan(0);
+    expect(new Set(whileDown.map((h) => `${h.status} ${h.body?.status}`))).toEqual(new Set(['200 store unavailable']));
+    expect(Math.max(...whileDown.map((h) => h.body!.backlog.requests))).toBeGreaterThan(100);
+    // back without a restart: the loader stores the backlog by itself
     expect(service.running()).toBe(true);
-    const firstAfter = after.find((o) => o.status === 201);
-    expect(firstAfter, `no 201 after the server came back: ${tallyAnswers(after)}`).toBeDefined();
-    const recoveredAfter = end(firstAfter!) - started!;
-    expect(recoveredAfter).toBeLessThan(RECOVER_WITHIN_MS);
-    const settled = after.filter((o) => o.startedAt >= end(firstAfter!) + 1_000);
-    expect(tallyAnswers(settled)).toBe(`${settled.length} × 201 ${SUCCESS}`);
+    const drainedAfter = drained! - started!;
+    expect(drainedAfter, 'the backlog drained after the server was back (ms)').toBeLessThan(DRAINED_WITHIN_MS);
 
-    // memory bounded while requests were refused
-    const baseline = Math.max(...rssSamples.filter((s) => s.at < stopped!).map((s) => s.rss));
-    const duringOutage = Math.max(...rssSamples.filter((s) => s.at >= stopped! && s.at <= started!).map((s) => s.rss));
+    // memory bounded while the events waited in the log
+    const inOutage = (s: { at: number }) => s.at >= stopped! && s.at <= started!;
+    const baseline = Math.max(...rssSamples.filter((s) => s.at < stopped!).map((s) => s.anon));
+    const duringOutage = Math.max(...rssSamples.filter(inOutage).map((s) => s.anon));
+    const fileDuringOutage = Math.max(...rssSamples.filter(inOutage).map((s) => s.file));
     const rssTimeline = rssSamples
       .filter((_, index) => index % 10 === 0)
-      .map((s) => `${((s.at - stopped!) / 1000).toFixed(0)}s:${s.rss >> 20}`)
+      .map((s) => `${((s.at - stopped!) / 1000).toFixed(0)}s:${s.anon >> 20}/${s.file >> 20}`)
       .join(' ');
     const perSecond = (from: number, to: number) => Math.round((outcomes.filter((o) => o.startedAt >= from && o.startedAt < to).length * 1000) / (to - from));
     const rates = `requests/s before ${perSecond(outcomes[0]!.startedAt, stopped!)}, while down ${perSecond(stopped!, startIssued!)}`;
     expect(
       duringOutage - baseline,
-      `VmRSS ${baseline >> 20} MiB before, max ${duringOutage >> 20} MiB during the outage; MiB by time since the stop: ${rssTimeline}; ${rates}`,
+      `anonymous RSS ${baseline >> 20} MiB before, max ${duringOutage >> 20} MiB during the outage; anonymous/file-backed MiB by time since the stop: ${rssTimeline}; ${rates}`,
     ).toBeLessThan(RSS_GROWTH_LIMIT);
 
-    // every acknowledged event stored once; rollups equal the raw rows
+    // every acknowledged event stored once (once the log is empty); rollups equal the raw rows
+    const emptyBy = performance.now() + DRAINED_WITHIN_MS;
+    while ((await checkHealth())?.backlog.requests !== 0 && performance.now() < emptyBy) await sleep(200);
     const acknowledged = outcomes.filter((o) => o.status === 201).flatMap((o) => o.batch.seqs);
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
@@ -163,10 +170,10 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     }
 
     console.info(
-      `[postgres stop] ${outcomes.length} requests: ${before.length} before, ${down.length} while down (all "Failed to record"), ` +
-        `${after.length} after; stop took ${Math.round(stopped! - timeline.stopIssued!)} ms, start ${Math.round(started! - startIssued!)} ms; ` +
-        `first 201 ${Math.round(recoveredAfter)} ms after the server was back; VmRSS ${baseline >> 20} → max ${duringOutage >> 20} MiB; ` +
-        `${acknowledged.length} acknowledged events all stored`,
+      `[postgres stop] ${outcomes.length} requests: ${before.length} before, ${down.length} while down, ${after.length} after, all 201; ` +
+        `stop took ${Math.round(stopped! - timeline.stopIssued!)} ms, start ${Math.round(started! - startIssued!)} ms; ` +
+        `backlog of ${Math.max(...whileDown.map((h) => h.body!.backlog.requests))} requests drained ${Math.round(drainedAfter)} ms after the server was back; ` +
+        `anonymous RSS ${baseline >> 20} → max ${duringOutage >> 20} MiB, file-backed max ${fileDuringOutage >> 20} MiB; ${acknowledged.length} acknowledged events all stored`,
     );
-  }, 75_000);
+  }, 150_000);
 });

@@ -94,6 +94,17 @@ function collect(child: ChildProcess): () => string {
 }
 
 /** resident set size in bytes (VmRSS), or 0 when the process is gone */
+/** resident memory by kind (kB fields of /proc/pid/status): anonymous (heap, buffers) and file-backed (mapped files such as the log) */
+export function rssParts(pid: number): { anon: number; file: number } {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+    return { anon: field('RssAnon'), file: field('RssFile') + field('RssShmem') };
+  } catch {
+    return { anon: 0, file: 0 };
+  }
+}
+
 export function rssBytes(pid: number): number {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -14,6 +14,8 @@ export interface TestService {
   services: Services;
   store: Store;
   dataDir: string;
+  /** resolves once the store holds every event the service acknowledged (the loader has caught up with its log) */
+  loaded(): Promise<void>;
   /** issues a token for a new app on the given domain */
   createApp(appName: string, domain?: string): Promise<string>;
   close(): Promise<void>;
@@ -37,6 +39,9 @@ export async function startTestService(env: Record<string, string> = {}, serverO
     services,
     store,
     dataDir,
+    async loaded() {
+      if (!(await services.ingestLog!.loader.caughtUp(30_000))) throw new Error('the loader did not catch up with the log within 30 s');
+    },
     async createApp(appName, domain = 'app.example.com') {
       const { token } = await services.registry.createApp({ appName, bot: '@test_app_bot', domains: [domain] }, { surface: 'cli' });
       return token;

@@ -1,6 +1,7 @@
 // The two stores every store-level suite runs against: embedded PGlite, and PostgreSQL when it answers
 // (required in CI). Each open() gives a fresh, migrated store and its cleanup; the bare backends give a
-// fresh SQL runner with no migration applied, for tests of the migrations themselves.
+// fresh SQL runner with no migration applied, for tests of the migrations themselves; the service backends give the
+// settings of a whole test service on a fresh store.
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
@@ -43,6 +44,20 @@ export const STORE_BACKENDS: StoreBackend[] = ENGINES.map(({ name, place }) => (
     const at = await place();
     const store = await openStore(at);
     return { store, cleanup: () => store.close().then(at.drop) };
+  },
+}));
+
+export interface ServiceBackend {
+  name: string;
+  /** the settings that put a test service on a fresh store of this engine, and the cleanup after it closed */
+  open(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }>;
+}
+
+export const SERVICE_BACKENDS: ServiceBackend[] = ENGINES.map(({ name, place }) => ({
+  name,
+  open: async () => {
+    const at = await place();
+    return { env: { DATA_DIR: at.dataDir, ...(at.databaseUrl ? { DATABASE_URL: at.databaseUrl } : {}) }, drop: at.drop };
   },
 }));
 

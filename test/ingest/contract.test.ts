@@ -13,7 +13,9 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
+/** events in the store once it holds everything acknowledged */
 async function storedCount(): Promise<number> {
+  await service.loaded();
   const [row] = await service.store.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
   return row!.n;
 }
@@ -38,13 +40,12 @@ describe('201 Success record.', () => {
     }
   }
 
-  it('stores a retried request once, whatever the client clock says', async () => {
+  it('stores a retried request once when its events carry a client time, whatever the client clock says', async () => {
     const before = await storedCount();
     const batch = [
       makeEvent('contract_app'),
       makeEvent('contract_app', { client_timestamp: '1000000000000' }), // 2001: outside the trusted window
-      makeEvent('contract_app', { client_timestamp: 'yesterday' }),
-      makeEvent('contract_app', { client_timestamp: undefined }),
+      makeEvent('contract_app', { client_timestamp: new Date().toISOString() }),
     ];
     for (let attempt = 0; attempt < 2; attempt++) {
       const answer = await postEvents(service.url, batch, { token, gzip: attempt === 1 });
@@ -52,6 +53,15 @@ describe('201 Success record.', () => {
       await new Promise((resolve) => setTimeout(resolve, 5)); // the retry is received at another time
     }
     expect(await storedCount()).toBe(before + batch.length);
+  });
+
+  it('stores every event that has no client time it can read, identical ones too (two real clicks)', async () => {
+    const before = await storedCount();
+    const click = makeEvent('contract_app', { event_name: 'custom-event', client_timestamp: undefined, custom_data: { button: 'buy' } });
+    const unreadable = makeEvent('contract_app', { client_timestamp: 'yesterday' });
+    const batch = [click, click, unreadable];
+    for (let attempt = 0; attempt < 2; attempt++) expect((await postEvents(service.url, batch, { token })).status).toBe(201);
+    expect(await storedCount()).toBe(before + 2 * batch.length);
   });
 
   it('accepts the Referer when there is no Origin, and ignores the port and case of the host', async () => {
@@ -114,6 +124,21 @@ describe('400 VALIDATION_MISMATCH_REPORT', () => {
     const response = await postEvents(service.url, '{"user_id": ', { token });
     expect(response.status).toBe(400);
     expect(response.json).toMatchObject({ status: 400, message: 'VALIDATION_MISMATCH_REPORT', errors: ['body is not valid JSON'] });
+  });
+
+  it('says a body with prototype-polluting keys has them, and still calls malformed JSON and a null body by their names', async () => {
+    const event = JSON.stringify(makeEvent('contract_app'));
+    const forbidden = ['body must not contain "__proto__" or "constructor.prototype" keys'];
+    for (const body of [
+      `{"__proto__":{"admin":true},${event.slice(1)}`,
+      `[${event.slice(0, -1)},"custom_data":{"\\u005f_proto__":1}}]`,
+      `${event.slice(0, -1)},"custom_data":{"constructor":{"prototype":{"admin":true}}}}`,
+    ]) {
+      const response = await postEvents(service.url, body, { token });
+      expect(response.json, body).toEqual({ status: 400, message: 'VALIDATION_MISMATCH_REPORT', errors: forbidden });
+    }
+    expect((await postEvents(service.url, '{"__proto__": ', { token })).json.errors).toEqual(['body is not valid JSON']);
+    expect((await postEvents(service.url, ' null ', { token })).json.errors).toEqual(['body must be an event object or an array of event objects']);
   });
 });
 

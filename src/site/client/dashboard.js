@@ -66,7 +66,7 @@
       '</div>' +
       '<div class="card"><h2>Rejected requests</h2>' + (data.rejections.length === 0 ? '<p class="muted">None recently.</p>' :
         '<table><tr><th>When</th><th>Status</th><th>Message</th><th class="hide-narrow">Origin</th><th class="num">Count</th></tr>' +
-        data.rejections.map((r) => '<tr><td>' + esc(ago(r.at)) + '</td><td>' + r.status + '</td><td>' + esc(r.message) + '</td><td class="mono hide-narrow">' + esc(r.origin ?? '') + '</td><td class="num">' + r.count + '</td></tr>').join('') + '</table>') + '</div>' +
+        data.rejections.map((r) => '<tr><td>' + esc(ago(r.at)) + '</td><td>' + r.status + '</td><td>' + esc(r.message) + (r.reason ? '<br><span class="muted">' + esc(r.reason) + '</span>' : '') + '</td><td class="mono hide-narrow">' + esc(r.origin ?? '') + '</td><td class="num">' + r.count + '</td></tr>').join('') + '</table>') + '</div>' +
       '<div class="card"><h2>Recent events <span class="muted">(live)</span></h2><div id="recent"><p class="muted">Loading…</p></div></div>';
     const names = data.eventNames.slice(0, 6).map((e) => e.name);
     charts.push(chart(document.getElementById('chart-users'), 'Daily users and sessions', data.days, [

@@ -1,0 +1,142 @@
+// The loader: reads this node's durable log from the store's offset, stores the records in batches that grow
+// with the backlog (the offset written by the same statement, so a crash replays at most the batch in flight),
+// then releases them from the log. While the store fails it retries with backoff; ingestion goes on meanwhile.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { blamesData } from '../db/errors.ts';
+import type { DurableLog, LogRecord } from '../log/durable-log.ts';
+import { batchOf, decodeRequest } from './log-record.ts';
+import type { EventStore } from './store.ts';
+
+export interface LoaderOptions {
+  /** this node's name in the store's log offsets */
+  node: string;
+  /** most bytes of records in one commit (PGlite's WebAssembly memory grows to its largest statement) */
+  maxBatchBytes: number;
+  /** most records (requests) in one commit */
+  maxBatchRecords?: number;
+  /** a failure the loader goes on after (the store down, a record dropped) */
+  onError?: (error: unknown, what: string) => void;
+  /** after each commit: requests and events in it, events new to the store, seconds it took */
+  onCommit?: (records: number, events: number, inserted: number, seconds: number) => void;
+}
+
+const FIRST_RETRY_MS = 100;
+const LAST_RETRY_MS = 5_000;
+
+export class LogLoader {
+  private through: number;
+  private running: Promise<void> | undefined;
+  private stopping = false;
+  /** wakes the loop when a record arrives or the loader stops */
+  private wake: (() => void) | undefined;
+  private readonly waiters: { through: number; resolve: () => void }[] = [];
+  private lastFailure: { at: number; message: string } | null = null;
+
+  constructor(
+    private readonly log: DurableLog,
+    private readonly store: EventStore,
+    loadedThrough: number,
+    private readonly options: LoaderOptions,
+  ) {
+    this.through = loadedThrough;
+  }
+
+  /** the last log record the store holds */
+  get loadedThrough(): number {
+    return this.through;
+  }
+
+  /** when the store last failed a commit, while the loader waits to retry; null once a commit succeeds */
+  get failure(): { at: number; message: string } | null {
+    return this.lastFailure;
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** a record was appended: load it now */
+  notify(): void {
+    this.wake?.();
+  }
+
+  /** resolves once the store holds every record appended before the call (or after timeoutMs: false) */
+  async caughtUp(timeoutMs = 5_000): Promise<boolean> {
+    const target = this.log.stats().lastSeq;
+    if (this.through >= target) return true;
+    let resolve!: () => void;
+    const reached = new Promise<void>((done) => (resolve = done));
+    const waiter = { through: target, resolve };
+    this.waiters.push(waiter);
+    this.notify();
+    const timer = sleep(timeoutMs, false, { ref: false });
+    const result = await Promise.race([reached.then(() => true), timer]);
+    if (!result) this.waiters.splice(this.waiters.indexOf(waiter), 1);
+    return result;
+  }
+
+  /** loads what the log holds (for at most drainMs while the store fails), then stops */
+  async stop(drainMs = 10_000): Promise<void> {
+    if (!this.running) return;
+    await this.caughtUp(drainMs);
+    this.stopping = true;
+    this.notify();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    let retryMs = 0;
+    while (!this.stopping) {
+      // after a failure one record probes the store: no batch of megabytes is built again and again while it is down
+      const records = this.log.read(this.through, retryMs > 0 ? { maxRecords: 1 } : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 });
+      if (records.length === 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      try {
+        await this.commit(records);
+        retryMs = 0;
+        this.lastFailure = null;
+      } catch (error) {
+        retryMs = Math.min(LAST_RETRY_MS, Math.max(FIRST_RETRY_MS, retryMs * 2));
+        this.lastFailure = { at: Date.now(), message: String((error as Error)?.message ?? error).split('\n').at(-1)!.slice(0, 300) };
+        this.options.onError?.(error, `loading the log failed; retrying in ${retryMs} ms`);
+        await Promise.race([sleep(retryMs), new Promise<void>((resolve) => (this.wake = resolve))]);
+        this.wake = undefined;
+      }
+    }
+  }
+
+  /** stores records (a run of the log, in order) with the offset of the last one */
+  private async commit(records: LogRecord[]): Promise<void> {
+    const decoded = records.map((record) => decodeRequest(record.value));
+    const through = records.at(-1)!.seq;
+    const started = performance.now();
+    let inserted: number;
+    try {
+      inserted = await this.store.insertBatch(batchOf(decoded, { node: this.options.node, through }));
+    } catch (error) {
+      if (!blamesData(error)) throw error;
+      // a record the statement refuses would stop the loader for good: find it by halves, store the rest
+      if (records.length > 1) {
+        const half = Math.ceil(records.length / 2);
+        await this.commit(records.slice(0, half));
+        await this.commit(records.slice(half));
+        return;
+      }
+      this.options.onError?.(error, `log record ${through} cannot be stored; its ${decoded[0]!.events} events are dropped`);
+      inserted = await this.store.insertBatch(batchOf([], { node: this.options.node, through }));
+    }
+    this.options.onCommit?.(records.length, decoded.reduce((sum, record) => sum + record.events, 0), inserted, (performance.now() - started) / 1000);
+    this.advance(through);
+  }
+
+  private advance(through: number): void {
+    this.through = through;
+    this.log.release(through).catch((error: unknown) => this.options.onError?.(error, 'releasing loaded log records failed'));
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      if (this.waiters[i]!.through <= through) this.waiters.splice(i, 1)[0]!.resolve();
+    }
+  }
+}

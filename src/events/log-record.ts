@@ -1,0 +1,48 @@
+// One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes) and its
+// rows already in the event insert's form, so the loader joins records into a batch without parsing them.
+import { rowValues, type EventBatch, type EventRow } from './store.ts';
+
+export interface RequestRecord {
+  appId: number;
+  /** ms since the epoch; the same for every row of a request */
+  receivedAt: number;
+  events: number;
+  /** the events' size as JSON text, as the daily quota counted it */
+  bytes: number;
+  /** the rows' arrays joined by commas (no brackets) */
+  rowsText: string;
+}
+
+const NEWLINE = 0x0a;
+const DAY_MS = 86_400_000;
+
+/** rows of one request (one app, one receive time) */
+export function encodeRequest(rows: EventRow[], bytes: number): Buffer {
+  const first = rows[0]!;
+  let text = `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes}\n`;
+  for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(rowValues(rows[i]!));
+  return Buffer.from(text, 'utf8');
+}
+
+export function decodeRequest(value: Buffer): RequestRecord {
+  const end = value.indexOf(NEWLINE);
+  const [appId, receivedAt, events, bytes] = value.toString('latin1', 0, end).split(' ').map(Number) as [number, number, number, number];
+  return { appId, receivedAt, events, bytes, rowsText: value.toString('utf8', end + 1) };
+}
+
+/** the records' rows as one batch for the store, with their events and bytes per app and UTC day */
+export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOffset']): EventBatch {
+  const usage = new Map<string, [number, string, number, number]>();
+  const appIds = new Set<number>();
+  for (const record of records) {
+    appIds.add(record.appId);
+    const day = new Date(Math.floor(record.receivedAt / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+    const key = `${record.appId} ${day}`;
+    const entry = usage.get(key);
+    if (entry) {
+      entry[2] += record.events;
+      entry[3] += record.bytes;
+    } else usage.set(key, [record.appId, day, record.events, record.bytes]);
+  }
+  return { rowsJson: `[${records.map((record) => record.rowsText).join(',')}]`, appIds, usage: [...usage.values()], logOffset };
+}

@@ -1,0 +1,341 @@
+// The durable local log: an append resolves once its record is on disk (fdatasync'd), records keep their order under
+// growing sequence numbers, and a loader reads them in batches and releases them once the store holds them.
+//
+// Built on LMDB (npm lmdb): copy-on-write B-tree, two meta pages, so a crash or a torn write of the last transaction
+// leaves the previous committed state. How it is opened (open-store.ts), and why:
+// - overlappingSync: false — LMDB's own commit: write the pages, fdatasync the file, then write the meta page through
+//   an O_DSYNC descriptor; a put resolves after all of it (test/log/strace-durability.test.ts checks each step in the
+//   system calls). lmdb's default (overlappingSync on Linux) moves the flush out of the write lock and documents put
+//   promises as resolving at commit, before the flush; lmdb 3.5.6 in fact resolves them after its flush too, but
+//   that is not its contract, and it also decides after a crash whether the latest commit counts from the boot id.
+// - eventTurnBatching: false — puts still share a transaction: everything queued while the previous transaction
+//   is being written and synced goes into the next one (group commit, one fdatasync for all of it; bench/log.ts counts
+//   them). With event-turn batching on, lmdb keeps a promise of its own per batch that nobody awaits, so a
+//   transaction failing for a full disk becomes an unhandled rejection and ends the process.
+// - the default key encoding with number keys, and binary values: the caller's bytes behind a small header
+//   (record-format.ts), stored with MDB_APPEND since keys only grow (full pages instead of half-split ones).
+// - mapSize: address space only. Without a writable map LMDB grows the file page by page as it writes (nothing is
+//   preallocated), and lmdb-js enlarges the map by itself if the file outgrows it.
+import { DiskSpace } from './disk-space.ts';
+import { Backlog } from './backlog.ts';
+import { LogClosedError, LogFullError, LogWriteError } from './errors.ts';
+import { WATERMARK_KEY, openStore, type DurableLogLogger, type LogDatabase, type OpenedStore } from './open-store.ts';
+import { HEADER_BYTES, decodeRecord, encodeRecord, encodeWatermark } from './record-format.ts';
+
+export { LogClosedError, LogFullError, LogWriteError, type LogFullReason } from './errors.ts';
+export type { DurableLogLogger } from './open-store.ts';
+
+export const DEFAULT_MAX_BYTES = 1024 ** 3;
+export const DEFAULT_MIN_FREE_BYTES = 256 * 1024 ** 2;
+/** a release deletes this many records per event-loop turn, so a large one does not stall ingestion */
+const RELEASE_CHUNK = 4096;
+const APPEND = { append: true };
+const ENOSPC = 28;
+const EDQUOT = 122;
+const MDB_MAP_FULL = -30792;
+
+export interface DurableLogOptions {
+  /** appends are refused once the records waiting hold this many bytes (LOG_MAX_BYTES) */
+  maxBytes?: number;
+  /** appends are refused while the log's filesystem would keep less free space than this (0: no check) */
+  minFreeBytes?: number;
+  /**
+   * The highest sequence number the store already holds (the loader's committed offset): records up to it are
+   * released at open, and numbering continues above it even if the log file was lost or replaced.
+   */
+  loadedThrough?: number;
+  /** damage found at open, records dropped, a file moved aside: said loudly here (default: stderr) */
+  logger?: DurableLogLogger;
+}
+
+export interface LogRecord {
+  seq: number;
+  /** the bytes given to append */
+  value: Buffer;
+  /** ms since the epoch */
+  appendedAt: number;
+}
+
+export interface ReadLimits {
+  /** at most this many records (default 1000) */
+  maxRecords?: number;
+  /** at most this many bytes of values, but always at least one record (default 16 MiB) */
+  maxBytes?: number;
+}
+
+export interface LogStats {
+  /** records durably appended and not released */
+  records: number;
+  /** their bytes, as given to append */
+  bytes: number;
+  /** when the oldest of them was appended (ms since the epoch), or null when none waits */
+  oldestAppendedAt: number | null;
+  /** the highest sequence number durably appended (or the numbering floor, before the first append) */
+  lastSeq: number;
+  /** every record up to this sequence number is released */
+  releasedThrough: number;
+}
+
+const stderrLogger: DurableLogLogger = {
+  warn: (details, message) => console.error(`[durable log] ${message}`, details),
+  error: (details, message) => console.error(`[durable log] ${message}`, details),
+};
+
+/** lmdb rejects a failed transaction's writes with a generic error; the errno is on its commitError promise */
+async function commitFailure(error: unknown, seq: number): Promise<Error> {
+  let cause = error;
+  const commitError = (error as { commitError?: Promise<unknown> } | null)?.commitError;
+  if (commitError && typeof commitError.then === 'function') {
+    cause = await Promise.race([
+      commitError.then(
+        () => error,
+        (reason: unknown) => reason,
+      ),
+      new Promise((resolve) => setTimeout(resolve, 1_000).unref()).then(() => error),
+    ]);
+  }
+  const code = (cause as { code?: unknown } | null)?.code;
+  const message = (cause as Error | null)?.message ?? String(cause);
+  if (code === ENOSPC || code === EDQUOT || code === 'ENOSPC' || code === MDB_MAP_FULL || /No space left/i.test(message)) {
+    return new LogFullError('disk-full', `the disk is full: log record ${seq} was not written`, { cause });
+  }
+  return new LogWriteError(`log record ${seq} was not written: ${message}`, { cause });
+}
+
+export class DurableLog {
+  private readonly backlog: Backlog;
+  private readonly space: DiskSpace;
+  private readonly maxBytes: number;
+  private readonly logger: DurableLogLogger;
+  /** the last sequence number handed out (its append may still be in flight) */
+  private lastAssigned: number;
+  private lastDurable: number;
+  private releasedThrough: number;
+  /** the numbering floor the watermark carries (a log started after damage numbers from the clock) */
+  private readonly numberFloor: number;
+  private oldestAppendedAt: number | null;
+  private pendingBytes = 0;
+  /** appends and releases not settled yet; close waits for them */
+  private inFlight = 0;
+  private drained: (() => void) | null = null;
+  private releasing: Promise<void> = Promise.resolve();
+  /** released records whose deletion failed; the next release tries them again */
+  private undeleted: number[] = [];
+  private readonly reportedDamage = new Set<number>();
+  private closed = false;
+
+  private constructor(
+    private readonly db: LogDatabase,
+    opened: OpenedStore,
+    dir: string,
+    options: DurableLogOptions,
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.logger = options.logger ?? stderrLogger;
+    this.space = new DiskSpace(dir, options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES);
+    this.releasedThrough = opened.releasedThrough;
+    this.numberFloor = opened.numberedThrough;
+    this.lastAssigned = opened.numberedThrough;
+    this.lastDurable = opened.numberedThrough;
+    this.backlog = new Backlog();
+    for (const record of opened.records) this.backlog.add(record.seq, record.size);
+    this.oldestAppendedAt = opened.records[0]?.appendedAt ?? null;
+  }
+
+  /** opens (or creates) the log in dir; never refuses because of damage: see open-store.ts */
+  static async open(dir: string, options: DurableLogOptions = {}): Promise<DurableLog> {
+    const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    if (!(maxBytes > 0)) throw new RangeError('maxBytes must be positive');
+    const opened = await openStore(dir, {
+      // records can take twice their size in pages (see disk-space.ts), plus branch and free pages
+      mapSize: 2 * maxBytes + 256 * 1024 ** 2,
+      loadedThrough: options.loadedThrough ?? 0,
+      logger: options.logger ?? stderrLogger,
+    });
+    const log = new DurableLog(opened.db, opened, dir, options);
+    await log.space.refresh();
+    return log;
+  }
+
+  /**
+   * Appends one record; resolves with its sequence number once it is durably on disk. Rejects at once, writing
+   * nothing, with LogFullError when the log holds maxBytes or the disk would keep less than minFreeBytes; rejects
+   * with LogFullError('disk-full') or LogWriteError when its transaction fails (nothing of it is then in the log).
+   */
+  append(value: Uint8Array): Promise<number> {
+    if (this.closed) return Promise.reject(new LogClosedError());
+    const size = value.byteLength;
+    if (this.backlog.bytes + this.pendingBytes + size > this.maxBytes) {
+      return Promise.reject(
+        new LogFullError('max-bytes', `the log holds ${this.backlog.bytes + this.pendingBytes} bytes waiting; its bound is ${this.maxBytes}`),
+      );
+    }
+    if (!this.space.allows(size + HEADER_BYTES)) {
+      return Promise.reject(new LogFullError('disk-headroom', `less than the required free space is left on the log's disk`));
+    }
+    const seq = ++this.lastAssigned;
+    const appendedAt = Date.now();
+    this.pendingBytes += size;
+    this.space.note(size + HEADER_BYTES);
+    this.inFlight += 1;
+    return this.putAppend(seq, encodeRecord(value, appendedAt)).then(
+      (stored) => {
+        this.pendingBytes -= size;
+        try {
+          // MDB_APPEND refuses a key that is not above the last one; sequence numbers only grow, so this is a bug
+          if (!stored) throw new LogWriteError(`log record ${seq} was refused: its number is not above the last record's`);
+          if (this.backlog.records === 0) this.oldestAppendedAt = appendedAt;
+          this.backlog.add(seq, size);
+          this.lastDurable = seq;
+          return seq;
+        } finally {
+          this.settled();
+        }
+      },
+      async (error: unknown) => {
+        this.pendingBytes -= size;
+        const failure = await commitFailure(error, seq);
+        this.settled();
+        throw failure;
+      },
+    );
+  }
+
+  /**
+   * The records after afterSeq, in order: only those whose append has resolved (a committed record can be visible a
+   * moment before its promise settles), and never a released one.
+   */
+  read(afterSeq: number, limits: ReadLimits = {}): LogRecord[] {
+    if (this.closed) throw new LogClosedError();
+    const maxRecords = limits.maxRecords ?? 1000;
+    const maxBytes = limits.maxBytes ?? 16 * 1024 ** 2;
+    const records: LogRecord[] = [];
+    let bytes = 0;
+    const range = { start: Math.max(afterSeq, this.releasedThrough) + 1, end: this.lastDurable + 1 };
+    for (const { key, value } of this.db.getRange(range)) {
+      const decoded = decodeRecord(value);
+      if (decoded === null) {
+        this.reportDamage(key);
+        continue;
+      }
+      if (records.length > 0 && bytes + decoded.payload.length > maxBytes) break;
+      records.push({ seq: key, value: decoded.payload, appendedAt: decoded.appendedAt });
+      bytes += decoded.payload.length;
+      if (records.length >= maxRecords) break;
+    }
+    return records;
+  }
+
+  /**
+   * Releases every record up to and including throughSeq (the store holds them): they leave the stats and reads at
+   * once, and their pages are freed for reuse. Resolves once that is durable; a release that fails (a full disk)
+   * rejects, and its deletions are tried again with the next release and at the next open.
+   */
+  release(throughSeq: number): Promise<void> {
+    if (this.closed) return Promise.reject(new LogClosedError());
+    if (!Number.isSafeInteger(throughSeq)) return Promise.reject(new RangeError(`not a sequence number: ${throughSeq}`));
+    if (throughSeq > this.lastDurable) {
+      return Promise.reject(new RangeError(`cannot release through ${throughSeq}: the last durable record is ${this.lastDurable}`));
+    }
+    if (throughSeq <= this.releasedThrough) return this.releasing;
+    const deletions = [...this.undeleted, ...this.backlog.releaseThrough(throughSeq)];
+    this.undeleted = [];
+    this.releasedThrough = throughSeq;
+    this.oldestAppendedAt = this.readOldestAppendedAt();
+    const watermark = encodeWatermark({ releasedThrough: throughSeq, numberedThrough: Math.max(this.numberFloor, throughSeq) });
+    this.inFlight += 1;
+    const step = this.releasing
+      .catch(() => undefined)
+      .then(() => this.deleteReleased(watermark, deletions))
+      .finally(() => this.settled());
+    this.releasing = step;
+    return step;
+  }
+
+  stats(): LogStats {
+    return {
+      records: this.backlog.records,
+      bytes: this.backlog.bytes,
+      oldestAppendedAt: this.oldestAppendedAt,
+      lastSeq: this.lastDurable,
+      releasedThrough: this.releasedThrough,
+    };
+  }
+
+  /** waits for appends and releases in flight, then closes the file; later calls reject with LogClosedError */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.db.close();
+  }
+
+  /** lmdb's put takes put options at run time (MDB_APPEND here); its type declarations only list a version */
+  private putAppend(seq: number, stored: Buffer): Promise<boolean> {
+    const put = this.db.put as unknown as (key: number, value: Buffer, options: { append: boolean }) => Promise<boolean>;
+    return put.call(this.db, seq, stored, APPEND);
+  }
+
+  private settled(): void {
+    this.inFlight -= 1;
+    if (this.inFlight === 0 && this.drained) {
+      this.drained();
+      this.drained = null;
+    }
+  }
+
+  /**
+   * The watermark is made durable first: a restart then knows the release happened (and never numbers below it),
+   * whatever part of the deletions after it got done. They follow in chunks.
+   */
+  private async deleteReleased(watermark: Buffer, seqs: number[]): Promise<void> {
+    try {
+      await this.db.put(WATERMARK_KEY, watermark);
+    } catch (error) {
+      this.undeleted.push(...seqs);
+      throw await commitFailure(error, WATERMARK_KEY);
+    }
+    // writes of one transaction share one promise: every distinct one is observed, so a transaction that fails
+    // (a full disk) is never an unhandled rejection, and the records it should have deleted are kept for a retry
+    const outcomes: Promise<unknown>[] = [];
+    for (let start = 0; start < seqs.length; start += RELEASE_CHUNK) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      let previous: Promise<unknown> | null = null;
+      let firstOfTransaction = start;
+      const observe = (promise: Promise<unknown>, from: number, to: number) =>
+        outcomes.push(
+          promise.then(undefined, (error: unknown) => {
+            this.undeleted.push(...seqs.slice(from, to));
+            throw error;
+          }),
+        );
+      const end = Math.min(start + RELEASE_CHUNK, seqs.length);
+      for (let i = start; i < end; i++) {
+        const promise = this.db.remove(seqs[i]!);
+        if (previous !== null && promise !== previous) {
+          observe(previous, firstOfTransaction, i);
+          firstOfTransaction = i;
+        }
+        previous = promise;
+      }
+      if (previous !== null) observe(previous, firstOfTransaction, end);
+    }
+    const failures = (await Promise.allSettled(outcomes)).filter((outcome) => outcome.status === 'rejected');
+    const errors = await Promise.all(failures.map((failure) => commitFailure((failure as PromiseRejectedResult).reason, seqs[0] ?? 0)));
+    if (errors.length > 0) throw errors[0];
+  }
+
+  /** the append time of the oldest record waiting: one read of its header */
+  private readOldestAppendedAt(): number | null {
+    const first = this.backlog.firstSeq();
+    if (first === null) return null;
+    const stored = this.db.getBinary(first);
+    return (stored && decodeRecord(stored)?.appendedAt) ?? Date.now();
+  }
+
+  private reportDamage(seq: number): void {
+    if (this.reportedDamage.has(seq)) return;
+    this.reportedDamage.add(seq);
+    this.logger.error({ seq }, 'durable log: a record\'s bytes are not what was written (checksum mismatch); it is skipped and its events are lost');
+  }
+}

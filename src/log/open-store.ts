@@ -1,0 +1,265 @@
+// Opens the log's LMDB file and checks every record in it; a file LMDB cannot read is rolled back one transaction,
+// or moved aside for a fresh log, so the service always starts.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
+import { decodeRecord, decodeWatermark, encodeWatermark } from './record-format.ts';
+
+/** the key of the watermark record; records use keys from 1 */
+export const WATERMARK_KEY = 0;
+export const DATA_FILE = 'data.mdb';
+const LOCK_FILE = 'lock.mdb';
+
+export type LogDatabase = RootDatabase<Buffer, number>;
+
+/** pino-compatible: the service passes its logger */
+export interface DurableLogLogger {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface ScannedRecord {
+  seq: number;
+  size: number;
+  appendedAt: number;
+}
+
+export interface OpenedStore {
+  db: LogDatabase;
+  /** records waiting, in order */
+  records: ScannedRecord[];
+  /** every sequence number up to this is released */
+  releasedThrough: number;
+  /** no sequence number up to this may be handed out again */
+  numberedThrough: number;
+}
+
+export interface OpenStoreOptions {
+  /** LMDB's initial map: address space, not disk */
+  mapSize: number;
+  /** the store holds every record through this sequence number */
+  loadedThrough: number;
+  logger: DurableLogLogger;
+}
+
+interface Scanned extends OpenedStore {
+  /** records to delete before the log is used: damaged ones, and released ones a stopped release left behind */
+  toDelete: number[];
+  /** the watermark record must be written before the log is used */
+  watermarkStale: boolean;
+}
+
+/** the settings every open uses; why each one is chosen is in durable-log.ts */
+function openDatabase(dir: string, mapSize: number, usePreviousSnapshot: boolean): LogDatabase {
+  const options: RootDatabaseOptionsWithPath & { usePreviousSnapshot?: boolean } = {
+    path: dir,
+    encoding: 'binary',
+    overlappingSync: false,
+    eventTurnBatching: false,
+    mapSize,
+    // MDB_PREVSNAPSHOT: open at the transaction before the latest (lmdb reads it; its type declarations omit it)
+    usePreviousSnapshot,
+  };
+  return open<Buffer, number>(options);
+}
+
+class DamagedLogError extends Error {}
+
+/**
+ * A sequence number above any a lost log can have handed out, without knowing that log: numbers come from the
+ * clock in microseconds, and no log appends a million records a second for long (LMDB does about a tenth of it).
+ */
+function clockFloor(): number {
+  return Date.now() * 1000;
+}
+
+/**
+ * Reads the whole file once: LMDB keeps no checksums, so this is where a damaged page shows, before any write
+ * could build on it. Throws DamagedLogError when the structure cannot be trusted; damaged records alone are dropped.
+ */
+function scan(db: LogDatabase, dir: string, logger: DurableLogLogger): Scanned {
+  // pages LMDB believes committed but the file does not hold would be read through the map and kill the process
+  // (SIGBUS), so a short file is refused before any page is touched
+  const stats = db.getStats() as { lastPageNumber: number; pageSize: number };
+  const fileSize = fs.statSync(path.join(dir, DATA_FILE)).size;
+  const neededSize = (stats.lastPageNumber + 1) * stats.pageSize;
+  if (fileSize < neededSize) {
+    throw new DamagedLogError(`${DATA_FILE} is ${fileSize} bytes but its last committed page ends at ${neededSize}`);
+  }
+
+  const stored = db.getBinary(WATERMARK_KEY);
+  const watermark = stored === undefined ? { releasedThrough: 0, numberedThrough: 0 } : decodeWatermark(stored);
+  const releasedThrough = watermark?.releasedThrough ?? 0;
+
+  const records: ScannedRecord[] = [];
+  const toDelete: number[] = [];
+  const damaged: number[] = [];
+  let previous = WATERMARK_KEY;
+  try {
+    for (const { key, value } of db.getRange({ start: WATERMARK_KEY + 1 })) {
+      if (typeof key !== 'number' || !Number.isSafeInteger(key) || key <= previous) {
+        throw new DamagedLogError(`key ${String(key)} after ${previous} is not a growing sequence number`);
+      }
+      previous = key;
+      const decoded = decodeRecord(value);
+      if (decoded === null) damaged.push(key);
+      // a release writes its watermark first and deletes below it after: these are what a stopped one left behind
+      else if (key <= releasedThrough) toDelete.push(key);
+      else records.push({ seq: key, size: decoded.payload.length, appendedAt: decoded.appendedAt });
+    }
+  } catch (error) {
+    if (error instanceof DamagedLogError) throw error;
+    throw new DamagedLogError(`reading the records failed: ${(error as Error).message}`);
+  }
+
+  if (damaged.length > 0) {
+    logger.error(
+      { damagedRecords: damaged.length, seqs: damaged.slice(0, 20) },
+      'durable log: records whose bytes are not what was written (checksum mismatch) are dropped; the events in them are lost',
+    );
+    toDelete.push(...damaged);
+  }
+  let numberedThrough = Math.max(previous, releasedThrough, watermark?.numberedThrough ?? 0);
+  if (watermark === null) {
+    logger.error({}, 'durable log: the watermark record is damaged; every record still present is kept (and loaded again)');
+    numberedThrough = Math.max(numberedThrough, clockFloor());
+  }
+  return { db, records, releasedThrough, numberedThrough, toDelete, watermarkStale: watermark === null };
+}
+
+const PROBE = fileURLToPath(new URL('./probe.mjs', import.meta.url));
+/** the probe's exit codes for a file it cannot open (see probe.mjs); a crash by signal says the same */
+const PROBE_FOUND_DAMAGE = new Set([3, 4]);
+
+/**
+ * null when a separate process could open the file and read it through, or when the probe itself could not run
+ * (that is no evidence against the file: it is opened here then, without the safety net); the reason otherwise.
+ */
+function probe(dir: string, mapSize: number, usePreviousSnapshot: boolean, logger: DurableLogLogger): Promise<Error | null> {
+  // reading runs at about 200k records a second; a probe far slower than that is stuck on a damaged file
+  const timeoutMs = 60_000 + (fs.statSync(path.join(dir, DATA_FILE)).size / 1024 ** 3) * 60_000;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [PROBE, dir, usePreviousSnapshot ? 'previous' : 'latest', String(mapSize)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const unusable = (reason: string) => {
+      logger.warn({ reason }, 'durable log: the probe that opens the log in a separate process could not run; opening it directly');
+      resolve(null);
+    };
+    child.once('error', (error) => (clearTimeout(timer), unusable(error.message)));
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(null);
+      else if (signal !== null || PROBE_FOUND_DAMAGE.has(code!)) {
+        resolve(new DamagedLogError(`opening it in a separate process ended with ${signal ?? `exit code ${code}`}: ${stderr.trim()}`));
+      } else unusable(`exit code ${code}: ${stderr.trim()}`);
+    });
+  });
+}
+
+async function tryOpen(dir: string, mapSize: number, logger: DurableLogLogger, usePreviousSnapshot: boolean): Promise<Scanned | Error> {
+  if (fs.existsSync(path.join(dir, DATA_FILE))) {
+    const probeError = await probe(dir, mapSize, usePreviousSnapshot, logger);
+    if (probeError) return probeError;
+  }
+  let db: LogDatabase | undefined;
+  try {
+    db = openDatabase(dir, mapSize, usePreviousSnapshot);
+    return scan(db, dir, logger);
+  } catch (error) {
+    await db?.close().catch(() => undefined);
+    return error as Error;
+  }
+}
+
+function moveAside(dir: string): string {
+  const aside = path.join(dir, `damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  fs.mkdirSync(aside, { recursive: true });
+  for (const file of [DATA_FILE, LOCK_FILE]) {
+    if (fs.existsSync(path.join(dir, file))) fs.renameSync(path.join(dir, file), path.join(aside, file));
+  }
+  return aside;
+}
+
+/** the newest state of the log that can be read: the latest transaction, the one before it, or a new empty log */
+async function openReadable(dir: string, options: OpenStoreOptions): Promise<Scanned> {
+  const { mapSize, logger } = options;
+  const fresh = !fs.existsSync(path.join(dir, DATA_FILE));
+  const latest = await tryOpen(dir, mapSize, logger, false);
+  if (!(latest instanceof Error)) {
+    // a new file gets its watermark at once, so the numbering floor it may carry survives a restart
+    latest.watermarkStale ||= fresh;
+    return latest;
+  }
+
+  // LMDB keeps the previous transaction intact beside the latest one (copy-on-write, two meta pages)
+  const previous = await tryOpen(dir, mapSize, logger, true);
+  if (!(previous instanceof Error)) {
+    logger.error(
+      { err: latest },
+      'durable log: the latest transaction is unreadable; the log was rolled back to the one before it, and the records of the latest are lost',
+    );
+    // the lost transaction's numbers may have been acknowledged: none is handed out again
+    previous.numberedThrough = Math.max(previous.numberedThrough, clockFloor());
+    previous.watermarkStale = true;
+    return previous;
+  }
+
+  const aside = moveAside(dir);
+  logger.error(
+    { err: latest, movedTo: aside },
+    'durable log: the log file is damaged beyond what LMDB can read; it was moved aside and a new, empty log started. ' +
+      'Every record in it that was not loaded yet is missing from the store; the file stays for inspection and can be deleted',
+  );
+  const started = await tryOpen(dir, mapSize, logger, false);
+  if (started instanceof Error) throw started;
+  started.numberedThrough = clockFloor();
+  started.watermarkStale = true;
+  return started;
+}
+
+/** records the store already holds are released now; numbering continues above them even if the log lost them */
+function applyLoadedThrough(opened: Scanned, options: OpenStoreOptions): void {
+  const { loadedThrough, logger } = options;
+  if (loadedThrough <= opened.releasedThrough) return;
+  if (loadedThrough > opened.numberedThrough) {
+    logger.warn(
+      { loadedThrough, logEndsAt: opened.numberedThrough },
+      'durable log: the store holds records numbered beyond the end of this log (the log was replaced); numbering continues after them',
+    );
+  }
+  const released = opened.records.filter((record) => record.seq <= loadedThrough);
+  opened.records = opened.records.slice(released.length);
+  opened.toDelete.push(...released.map((record) => record.seq));
+  opened.releasedThrough = loadedThrough;
+  opened.numberedThrough = Math.max(opened.numberedThrough, loadedThrough);
+  opened.watermarkStale = true;
+}
+
+/** one synchronous transaction before the log is used; if it fails (a full disk), the next open does it again */
+function commitOpenChanges(opened: Scanned, logger: DurableLogLogger): void {
+  const { db, toDelete, watermarkStale, releasedThrough, numberedThrough } = opened;
+  if (toDelete.length === 0 && !watermarkStale) return;
+  try {
+    db.transactionSync(() => {
+      if (watermarkStale) db.putSync(WATERMARK_KEY, encodeWatermark({ releasedThrough, numberedThrough }));
+      for (const seq of toDelete) db.removeSync(seq);
+    });
+  } catch (error) {
+    logger.warn({ err: error }, 'durable log: cleaning up at open failed; it is tried again at the next open');
+  }
+}
+
+export async function openStore(dir: string, options: OpenStoreOptions): Promise<OpenedStore> {
+  fs.mkdirSync(dir, { recursive: true });
+  const opened = await openReadable(dir, options);
+  applyLoadedThrough(opened, options);
+  commitOpenChanges(opened, options.logger);
+  const { db, records, releasedThrough, numberedThrough } = opened;
+  return { db, records, releasedThrough, numberedThrough };
+}

@@ -1,0 +1,171 @@
+// The loader behind the durable log, on both engines: requests appended to a node's log are stored with their
+// rollups exactly once, the node's offset is written in the same statement (a restart after a commit whose
+// release was lost stores nothing twice), a record the store refuses is dropped alone, and a store that
+// fails is retried until it answers again.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/db/store.ts';
+import { IngestLog } from '../../src/events/ingest-log.ts';
+import { batchOf, decodeRequest, encodeRequest } from '../../src/events/log-record.ts';
+import { SqlEventStore, type EventBatch, type EventRow, type EventStore } from '../../src/events/store.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
+import { tempDir } from '../helpers/service.ts';
+
+const DAY = '2026-11-20';
+
+function row(appId: number, seq: number, overrides: Partial<EventRow> = {}): EventRow {
+  const receivedAt = new Date(`${DAY}T12:00:00Z`);
+  return {
+    appId,
+    eventKey: crypto.createHash('sha256').update(`event ${seq}`).digest().subarray(0, 16),
+    userKey: crypto.createHash('sha256').update(`user ${seq % 7}`).digest().subarray(0, 16),
+    receivedAt,
+    occurredAt: receivedAt,
+    day: DAY,
+    eventName: 'custom-event',
+    sessionId: crypto.randomUUID(),
+    isPremium: false,
+    isSuccess: false,
+    platform: 'android',
+    locale: 'en',
+    startParam: null,
+    props: { custom_data: { seq } },
+    bytes: 100,
+    ...overrides,
+  };
+}
+
+/** an event store that refuses its next `failures` batches as an unreachable store does */
+class FlakyStore implements EventStore {
+  failures = 0;
+  attempts = 0;
+  constructor(private readonly inner: EventStore) {}
+  insert(rows: EventRow[]) {
+    return this.inner.insert(rows);
+  }
+  async insertBatch(batch: EventBatch) {
+    this.attempts++;
+    if (this.failures > 0) {
+      this.failures--;
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    }
+    return this.inner.insertBatch(batch);
+  }
+  loadedThrough(node: string) {
+    return this.inner.loadedThrough(node);
+  }
+  activity(appId: number) {
+    return this.inner.activity(appId);
+  }
+  addRejections(rows: Parameters<EventStore['addRejections']>[0]) {
+    return this.inner.addRejections(rows);
+  }
+  recentRejections(appId: number, limit: number) {
+    return this.inner.recentRejections(appId, limit);
+  }
+}
+
+for (const backend of STORE_BACKENDS) {
+  describe(`loader, ${backend.name}`, () => {
+    let opened: { store: Store; cleanup: () => Promise<void> } | undefined;
+    const logs: IngestLog[] = [];
+    const dirs: string[] = [];
+    afterEach(async () => {
+      for (const log of logs.splice(0)) await log.close(1_000).catch(() => undefined);
+      await opened?.cleanup();
+      opened = undefined;
+      for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function setUp() {
+      opened = await backend.open();
+      const { store } = opened;
+      const app = await store.prisma.app.create({ data: { appName: `loader_${crypto.randomUUID().slice(0, 8)}`, bot: '@loader_test_bot', domains: ['a.example.com'] } });
+      const dataDir = tempDir('tma-loader-');
+      dirs.push(dataDir);
+      return { store, appId: app.id, dataDir, events: new SqlEventStore(store.sql) };
+    }
+
+    async function openLog(dataDir: string, events: EventStore, errors: string[] = []) {
+      const log = await IngestLog.open(dataDir, events, { maxBytes: 64 * 1024 ** 2, minFreeBytes: 0, maxBatchBytes: 64 * 1024, onError: (_error, what) => errors.push(what) });
+      logs.push(log);
+      return log;
+    }
+
+    const counts = async (store: Store, appId: number) => {
+      const [result] = await store.sql.query<{ rows: number; counted: number; total: number; usage: number }>(
+        `SELECT (SELECT count(*) FROM events WHERE app_id = $1)::int AS rows,
+                (SELECT coalesce(sum(events), 0) FROM daily_event_counts WHERE app_id = $1)::int AS counted,
+                (SELECT coalesce(sum(events_total), 0) FROM app_activity WHERE app_id = $1)::int AS total,
+                (SELECT coalesce(sum(events), 0) FROM daily_app_usage WHERE app_id = $1)::int AS usage`,
+        [appId],
+      );
+      return result!;
+    };
+
+    it('stores appended requests with their rollups once, records the offset and empties the log', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const log = await openLog(dataDir, events);
+      let seq = 0;
+      // more than one batch's worth (64 KiB), appended concurrently like requests
+      await Promise.all(Array.from({ length: 200 }, () => log.append(Array.from({ length: 5 }, () => row(appId, seq++)), 500)));
+      expect(await log.loader.caughtUp(30_000)).toBe(true);
+      expect(await counts(store, appId)).toEqual({ rows: 1000, counted: 1000, total: 1000, usage: 1000 });
+      expect(log.stats().records).toBe(0);
+      expect(await events.loadedThrough(log.node)).toBe(log.stats().lastSeq);
+    });
+
+    it('after a restart stores nothing twice: what the store holds is released from the log at open', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const flaky = new FlakyStore(events);
+      flaky.failures = 1_000_000; // the store does not answer: both requests wait in the log
+      const first = await openLog(dataDir, flaky);
+      const rows = [[row(appId, 1), row(appId, 2)], [row(appId, 3)]];
+      await first.append(rows[0]!, 200);
+      const firstSeq = first.stats().lastSeq;
+      await first.append(rows[1]!, 100);
+      await first.close(0);
+      logs.splice(logs.indexOf(first), 1);
+      // the loader's commit of the first request went through, and the process died before the log heard of it
+      await events.insertBatch(batchOf([decodeRequest(encodeRequest(rows[0]!, 200))], { node: first.node, through: firstSeq }));
+
+      const second = await openLog(dataDir, events);
+      expect(second.node).toBe(first.node);
+      expect(await second.loader.caughtUp(30_000)).toBe(true);
+      // the usage counts every event of a request loaded (duplicates too): 3, not 5, so nothing was loaded twice
+      expect(await counts(store, appId)).toEqual({ rows: 3, counted: 3, total: 3, usage: 3 });
+    });
+
+    it('retries while the store fails and catches up once it answers', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const flaky = new FlakyStore(events);
+      flaky.failures = 3;
+      const errors: string[] = [];
+      const log = await openLog(dataDir, flaky, errors);
+      await log.append([row(appId, 1)], 100);
+      await log.append([row(appId, 2)], 100);
+      expect(await log.loader.caughtUp(30_000)).toBe(true);
+      expect(flaky.attempts).toBeGreaterThanOrEqual(4);
+      expect(errors.filter((what) => what.startsWith('loading the log failed'))).toHaveLength(3);
+      expect(await counts(store, appId)).toEqual({ rows: 2, counted: 2, total: 2, usage: 2 });
+    });
+
+    it('drops only a record the store refuses, stores the others and goes on', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const errors: string[] = [];
+      const log = await openLog(dataDir, events, errors);
+      // a session id that is not a UUID gets past nothing but a hand-made row: the statement refuses it
+      await Promise.all([
+        log.append([row(appId, 1)], 100),
+        log.append([row(appId, 2, { sessionId: 'not-a-uuid' })], 100),
+        log.append([row(appId, 3)], 100),
+      ]);
+      await log.append([row(appId, 4)], 100);
+      expect(await log.loader.caughtUp(30_000)).toBe(true);
+      expect(errors.filter((what) => / cannot be stored; its 1 events are dropped$/.test(what))).toHaveLength(1);
+      expect(await counts(store, appId)).toMatchObject({ rows: 3, counted: 3, total: 3 });
+      expect(log.stats().records).toBe(0);
+    });
+  });
+}

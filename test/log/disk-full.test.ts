@@ -1,0 +1,109 @@
+// The durable log on a filesystem that really fills up (a small tmpfs): appends fail with LogFullError, the log is not
+// damaged, appends succeed again once space returns, and the free-space headroom stops the log before the disk is full.
+// Mounting needs root; CI runs as root, elsewhere the suite skips when it cannot mount.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableLog, LogFullError } from '../../src/log/durable-log.ts';
+import { servicesRequired } from '../helpers/environment.ts';
+import { payload, recordingLogger } from './log-helpers.ts';
+
+const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-log-tmpfs-'));
+
+function mountTmpfs(): boolean {
+  const result = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountPoint], { encoding: 'utf8' });
+  if (result.status === 0) return true;
+  fs.rmSync(mountPoint, { recursive: true, force: true });
+  if (servicesRequired) throw new Error(`mounting a tmpfs is required (CI=true or REQUIRE_SERVICES=1): ${result.stderr || result.error}`);
+  return false;
+}
+
+const mounted = mountTmpfs();
+
+afterAll(() => {
+  if (!mounted) return;
+  spawnSync('umount', [mountPoint]);
+  fs.rmSync(mountPoint, { recursive: true, force: true });
+});
+
+/** writes zeros into a file until the filesystem refuses (ENOSPC) */
+function fillDisk(file: string): void {
+  const fd = fs.openSync(file, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
+      for (;;) {
+        try {
+          fs.writeSync(fd, chunk, 0, size);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
+          throw error;
+        }
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function freeBytes(dir: string): number {
+  const stats = fs.statfsSync(dir);
+  return stats.bavail * stats.bsize;
+}
+
+describe.runIf(mounted)('durable log on a full disk', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = path.join(mountPoint, 'log');
+  });
+
+  it('fails appends while the disk is full, without damage, and takes them again once space returns', async () => {
+    const { logger, entries } = recordingLogger();
+    // no headroom: the writes themselves meet the full disk
+    let log = await DurableLog.open(dir, { minFreeBytes: 0, logger });
+    const acknowledged = new Map<number, string>();
+    const append = async (id: string) => acknowledged.set(await log.append(payload(id, 4000)), id);
+    for (let i = 0; i < 20; i++) await append(`before${i}`);
+
+    const filler = path.join(mountPoint, 'filler');
+    fillDisk(filler);
+    const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => append(`full${i}`)));
+    const failures = outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason);
+    expect(failures.length).toBeGreaterThan(0);
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(LogFullError);
+      expect((failure as LogFullError).reason).toBe('disk-full');
+    }
+
+    fs.rmSync(filler);
+    for (let i = 0; i < 20; i++) await append(`after${i}`);
+    const expectedRecords = [...acknowledged].sort(([a], [b]) => a - b);
+    const read = () => log.read(0, { maxRecords: 10_000 }).map((record) => [record.seq, record.value.toString()]);
+    expect(read()).toEqual(expectedRecords.map(([seq, id]) => [seq, payload(id, 4000).toString()]));
+    expect(log.stats().records).toBe(acknowledged.size);
+    await log.close();
+
+    log = await DurableLog.open(dir, { minFreeBytes: 0, logger });
+    expect(read()).toEqual(expectedRecords.map(([seq, id]) => [seq, payload(id, 4000).toString()]));
+    expect(entries).toEqual([]);
+    await log.release(expectedRecords.at(-1)![0]);
+    await log.close();
+  });
+
+  it('stops taking appends before the disk would keep less than the headroom', async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    const headroom = 2 * 1024 ** 2;
+    const log = await DurableLog.open(dir, { minFreeBytes: headroom });
+    let refusal: unknown;
+    for (let i = 0; i < 1000 && refusal === undefined; i++) {
+      await log.append(payload(i, 4000)).catch((error: unknown) => (refusal = error));
+    }
+    expect(refusal).toBeInstanceOf(LogFullError);
+    expect((refusal as LogFullError).reason).toBe('disk-headroom');
+    expect(freeBytes(mountPoint)).toBeGreaterThanOrEqual(headroom - 64 * 1024);
+    expect(log.stats().records).toBeGreaterThan(0);
+    await log.close();
+  });
+});
