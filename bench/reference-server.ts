@@ -1,15 +1,15 @@
-// The reference of the ingest bench: the least a service can do before a durable 201, on the service's own
-// store runners (PGlite in DATA_DIR, or PostgreSQL at DATABASE_URL) and its group-commit writer. No
-// validation, token, pseudonymisation or rollups. REFERENCE=requests stores each raw body as one row;
-// REFERENCE=events decodes the body and stores one row per event in a table keyed and indexed like `events`.
-// What it reaches bounds what any implementation on the same storage can reach on this machine.
+// The store reference of the ingest bench: what the stores themselves take, on the service's own store runners
+// (PGlite in DATA_DIR, or PostgreSQL at DATABASE_URL), group-committed, each 201 after its commit. No validation,
+// token, pseudonymisation or rollups. REFERENCE=requests stores each raw body as one row; REFERENCE=events decodes
+// the body and stores one row per event in a table keyed and indexed like `events`. What it reaches bounds the
+// rate any implementation keeps loaded into the same store on this machine.
 import zlib from 'node:zlib';
 import Fastify from 'fastify';
 import { openEmbeddedDatabase } from '../src/db/embedded.ts';
 import { openServerDatabase } from '../src/db/server.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
 import { Pseudonymiser } from '../src/events/pseudonym.ts';
-import { commitConcurrency, GroupCommitWriter, type BatchStore } from '../src/events/writer.ts';
+import { commitConcurrency, GroupCommitWriter, type BatchStore } from './lib/group-commit.ts';
 import { Secrets } from '../src/secret.ts';
 
 const mode = process.env.REFERENCE === 'events' ? 'events' : 'requests';

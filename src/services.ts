@@ -77,10 +77,12 @@ export async function createServices(config: Config, store: Store, options: Serv
           minFreeBytes: config.logMinFreeBytes,
           maxBatchBytes: LOAD_BATCH_BYTES,
           onError: onBackgroundError,
-          onCommit: (_records, count, inserted, seconds) => {
-            metrics.commitSeconds.observe(seconds);
-            metrics.commitEvents.observe(count);
-            metrics.eventsStored.inc(inserted);
+          onCommit: (commit) => {
+            metrics.commitSeconds.observe(commit.seconds);
+            metrics.commitEvents.observe(commit.events);
+            metrics.eventsStored.inc(commit.inserted);
+            const now = Date.now();
+            for (const appendedAt of commit.appendedAt) metrics.freshnessSeconds.observe((now - appendedAt) / 1000);
           },
         });
   if (ingestLog) metrics.watchBacklog(() => ingestLog.stats());

@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { messages, type PGlite, type Transaction } from '@electric-sql/pglite';
 import { openDurablePGlite } from './durable-pglite.ts';
+import { namedStatements } from './pglite-named-statements.ts';
 import type { ThreadReply, ThreadRequest, ThreadError } from './pglite-thread-protocol.ts';
 
 const port = parentPort!;
@@ -39,11 +40,27 @@ let nextTransaction = 1;
 /** the session a statement runs on: an open transaction's, or PGlite's own */
 const sessionOf = (db: PGlite, tx: number | undefined): PGlite | Transaction => (tx === undefined ? db : transactions.get(tx)!.tx);
 
-async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
+/** the parameters sent as UTF-8 bytes made strings (here, off the main thread) */
+function withText(params: unknown[] | undefined, utf8: number[]): unknown[] | undefined {
+  if (!params || utf8.length === 0) return params;
+  const copy = [...params];
+  for (const index of utf8) {
+    const bytes = copy[index] as Uint8Array;
+    copy[index] = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  }
+  return copy;
+}
+
+async function handle(db: PGlite, execute: ReturnType<typeof namedStatements>, request: ThreadRequest): Promise<unknown> {
   switch (request.op) {
     case 'query': {
-      const result = await sessionOf(db, request.tx).query(request.sql, request.params, { rowMode: request.rowMode, parsers: keepRaw(request.rawTypes) });
+      const params = withText(request.params, request.utf8);
+      const result = await sessionOf(db, request.tx).query(request.sql, params, { rowMode: request.rowMode, parsers: keepRaw(request.rawTypes) });
       return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+    }
+    case 'execute': {
+      const result = await execute(request.name, request.sql, withText(request.params, request.utf8));
+      return { rows: result.rows };
     }
     case 'exec':
       await sessionOf(db, request.tx).exec(request.sql);
@@ -83,8 +100,9 @@ async function handle(db: PGlite, request: ThreadRequest): Promise<unknown> {
 try {
   // the cluster exists (createCluster): this thread never runs initdb
   const db = await openDurablePGlite(pgdata, { create: false });
+  const execute = namedStatements(db);
   port.on('message', (request: ThreadRequest) => {
-    handle(db, request).then(
+    handle(db, execute, request).then(
       (result) => port.postMessage({ id: request.id, result } satisfies ThreadReply),
       (error: unknown) => port.postMessage({ id: request.id, error: describeError(error) } satisfies ThreadReply),
     );

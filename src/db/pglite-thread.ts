@@ -3,6 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
 import { createCluster } from './pglite-cluster.ts';
+import { Utf8Text } from './sql.ts';
 import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
@@ -15,11 +16,24 @@ export interface PGliteTransaction extends PGliteSession {
   readonly closed: boolean;
 }
 export interface PGliteHandle extends PGliteSession {
+  /** a named statement: prepared once on PGlite's session, then executed with these parameters */
+  execute<Row>(name: string, sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
   transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/** parameters as they cross to the thread: Utf8Text as its bytes, with their positions */
+function wireParams(params: unknown[] = []): { params: unknown[]; utf8: number[] } {
+  const utf8: number[] = [];
+  const wire = params.map((value, index) => {
+    if (!(value instanceof Utf8Text)) return value;
+    utf8.push(index);
+    return value.bytes;
+  });
+  return { params: wire, utf8 };
+}
 
 function rebuildError(error: ThreadError): Error {
   if (!error.database) return new Error(error.message);
@@ -82,7 +96,7 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
     async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
       const parsers = options?.parsers ?? {};
       const rawTypes = Object.keys(parsers).map(Number);
-      const result = (await call({ op: 'query', sql, params, rowMode: options?.rowMode, rawTypes, tx })) as ThreadQueryResult;
+      const result = (await call({ op: 'query', sql, ...wireParams(params), rowMode: options?.rowMode, rawTypes, tx })) as ThreadQueryResult;
       if (rawTypes.length > 0) {
         result.fields.forEach((field, column) => {
           // PGlite calls a parser with the type too
@@ -109,6 +123,9 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
   });
   return {
     ...session(),
+    async execute<Row>(name: string, sql: string, params?: unknown[]) {
+      return (await call({ op: 'execute', name, sql, ...wireParams(params) })) as { rows: Row[] };
+    },
     async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
       const tx = (await call({ op: 'begin' })) as number;
       let closed = false;

@@ -1,6 +1,9 @@
 // A PostgreSQL server reached through a pg connection pool (DATABASE_URL).
 import pg from 'pg';
-import type { QueryOptions, SqlQueryable, SqlRunner } from './sql.ts';
+import { Utf8Text, type QueryOptions, type SqlQueryable, type SqlRunner } from './sql.ts';
+
+/** a Buffer parameter travels in binary format, which for a text parameter is its UTF-8 bytes */
+const wireValues = (params: unknown[] | undefined) => params?.map((value) => (value instanceof Utf8Text ? value.bytes : value));
 
 export interface ServerPoolOptions {
   max?: number;
@@ -11,7 +14,8 @@ function queryable(client: pg.Pool | pg.PoolClient): SqlQueryable {
   return {
     async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
       // node-postgres prepares a named statement on each connection the first time it runs there
-      const result = options?.name ? await client.query({ name: options.name, text, values: params }) : await client.query(text, params);
+      const values = wireValues(params);
+      const result = options?.name ? await client.query({ name: options.name, text, values }) : await client.query(text, values);
       return result.rows as Row[];
     },
     async exec(script: string) {

@@ -5,6 +5,15 @@ export function intArrayLiteral(values: Iterable<number>): string {
   return `{${[...values].join(',')}}`;
 }
 
+/**
+ * A text parameter given as its UTF-8 bytes (the event batch, megabytes of JSON): the runner hands the bytes on
+ * without ever making a JavaScript string of them on this thread (pg sends them as the parameter's binary form,
+ * which for text is the bytes themselves; PGlite's thread decodes them). The statement types it: $1::text.
+ */
+export class Utf8Text {
+  constructor(readonly bytes: Buffer) {}
+}
+
 export interface QueryOptions {
   /**
    * A statement run again and again (the event insert): prepared under this name once per connection and

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DurableLog, type LogStats } from '../log/durable-log.ts';
-import { LogLoader } from './loader.ts';
+import { LogLoader, type LoaderCommit } from './loader.ts';
 import { encodeRequest } from './log-record.ts';
 import type { EventRow, EventStore } from './store.ts';
 
@@ -14,7 +14,7 @@ export interface IngestLogOptions {
   /** most bytes of records the loader stores in one commit */
   maxBatchBytes: number;
   onError?: (error: unknown, what: string) => void;
-  onCommit?: (records: number, events: number, inserted: number, seconds: number) => void;
+  onCommit?: (commit: LoaderCommit) => void;
 }
 
 /** this node's name in the store's log offsets: made once per data directory, so a restart keeps its log's offset */

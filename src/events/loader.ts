@@ -16,8 +16,20 @@ export interface LoaderOptions {
   maxBatchRecords?: number;
   /** a failure the loader goes on after (the store down, a record dropped) */
   onError?: (error: unknown, what: string) => void;
-  /** after each commit: requests and events in it, events new to the store, seconds it took */
-  onCommit?: (records: number, events: number, inserted: number, seconds: number) => void;
+  /** after each commit */
+  onCommit?: (commit: LoaderCommit) => void;
+}
+
+export interface LoaderCommit {
+  /** requests in the commit */
+  records: number;
+  events: number;
+  /** events new to the store */
+  inserted: number;
+  /** how long the store took */
+  seconds: number;
+  /** when each request was appended to the log (ms since the epoch): its wait from acknowledgement to the store */
+  appendedAt: number[];
 }
 
 const FIRST_RETRY_MS = 100;
@@ -128,7 +140,13 @@ export class LogLoader {
       this.options.onError?.(error, `log record ${through} cannot be stored; its ${decoded[0]!.events} events are dropped`);
       inserted = await this.store.insertBatch(batchOf([], { node: this.options.node, through }));
     }
-    this.options.onCommit?.(records.length, decoded.reduce((sum, record) => sum + record.events, 0), inserted, (performance.now() - started) / 1000);
+    this.options.onCommit?.({
+      records: records.length,
+      events: decoded.reduce((sum, record) => sum + record.events, 0),
+      inserted,
+      seconds: (performance.now() - started) / 1000,
+      appendedAt: records.map((record) => record.appendedAt),
+    });
     this.advance(through);
   }
 

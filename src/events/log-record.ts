@@ -1,5 +1,5 @@
 // One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes) and its
-// rows already in the event insert's form, so the loader joins records into a batch without parsing them.
+// rows already in the event insert's form, so the loader joins records' bytes into a batch without decoding them.
 import { rowValues, type EventBatch, type EventRow } from './store.ts';
 
 export interface RequestRecord {
@@ -9,11 +9,14 @@ export interface RequestRecord {
   events: number;
   /** the events' size as JSON text, as the daily quota counted it */
   bytes: number;
-  /** the rows' arrays joined by commas (no brackets) */
-  rowsText: string;
+  /** the rows' arrays joined by commas (no brackets), as UTF-8 bytes */
+  rows: Buffer;
 }
 
 const NEWLINE = 0x0a;
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
 const DAY_MS = 86_400_000;
 
 /** rows of one request (one app, one receive time) */
@@ -27,7 +30,7 @@ export function encodeRequest(rows: EventRow[], bytes: number): Buffer {
 export function decodeRequest(value: Buffer): RequestRecord {
   const end = value.indexOf(NEWLINE);
   const [appId, receivedAt, events, bytes] = value.toString('latin1', 0, end).split(' ').map(Number) as [number, number, number, number];
-  return { appId, receivedAt, events, bytes, rowsText: value.toString('utf8', end + 1) };
+  return { appId, receivedAt, events, bytes, rows: value.subarray(end + 1) };
 }
 
 /** the records' rows as one batch for the store, with their events and bytes per app and UTC day */
@@ -44,5 +47,9 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
       entry[3] += record.bytes;
     } else usage.set(key, [record.appId, day, record.events, record.bytes]);
   }
-  return { rowsJson: `[${records.map((record) => record.rowsText).join(',')}]`, appIds, usage: [...usage.values()], logOffset };
+  const parts: Buffer[] = [OPEN];
+  for (const record of records) parts.push(record.rows, COMMA);
+  if (records.length > 0) parts.pop();
+  parts.push(CLOSE);
+  return { rows: Buffer.concat(parts), appIds, usage: [...usage.values()], logOffset };
 }

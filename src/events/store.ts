@@ -1,7 +1,7 @@
 // The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
-import { intArrayLiteral, type SqlRunner } from '../db/sql.ts';
+import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 
 export interface EventRow {
   appId: number;
@@ -40,8 +40,8 @@ export interface RejectionRow {
 
 /** events ready for one commit: rows already in the statement's form, as the durable log keeps them */
 export interface EventBatch {
-  /** a JSON array of rowValues() arrays */
-  rowsJson: string;
+  /** a JSON array of rowValues() arrays, as UTF-8 bytes */
+  rows: Buffer;
   appIds: Iterable<number>;
   /** events and bytes per app and UTC day of receipt, as [app id, 'YYYY-MM-DD', events, bytes] */
   usage: [number, string, number, number][];
@@ -73,7 +73,8 @@ export const EVENT_PLANE_TABLES = [
   'daily_dimensions', 'daily_funnel_sessions', 'daily_app_usage', 'app_activity',
 ] as const;
 
-// One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL), each row an array
+// One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL; typed text and sent as
+// bytes, so the service never makes a string of a batch read from the log), each row an array
 // in the order of rowValues() with times as epoch milliseconds. Against objects with named fields read by
 // jsonb_to_recordset, that is 237 instead of 423 bytes of text per bench event to build and send, and
 // PostgreSQL's CPU per event went from ~13.7 to ~11.8 µs (600-event commits). The app ids come as a second
@@ -92,7 +93,7 @@ WITH batch AS (
          to_timestamp((r->>3)::float8 / 1000) AS occurred_at, (r->>4)::date AS day, r->>5 AS event_name,
          (r->>6)::uuid AS session_id, r->>7 AS user_key, (r->>8)::bool AS is_premium, (r->>9)::bool AS is_success,
          r->>10 AS platform, r->>11 AS locale, r->>12 AS start_param, r->13 AS props
-  FROM jsonb_array_elements($1::jsonb) AS r
+  FROM jsonb_array_elements($1::text::jsonb) AS r
 ), live_apps AS (
   SELECT id FROM apps WHERE id = ANY($2::int[]) ORDER BY id FOR KEY SHARE
 ), inserted AS (
@@ -206,12 +207,12 @@ export class SqlEventStore implements EventStore {
 
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    return this.insertBatch({ rowsJson: JSON.stringify(rows.map(rowValues)), appIds: new Set(rows.map((row) => row.appId)), usage: dailyUsage(rows) });
+    return this.insertBatch({ rows: Buffer.from(JSON.stringify(rows.map(rowValues))), appIds: new Set(rows.map((row) => row.appId)), usage: dailyUsage(rows) });
   }
 
   async insertBatch(batch: EventBatch): Promise<number> {
     const params = [
-      batch.rowsJson, intArrayLiteral(new Set(batch.appIds)), JSON.stringify(batch.usage), batch.logOffset?.node ?? null, batch.logOffset?.through ?? null,
+      new Utf8Text(batch.rows), intArrayLiteral(new Set(batch.appIds)), JSON.stringify(batch.usage), batch.logOffset?.node ?? null, batch.logOffset?.through ?? null,
     ];
     const [result] = await this.sql.query<{ inserted: number }>(INSERT_EVENTS, params, { name: INSERT_STATEMENT });
     return result?.inserted ?? 0;

@@ -60,6 +60,12 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
+    freshnessSeconds: new client.Histogram({
+      name: 'tma_request_freshness_seconds',
+      help: 'Time from a request\'s append to the durable log until the store holds it (what apps show and the dashboard wait for), per request',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
+      registers: [registry],
+    }),
     commitEvents: new client.Histogram({
       name: 'tma_commit_events',
       help: 'Events in one batch the loader stored',

@@ -116,6 +116,19 @@ for (const backend of STORE_BACKENDS) {
       expect(await events.loadedThrough(log.node)).toBe(log.stats().lastSeq);
     });
 
+    it('stores every character of the events exactly: quotes, backslashes, and text of several bytes per character', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const log = await openLog(dataDir, events);
+      const texts = [`it's "quoted"`, 'back\\slash \\\\ and \\u0041', 'Привет, мир', 'ünïcødé 🎉👩‍👩‍👧', '中文 テキスト', "E'' '' \\'", '\t tab and\nnewline'];
+      await Promise.all(texts.map((text, i) => log.append([row(appId, i, { props: { custom_data: { seq: i, text } }, startParam: text })], 100)));
+      expect(await log.loader.caughtUp(30_000)).toBe(true);
+      const stored = await store.sql.query<{ text: string; start_param: string }>(
+        `SELECT props->'custom_data'->>'text' AS text, start_param FROM events WHERE app_id = $1 ORDER BY (props->'custom_data'->>'seq')::int`,
+        [appId],
+      );
+      expect(stored).toEqual(texts.map((text) => ({ text, start_param: text })));
+    });
+
     it('after a restart stores nothing twice: what the store holds is released from the log at open', async () => {
       const { store, appId, dataDir, events } = await setUp();
       const flaky = new FlakyStore(events);

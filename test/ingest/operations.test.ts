@@ -27,7 +27,7 @@ describe('operations endpoints', () => {
     });
   });
 
-  it('/metrics counts requests by status, accepted and rejected events, and commits', async () => {
+  it('/metrics counts requests by status, accepted and rejected events, commits and how long requests waited for the store', async () => {
     const token = await service.createApp('metrics_app');
     await postEvents(service.url, [makeEvent('metrics_app'), makeEvent('metrics_app')], { token });
     await postEvents(service.url, makeEvent('metrics_app'), { token, origin: 'https://other.example' });
@@ -38,6 +38,9 @@ describe('operations endpoints', () => {
     expect(metric(text, 'tma_events_rejected_total{status="403"}')).toBe(1);
     expect(metric(text, 'tma_http_requests_total{route="/events",status="201"}')).toBe(1);
     expect(metric(text, 'tma_commit_duration_seconds_count')).toBeGreaterThanOrEqual(1);
+    // the one request acknowledged waited for the store once, well within a minute
+    expect(metric(text, 'tma_request_freshness_seconds_count')).toBe(1);
+    expect(metric(text, 'tma_request_freshness_seconds_bucket{le="60"}')).toBe(1);
   });
 
   it('/events/threshold answers the official client\'s caps, with CORS', async () => {

@@ -1,9 +1,8 @@
-// Group commit: requests that arrive while a commit runs are written together in the next one,
-// and each request is answered only after the commit holding its events succeeded.
-import { blamesData } from '../db/errors.ts';
-import type { EventRow } from './store.ts';
+// Group commit for the ingest bench's store references: requests that arrive while a commit runs are written
+// together in the next one, and each request is answered only after the commit holding its rows succeeded.
+import { blamesData } from '../../src/db/errors.ts';
 
-/** where a writer commits its batches: the event store, or the ingest bench's reference store */
+/** where a writer commits its batches */
 export interface BatchStore<Row> {
   /** stores the rows in one commit; resolves with how many were new */
   insert(rows: Row[]): Promise<number>;
@@ -58,7 +57,7 @@ export interface WriterOptions {
   onCommit?: (events: number, inserted: number, seconds: number) => void;
 }
 
-export class GroupCommitWriter<Row = EventRow> {
+export class GroupCommitWriter<Row> {
   private queue: Submission<Row>[] = [];
   private pendingEvents = 0;
   private pendingBytes = 0;

@@ -1,7 +1,7 @@
 // Group commit: requests arriving during a commit share the next one, a commit is cut at its event and
 // byte budgets, and waiting work beyond its budget is refused at once instead of growing memory.
 import { describe, expect, it } from 'vitest';
-import { GroupCommitWriter, OverloadedError, StoreUnavailableError, type BatchStore } from '../../src/events/writer.ts';
+import { GroupCommitWriter, OverloadedError, StoreUnavailableError, type BatchStore } from '../../bench/lib/group-commit.ts';
 
 /** resolves after the current event-loop turn: lets the writer cut and start its next commit */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
