@@ -12,7 +12,7 @@ import { available, REDIS_URL } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, runLoad, SUCCESS, type Answer } from '../helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, runCli, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { killAllChildren, logDrained, runCli, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 
 
 const LIMIT = 40;
@@ -128,7 +128,7 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
     console.info(`[two processes] revocation reached them after ${reached.map((ms) => Math.round(ms)).join(' and ')} ms`);
   }, 30_000);
 
-  it('keeps every rollup equal to the raw rows after concurrent load on both processes, duplicates included', async () => {
+  it('each with its own durable log: after concurrent load on both, duplicates included, every event stored once and every rollup equal to the raw rows', async () => {
     const appName = 'rollup_two_proc';
     const token = tokens.rollup_two_proc!;
     const factory = new BatchFactory(appName, { seed: 4242, minEvents: 1, maxEvents: 20 });
@@ -152,6 +152,8 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
     });
     expect([...statuses.keys()], JSON.stringify([...statuses])).toEqual(['201']);
     expect(acknowledged.size).toBeGreaterThan(100);
+    // both loaders have stored their logs
+    expect(await Promise.all(nodes.map((node) => logDrained(node)))).toEqual([true, true]);
 
     const client2 = new pg.Client({ connectionString: database.url });
     await client2.connect();

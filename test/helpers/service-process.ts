@@ -280,3 +280,15 @@ export async function runCliJson<T = Record<string, unknown>>(env: Record<string
     throw new Error(`cli ${args.join(' ')} did not print one JSON document:\n${result.stdout}\nstderr: ${result.stderr}`);
   }
 }
+
+/** waits until the service's durable log holds nothing for the store (its /healthz backlog); false after timeoutMs */
+export async function logDrained(service: ServiceProcess, timeoutMs = 30_000): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const response = await fetch(`${service.url}/healthz`).catch(() => null);
+    const body = response?.ok ? ((await response.json()) as { backlog?: { requests: number } }) : null;
+    if (body?.backlog?.requests === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
