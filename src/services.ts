@@ -54,6 +54,12 @@ const READ_YOUR_WRITES_MS = 2_000;
  * and on PostgreSQL larger statements were slower per event (their rollup sorts grow faster than the batch)
  */
 const LOAD_BATCH_BYTES = 4 * 1024 ** 2;
+/**
+ * Under load the loader commits at most about ten times a second: on PGlite a commit's fixed cost (its WAL flush,
+ * the statement's start, the log's release) made a half-loaded service spend nearly twice the CPU per event of a
+ * fully loaded one. Readers waiting for their writes cut the wait short.
+ */
+const LOAD_INTERVAL_MS = 100;
 
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
@@ -76,6 +82,7 @@ export async function createServices(config: Config, store: Store, options: Serv
           maxBytes: config.logMaxBytes,
           minFreeBytes: config.logMinFreeBytes,
           maxBatchBytes: LOAD_BATCH_BYTES,
+          minCommitIntervalMs: LOAD_INTERVAL_MS,
           onError: onBackgroundError,
           onCommit: (commit) => {
             metrics.commitSeconds.observe(commit.seconds);

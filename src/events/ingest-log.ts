@@ -13,6 +13,8 @@ export interface IngestLogOptions {
   minFreeBytes: number;
   /** most bytes of records the loader stores in one commit */
   maxBatchBytes: number;
+  /** least time between the starts of two commits, unless a full batch or a reader waits */
+  minCommitIntervalMs?: number;
   onError?: (error: unknown, what: string) => void;
   onCommit?: (commit: LoaderCommit) => void;
 }
@@ -54,6 +56,7 @@ export class IngestLog {
     const loader = new LogLoader(log, store, loadedThrough, {
       node,
       maxBatchBytes: options.maxBatchBytes,
+      minCommitIntervalMs: options.minCommitIntervalMs,
       onError: options.onError,
       onCommit: options.onCommit,
     });

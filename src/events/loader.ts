@@ -14,6 +14,12 @@ export interface LoaderOptions {
   maxBatchBytes: number;
   /** most records (requests) in one commit */
   maxBatchRecords?: number;
+  /**
+   * A commit starts at least this long after the previous one began, unless a full batch waits or someone waits
+   * to read what was appended: under load, fewer and larger commits (a commit's fixed cost, the store's WAL flush
+   * and the log's release, is paid per commit, not per event). Default 0.
+   */
+  minCommitIntervalMs?: number;
   /** a failure the loader goes on after (the store down, a record dropped) */
   onError?: (error: unknown, what: string) => void;
   /** after each commit */
@@ -43,6 +49,9 @@ export class LogLoader {
   private wake: (() => void) | undefined;
   private readonly waiters: { through: number; resolve: () => void }[] = [];
   private lastFailure: { at: number; message: string } | null = null;
+  private lastCommitAt = -Infinity;
+  /** ends a wait between commits early */
+  private hurry: (() => void) | undefined;
 
   constructor(
     private readonly log: DurableLog,
@@ -81,6 +90,7 @@ export class LogLoader {
     const waiter = { through: target, resolve };
     this.waiters.push(waiter);
     this.notify();
+    this.hurry?.();
     const timer = sleep(timeoutMs, false, { ref: false });
     const result = await Promise.race([reached.then(() => true), timer]);
     if (!result) this.waiters.splice(this.waiters.indexOf(waiter), 1);
@@ -93,12 +103,15 @@ export class LogLoader {
     await this.caughtUp(drainMs);
     this.stopping = true;
     this.notify();
+    this.hurry?.();
     await this.running;
   }
 
   private async run(): Promise<void> {
     let retryMs = 0;
     while (!this.stopping) {
+      if (retryMs === 0) await this.pace();
+      if (this.stopping) break;
       // after a failure one record probes the store: no batch of megabytes is built again and again while it is down
       const records = this.log.read(this.through, retryMs > 0 ? { maxRecords: 1 } : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 });
       if (records.length === 0) {
@@ -107,6 +120,7 @@ export class LogLoader {
         continue;
       }
       try {
+        this.lastCommitAt = performance.now();
         await this.commit(records);
         retryMs = 0;
         this.lastFailure = null;
@@ -118,6 +132,14 @@ export class LogLoader {
         this.wake = undefined;
       }
     }
+  }
+
+  /** waits out the least interval between commits, unless a full batch or a reader waits */
+  private async pace(): Promise<void> {
+    const wait = this.lastCommitAt + (this.options.minCommitIntervalMs ?? 0) - performance.now();
+    if (wait <= 0 || this.waiters.length > 0 || this.stopping || this.log.stats().bytes >= this.options.maxBatchBytes) return;
+    await Promise.race([sleep(wait, undefined, { ref: false }), new Promise<void>((resolve) => (this.hurry = resolve))]);
+    this.hurry = undefined;
   }
 
   /** stores records (a run of the log, in order) with the offset of the last one */

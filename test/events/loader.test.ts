@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
-import { IngestLog } from '../../src/events/ingest-log.ts';
+import { IngestLog, type IngestLogOptions } from '../../src/events/ingest-log.ts';
 import { batchOf, decodeRequest, encodeRequest } from '../../src/events/log-record.ts';
 import { SqlEventStore, type EventBatch, type EventRow, type EventStore } from '../../src/events/store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -87,8 +87,8 @@ for (const backend of STORE_BACKENDS) {
       return { store, appId: app.id, dataDir, events: new SqlEventStore(store.sql) };
     }
 
-    async function openLog(dataDir: string, events: EventStore, errors: string[] = []) {
-      const log = await IngestLog.open(dataDir, events, { maxBytes: 64 * 1024 ** 2, minFreeBytes: 0, maxBatchBytes: 64 * 1024, onError: (_error, what) => errors.push(what) });
+    async function openLog(dataDir: string, events: EventStore, errors: string[] = [], options: Partial<IngestLogOptions> = {}) {
+      const log = await IngestLog.open(dataDir, events, { maxBytes: 64 * 1024 ** 2, minFreeBytes: 0, maxBatchBytes: 64 * 1024, onError: (_error, what) => errors.push(what), ...options });
       logs.push(log);
       return log;
     }
@@ -114,6 +114,25 @@ for (const backend of STORE_BACKENDS) {
       expect(await counts(store, appId)).toEqual({ rows: 1000, counted: 1000, total: 1000, usage: 1000 });
       expect(log.stats().records).toBe(0);
       expect(await events.loadedThrough(log.node)).toBe(log.stats().lastSeq);
+    });
+
+    it('under a stream of requests commits at most once per interval, and a reader waiting for its writes cuts the wait short', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const commits: number[] = [];
+      const log = await openLog(dataDir, events, [], { minCommitIntervalMs: 2_000, onCommit: (commit) => commits.push(commit.records) });
+      // the first request of a quiet log is stored at once
+      await log.append([row(appId, 0)], 100);
+      for (let i = 0; i < 100 && commits.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(commits).toEqual([1]);
+      // those right after it wait for the interval, together
+      for (let seq = 1; seq <= 30; seq++) await log.append([row(appId, seq)], 100);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(commits).toEqual([1]);
+      const asked = performance.now();
+      expect(await log.loader.caughtUp(5_000)).toBe(true);
+      expect(performance.now() - asked, 'ms until caught up').toBeLessThan(1_000);
+      expect(commits).toEqual([1, 30]);
+      expect(await counts(store, appId)).toMatchObject({ rows: 31, counted: 31 });
     });
 
     it('stores every character of the events exactly: quotes, backslashes, and text of several bytes per character', async () => {
