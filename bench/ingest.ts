@@ -214,7 +214,7 @@ async function sustain(spec: Omit<Measure, 'name'> & { serviceUrl: string }): Pr
 }
 
 /** the reference server on one of the stores: `requests` (a raw body per request) or `events` (bare event rows) */
-async function startReference(mode: 'requests' | 'events', store: { DATABASE_URL: string } | { DATA_DIR: string }): Promise<NodeProcess> {
+async function startReference(mode: 'requests' | 'events' | 'copy', store: { DATABASE_URL: string } | { DATA_DIR: string }): Promise<NodeProcess> {
   const reference = await startNode('bench/reference-server.ts', { ...store, REFERENCE: mode });
   cleanups.push(() => reference.stop());
   return reference;
@@ -238,6 +238,13 @@ async function startService(env: Record<string, string>): Promise<{ service: Nod
  */
 function storedMatches(stored: number, acknowledged: number, eventsPerRequest: number): boolean {
   return stored >= acknowledged && stored <= acknowledged + 3 * CONNECTIONS * eventsPerRequest;
+}
+
+async function truncateReferenceEvents(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query('TRUNCATE reference_events');
+  await client.end();
 }
 
 const baseHeaders = (token: string) => ({ 'content-type': 'application/json', origin: `https://${DOMAIN}`, 'tga-auth-token': token });
@@ -367,6 +374,13 @@ async function main(): Promise<void> {
     await warm({ url: rowsUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
     const referenceMax = await measure({ name: 'store reference PostgreSQL, bare event rows, max', url: rowsUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20, service: rowsOnly, deduplicates: true, databaseUrl: database.url });
     await rowsOnly.stop();
+    const copied = await startReference('copy', { DATABASE_URL: database.url });
+    const copiedUrl = `${copied.url}/events`;
+    await warm({ url: copiedUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
+    // the same bodies again: the table is emptied first, so each row is new to it
+    await truncateReferenceEvents(database.url);
+    const copyMax = await measure({ name: 'store reference PostgreSQL, bare event rows by COPY, max', url: copiedUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20, service: copied, deduplicates: true, databaseUrl: database.url });
+    await copied.stop();
 
     targets.push(target('(d) PostgreSQL acknowledged events/s, 20-event gzip batches, burst', max.eventsPerSec, 'events/s', '>=', 150_000));
     targets.push(target('(d) ceiling: log-only reference, 20-event gzip batches', logBatch ? logBatch.eventsPerSec : null, 'events/s', '>=', 150_000));
@@ -381,6 +395,8 @@ async function main(): Promise<void> {
     targets.push(target('(f) PostgreSQL CPU per event at max: PostgreSQL backends', max.postgresCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
     targets.push(target('(g) PostgreSQL store reference, bare event rows', referenceMax.eventsPerSec, 'events/s', '<=', Infinity,
       `what PostgreSQL stores on this machine; its CPU ${referenceMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`));
+    targets.push(target('(g) PostgreSQL store reference, bare event rows by COPY', copyMax.eventsPerSec, 'events/s', '<=', Infinity,
+      `its CPU ${copyMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`));
     results.baselineBatchMax = baseBatch && { rps: round(baseBatch.rps, 0), p99Ms: baseBatch.p99Ms };
   }
 

@@ -1,10 +1,16 @@
 // The store reference of the ingest bench: what the stores themselves take, on the service's own store runners
 // (PGlite in DATA_DIR, or PostgreSQL at DATABASE_URL), group-committed, each 201 after its commit. No validation,
 // token, pseudonymisation or rollups. REFERENCE=requests stores each raw body as one row; REFERENCE=events decodes
-// the body and stores one row per event in a table keyed and indexed like `events`. What it reaches bounds the
-// rate any implementation keeps loaded into the same store on this machine.
+// the body and stores one row per event in a table keyed and indexed like `events`; REFERENCE=copy does the same
+// on PostgreSQL through COPY into a temporary table, then INSERT ... SELECT ... ON CONFLICT DO NOTHING (COPY alone
+// cannot skip a retried event). What it reaches bounds the rate any implementation keeps loaded into the same store
+// on this machine.
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import Fastify from 'fastify';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { openEmbeddedDatabase } from '../src/db/embedded.ts';
 import { openServerDatabase } from '../src/db/server.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
@@ -12,7 +18,7 @@ import { Pseudonymiser } from '../src/events/pseudonym.ts';
 import { commitConcurrency, GroupCommitWriter, type BatchStore } from './lib/group-commit.ts';
 import { Secrets } from '../src/secret.ts';
 
-const mode = process.env.REFERENCE === 'events' ? 'events' : 'requests';
+const mode = process.env.REFERENCE === 'events' || process.env.REFERENCE === 'copy' ? process.env.REFERENCE : 'requests';
 const sql: SqlRunner = process.env.DATABASE_URL
   ? openServerDatabase(process.env.DATABASE_URL)
   : (await openEmbeddedDatabase(process.env.DATA_DIR ?? './data')).sql;
@@ -45,10 +51,34 @@ const stores = {
       return rows.length;
     },
   } satisfies BatchStore<EventRow>,
+  copy: {
+    async insert(rows: EventRow[]) {
+      const client = await copyPool!.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(`CREATE TEMP TABLE IF NOT EXISTS staging (event_key bytea, received_at timestamptz(3), props jsonb) ON COMMIT DELETE ROWS`);
+        // CSV: a field in quotes, its quotes doubled
+        let text = '';
+        for (const [key, at, event] of rows) {
+          text += `\\x${Buffer.from(key, 'base64').toString('hex')},${new Date(at).toISOString()},"${JSON.stringify(event).replace(/"/g, '""')}"\n`;
+        }
+        await pipeline(Readable.from([Buffer.from(text)]), client.query(copyFrom(`COPY staging FROM STDIN (FORMAT csv)`)));
+        await client.query(`INSERT INTO reference_events (app_id, event_key, received_at, props) SELECT 1, event_key, received_at, props FROM staging ON CONFLICT DO NOTHING`);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+      return rows.length;
+    },
+  } satisfies BatchStore<EventRow>,
 };
 const concurrency = commitConcurrency(sql.kind);
 const requestWriter = new GroupCommitWriter(stores.requests, { concurrency });
-const eventWriter = new GroupCommitWriter(stores.events, { concurrency });
+const copyPool = mode === 'copy' ? new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 8 }) : undefined;
+const eventWriter = new GroupCommitWriter(mode === 'copy' ? stores.copy : stores.events, { concurrency });
 /** event keys made as the service makes them */
 const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('reference-server-secret')));
 
