@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DurableLog, type LogStats } from '../log/durable-log.ts';
 import { LogLoader, type LoaderCommit } from './loader.ts';
-import { encodeRequest } from './log-record.ts';
+import { decodeRequestHeader, encodeRequest } from './log-record.ts';
 import type { EventRow, EventStore } from './store.ts';
 
 export interface IngestLogOptions {
@@ -33,11 +33,28 @@ function nodeName(logDir: string): string {
   return name;
 }
 
+/** what waits in the log for the store */
+export interface IngestBacklog extends LogStats {
+  events: number;
+}
+
+/** the events of the records the log holds at open (their header lines), read in chunks */
+function eventsWaiting(log: DurableLog, loadedThrough: number): number {
+  let events = 0;
+  for (let after = loadedThrough; ; ) {
+    const records = log.read(after, { maxRecords: 10_000, maxBytes: 64 * 1024 ** 2 });
+    if (records.length === 0) return events;
+    for (const record of records) events += decodeRequestHeader(record.value).events;
+    after = records.at(-1)!.seq;
+  }
+}
+
 export class IngestLog {
   private constructor(
     private readonly log: DurableLog,
     readonly loader: LogLoader,
     readonly node: string,
+    private readonly waiting: { events: number },
   ) {}
 
   static async open(dataDir: string, store: EventStore, options: IngestLogOptions): Promise<IngestLog> {
@@ -53,25 +70,32 @@ export class IngestLog {
         error: (details, message) => options.onError?.(details, message),
       },
     });
+    const waiting = { events: eventsWaiting(log, loadedThrough) };
     const loader = new LogLoader(log, store, loadedThrough, {
       node,
       maxBatchBytes: options.maxBatchBytes,
       minCommitIntervalMs: options.minCommitIntervalMs,
       onError: options.onError,
-      onCommit: options.onCommit,
+      onCommit: (commit) => {
+        waiting.events -= commit.events;
+        options.onCommit?.(commit);
+      },
     });
     loader.start();
-    return new IngestLog(log, loader, node);
+    return new IngestLog(log, loader, node, waiting);
   }
 
   /** resolves once the rows of one request (one app, one receive time) are durably in the log */
   async append(rows: EventRow[], bytes: number): Promise<void> {
     await this.log.append(encodeRequest(rows, bytes));
+    this.waiting.events += rows.length;
     this.loader.notify();
   }
 
-  stats(): LogStats {
-    return this.log.stats();
+  stats(): IngestBacklog {
+    const stats = this.log.stats();
+    // a request loaded before its append's continuation ran is subtracted first; none waiting means none
+    return { ...stats, events: stats.records === 0 ? 0 : Math.max(0, this.waiting.events) };
   }
 
   /** stores what the log holds (while the store answers, for at most drainMs), then closes the log */

@@ -27,10 +27,16 @@ export function encodeRequest(rows: EventRow[], bytes: number): Buffer {
   return Buffer.from(text, 'utf8');
 }
 
-export function decodeRequest(value: Buffer): RequestRecord {
+/** a record's header line: everything but its rows */
+export function decodeRequestHeader(value: Buffer): Omit<RequestRecord, 'rows'> & { rowsAt: number } {
   const end = value.indexOf(NEWLINE);
   const [appId, receivedAt, events, bytes] = value.toString('latin1', 0, end).split(' ').map(Number) as [number, number, number, number];
-  return { appId, receivedAt, events, bytes, rows: value.subarray(end + 1) };
+  return { appId, receivedAt, events, bytes, rowsAt: end + 1 };
+}
+
+export function decodeRequest(value: Buffer): RequestRecord {
+  const { rowsAt, ...header } = decodeRequestHeader(value);
+  return { ...header, rows: value.subarray(rowsAt) };
 }
 
 /** the records' rows as one batch for the store, with their events and bytes per app and UTC day */

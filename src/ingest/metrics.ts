@@ -4,6 +4,7 @@ import client from 'prom-client';
 /** what the durable log holds waiting for the store, read when /metrics is scraped */
 export interface BacklogReading {
   records: number;
+  events: number;
   bytes: number;
   oldestAppendedAt: number | null;
 }
@@ -11,7 +12,7 @@ export interface BacklogReading {
 export function createMetrics() {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
-  let readBacklog: () => BacklogReading = () => ({ records: 0, bytes: 0, oldestAppendedAt: null });
+  let readBacklog: () => BacklogReading = () => ({ records: 0, events: 0, bytes: 0, oldestAppendedAt: null });
   const backlogGauge = (name: string, help: string, value: (reading: BacklogReading) => number) =>
     new client.Gauge({
       name,
@@ -22,6 +23,7 @@ export function createMetrics() {
       },
     });
   backlogGauge('tma_log_backlog_records', 'Requests in the durable log that the store does not hold yet', (reading) => reading.records);
+  backlogGauge('tma_log_backlog_events', 'Events in those requests', (reading) => reading.events);
   backlogGauge('tma_log_backlog_bytes', 'Bytes of those requests', (reading) => reading.bytes);
   backlogGauge('tma_log_backlog_oldest_seconds', 'Age of the oldest of them (0 when none waits)', (reading) =>
     reading.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - reading.oldestAppendedAt) / 1000),

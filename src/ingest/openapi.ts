@@ -114,7 +114,7 @@ export function openApiDocument(options: {
                   backlog: {
                     type: 'object',
                     description: 'requests in the durable log that the store does not hold yet',
-                    properties: { requests: { type: 'integer' }, bytes: { type: 'integer' }, oldest_seconds: { type: 'number' } },
+                    properties: { requests: { type: 'integer' }, events: { type: 'integer' }, bytes: { type: 'integer' }, oldest_seconds: { type: 'number' } },
                   },
                   loaded_through: { type: 'integer', description: "the last log record the store holds" },
                 },

@@ -147,6 +147,7 @@ export async function buildServer(services: Services, options: ServerOptions = {
       store: services.store.kind,
       backlog: {
         requests: backlog.records,
+        events: backlog.events,
         bytes: backlog.bytes,
         oldest_seconds: backlog.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestAppendedAt) / 1000),
       },

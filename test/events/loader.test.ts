@@ -169,6 +169,23 @@ for (const backend of STORE_BACKENDS) {
       expect(await counts(store, appId)).toEqual({ rows: 3, counted: 3, total: 3, usage: 3 });
     });
 
+    it('counts the events waiting while the store fails, across a restart, and none once loaded', async () => {
+      const { appId, dataDir, events } = await setUp();
+      const flaky = new FlakyStore(events);
+      flaky.failures = 1_000_000;
+      const first = await openLog(dataDir, flaky);
+      await first.append([row(appId, 1), row(appId, 2)], 200);
+      await first.append([row(appId, 3), row(appId, 4), row(appId, 5)], 300);
+      expect(first.stats()).toMatchObject({ records: 2, events: 5, bytes: expect.any(Number) });
+      await first.close(0);
+      logs.splice(logs.indexOf(first), 1);
+      const second = await openLog(dataDir, flaky);
+      expect(second.stats()).toMatchObject({ records: 2, events: 5 });
+      flaky.failures = 0;
+      expect(await second.loader.caughtUp(30_000)).toBe(true);
+      expect(second.stats()).toMatchObject({ records: 0, events: 0 });
+    });
+
     it('retries while the store fails and catches up once it answers', async () => {
       const { store, appId, dataDir, events } = await setUp();
       const flaky = new FlakyStore(events);

@@ -22,7 +22,7 @@ describe('operations endpoints', () => {
     expect(await response.json()).toEqual({
       status: 'ok',
       store: 'embedded',
-      backlog: { requests: expect.any(Number), bytes: expect.any(Number), oldest_seconds: expect.any(Number) },
+      backlog: { requests: expect.any(Number), events: expect.any(Number), bytes: expect.any(Number), oldest_seconds: expect.any(Number) },
       loaded_through: expect.any(Number),
     });
   });
