@@ -26,5 +26,3 @@ export const PURCHASE_EVENTS = [
 ] as const;
 
 export const EVENT_NAMES: readonly string[] = [...Object.keys(SPEC_EVENTS), ...PURCHASE_EVENTS];
-
-export type EventName = keyof typeof SPEC_EVENTS | (typeof PURCHASE_EVENTS)[number];
