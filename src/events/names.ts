@@ -1,6 +1,6 @@
 // The event names the service records: the spec's twelve plus those the official client also sends.
 
-/** spec §6, with whether a wallet-connection (TON Connect) library produces the event */
+/** docs/spec.md §6, with whether a wallet-connection (TON Connect) library produces the event */
 export const SPEC_EVENTS = {
   'app-init': false,
   'app-hide': false,

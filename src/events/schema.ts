@@ -1,4 +1,4 @@
-// JSON Schema of one event (spec §2): the validator compiles it and the OpenAPI document publishes it.
+// JSON Schema of one event (docs/spec.md §2): the validator compiles it and the OpenAPI document publishes it.
 import { EVENT_NAMES } from './names.ts';
 
 /** any 8-4-4-4-12 hex string: the official client's session ids are UUID-shaped but not always v4 */

@@ -1,4 +1,4 @@
-// The exact answers of the ingestion API (spec §7) and the error type that carries them.
+// The exact answers of the ingestion API (docs/spec.md §7) and the error type that carries them.
 
 export const MESSAGES = {
   success: 'Success record.',

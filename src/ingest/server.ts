@@ -66,7 +66,7 @@ export async function buildServer(services: Services, options: ServerOptions = {
       // every request of an outage would flood the log and the heap
       const frames = (error.stack ?? '').split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 5);
       request.log.error({ failure: errorSummary(error), frames }, 'unexpected error');
-      // spec §7: a server problem on /events is "400 Failed to record"
+      // docs/spec.md §7: a server problem on /events is "400 Failed to record"
       answer = isEvents ? new HttpError(400, { message: MESSAGES.failedToRecord }) : new HttpError(500, { message: 'Internal error.' });
     }
     reply.code(answer.statusCode).send(answer.body);

@@ -1,4 +1,4 @@
-// Spec §2 validation matrix over HTTP: required fields, optional field types, normalisation of what is
+// docs/spec.md §2 validation matrix over HTTP: required fields, optional field types, normalisation of what is
 // accepted, and "one bad event rejects the whole request and stores nothing".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEvent, postEvents } from '../helpers/events.ts';

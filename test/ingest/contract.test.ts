@@ -1,4 +1,4 @@
-// Spec §7 byte for byte over real HTTP: every status and message, both token headers, single event and
+// docs/spec.md §7 byte for byte over real HTTP: every status and message, both token headers, single event and
 // array, gzip and plain, CORS preflight and CORS headers on every answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeEvent, postEvents } from '../helpers/events.ts';
