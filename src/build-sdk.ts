@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { SDK_DIR, SDK_PACKAGE_DIR, SDK_PACKAGE_NAME, SDK_SCRIPT } from './sdk-files.ts';
+
+export { SDK_DIR, SDK_PACKAGE_DIR, SDK_PACKAGE_NAME, SDK_SCRIPT };
+
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const SDK_DIR = path.join(ROOT, 'dist', 'sdk');
-export const SDK_SCRIPT = path.join(SDK_DIR, 'index.js');
-export const SDK_PACKAGE_DIR = path.join(SDK_DIR, 'package');
-export const SDK_PACKAGE_NAME = 'tma-analytics-sdk';
 
 // old Android WebViews still open mini apps
 const TARGET = ['es2019', 'chrome70', 'safari13'];
@@ -45,8 +45,7 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
   const staging = `${SDK_DIR}.tmp-${process.pid}`;
   const packageDir = path.join(staging, path.relative(SDK_DIR, SDK_PACKAGE_DIR));
   fs.rmSync(staging, { recursive: true, force: true });
-  // loaded here, not at the top: the service imports this module for SDK_SCRIPT, and TypeScript's compiler
-  // alone holds over 100 MB once loaded
+  // loaded here, not at the top: importing this module for its paths must not load the build's tooling
   const { build } = await import('esbuild');
   try {
     const common = { bundle: true, minify: true, target: TARGET, legalComments: 'none' as const, logLevel: 'warning' as const };

@@ -7,7 +7,7 @@ import { DeletedAppPurger } from './events/purge.ts';
 import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { SqlEventStore, type EventStore } from './events/store.ts';
-import { createMetrics, type Metrics } from './ingest/metrics.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
 import { TokenRegistry } from './tokens/registry.ts';

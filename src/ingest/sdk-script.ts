@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { SDK_SCRIPT } from '../build-sdk.ts';
+import { SDK_SCRIPT } from '../sdk-files.ts';
 
 export function registerSdkScript(app: FastifyInstance): void {
   let script: Buffer | undefined;

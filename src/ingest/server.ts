@@ -111,6 +111,9 @@ export async function buildServer(services: Services, options: ServerOptions = {
     quota: services.quota,
   });
 
+  // the pipeline's state on each /events request, set by its first step: declared up front so every request
+  // object has the same shape
+  app.decorateRequest('ingest', null);
   app.post('/events', {
     onRequest: steps.screen,
     // decode ran in the content-type parser; then:
@@ -172,7 +175,7 @@ export async function buildServer(services: Services, options: ServerOptions = {
     metrics.requests.inc({ route, status: reply.statusCode });
     request.log.debug({ req: request, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
     if (route !== '/events' || request.method !== 'POST') return;
-    if (reply.statusCode === 201) metrics.eventsAccepted.inc(request.ingest.events.length);
+    if (reply.statusCode === 201) metrics.eventsAccepted.inc(request.ingest!.events.length);
     else metrics.eventsRejected.inc({ status: reply.statusCode });
   });
 

@@ -14,9 +14,18 @@ import { isWellFormedToken } from '../tokens/format.ts';
 import { HttpError, MESSAGES, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
 
+/** what the /events pipeline knows of a request so far */
+export interface IngestState {
+  events: RawEvent[];
+  grant: TokenGrant | null;
+  token: string;
+  serialised?: string[];
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
-    ingest: { events: RawEvent[]; grant: TokenGrant | null; token: string; serialised?: string[] };
+    /** set by the pipeline's first step (null before it, and on other routes) */
+    ingest: IngestState | null;
   }
 }
 
@@ -77,30 +86,30 @@ export function createSteps(services: StepServices) {
     const checked = checkBody(request.body, services.maxEventsPerRequest);
     if (!checked.ok) {
       // a broken integration should still show up for its owner
-      const grant = await services.tokens.lookup(request.ingest.token).catch(() => null);
+      const grant = await services.tokens.lookup(request.ingest!.token).catch(() => null);
       throw reject(request, grant, validationError(checked.errors));
     }
-    request.ingest.events = checked.events;
+    request.ingest!.events = checked.events;
   }
 
   /** authorise: a live token (screened), the app_name it was issued for, a request from one of its domains */
   async function authorise(request: FastifyRequest): Promise<void> {
     let grant: TokenGrant | null;
     try {
-      grant = await services.tokens.lookup(request.ingest.token);
+      grant = await services.tokens.lookup(request.ingest!.token);
     } catch (error) {
       request.log.error({ failure: errorSummary(error) }, 'token lookup failed');
       throw new HttpError(400, { message: MESSAGES.failedToRecord });
     }
     if (!grant || !grant.active) throw reject(request, grant, new HttpError(400, { message: MESSAGES.tokenInvalid }));
-    if (request.ingest.events.some((event) => event.app_name !== grant.appName)) {
+    if (request.ingest!.events.some((event) => event.app_name !== grant.appName)) {
       throw reject(request, grant, new HttpError(400, { message: MESSAGES.appNameInvalid }));
     }
     const origin = requestOrigin(request);
     if (!origin || !grant.domains.includes(origin.host)) {
       throw reject(request, grant, new HttpError(403, { message: MESSAGES.domainMismatch }));
     }
-    request.ingest.grant = grant;
+    request.ingest!.grant = grant;
   }
 
   /** limit: answer for the rate limiter's refusal, attributed to the app */
@@ -110,7 +119,7 @@ export function createSteps(services: StepServices) {
 
   /** quota: the app stays within its events and bytes per UTC day (src/events/quota.ts); 429 until the next day */
   async function dailyQuota(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { events, grant } = request.ingest;
+    const { events, grant } = request.ingest!;
     // serialised once: the bytes counted here are the ones record() hashes and stores
     const serialised = events.map((event) => JSON.stringify(event));
     let bytes = 0;
@@ -120,15 +129,15 @@ export function createSteps(services: StepServices) {
       reply.header('retry-after', String(refusal.retryAfterSeconds));
       throw reject(request, grant, new HttpError(429, { message: MESSAGES.tooManyRequests }), refusal.reason);
     }
-    request.ingest.serialised = serialised;
+    request.ingest!.serialised = serialised;
   }
 
   /** record: append the events to the durable log and answer once they are on disk (the loader stores them) */
   async function record(request: FastifyRequest, reply: FastifyReply): Promise<{ message: string }> {
-    const grant = request.ingest.grant!;
+    const grant = request.ingest!.grant!;
     const appId = grant.appId;
     const receivedAt = new Date();
-    const { events } = request.ingest;
+    const { events } = request.ingest!;
     const rows: EventRow[] = new Array(events.length);
     // a batch is usually one user's (the official client sends a session's events): one keyed hash per
     // user and request. Kept for this request only, so no raw user id outlives it in memory.
@@ -137,7 +146,7 @@ export function createSteps(services: StepServices) {
     let bytes = 0;
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
-      const serialised = request.ingest.serialised?.[i] ?? JSON.stringify(event);
+      const serialised = request.ingest!.serialised?.[i] ?? JSON.stringify(event);
       bytes += serialised.length;
       const normalised = normaliseEvent(event, serialised, receivedAt);
       if (lastUserKey === undefined || normalised.userId !== lastUserId) {

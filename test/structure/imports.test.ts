@@ -1,0 +1,40 @@
+// The running service's import graph: walked statically from src/main.ts, it never reaches build tooling
+// (esbuild, TypeScript's compiler, the SDK build script), which would cost memory in every server process.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../helpers/service-process.ts';
+
+/** static imports only (`import … from '…'`, `export … from '…'`): what loads when the module loads */
+function staticImports(file: string): string[] {
+  const text = fs.readFileSync(file, 'utf8');
+  const specifiers: string[] = [];
+  for (const match of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)) specifiers.push(match[1]!);
+  for (const match of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) specifiers.push(match[1]!);
+  return specifiers;
+}
+
+/** every module the entry loads, as project-relative paths for project files and package names for the rest */
+function reachable(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [path.join(PROJECT_ROOT, entry)];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    const name = path.relative(PROJECT_ROOT, file);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    for (const specifier of staticImports(file)) {
+      if (specifier.startsWith('.')) queue.push(path.resolve(path.dirname(file), specifier));
+      else seen.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
+    }
+  }
+  return seen;
+}
+
+describe('the service imports', () => {
+  it('no build tooling when it starts', () => {
+    const modules = reachable('src/main.ts');
+    expect(modules.has('src/ingest/server.ts'), 'the walk reaches the HTTP server').toBe(true);
+    expect([...modules].filter((name) => ['esbuild', 'typescript', 'src/build-sdk.ts'].includes(name))).toEqual([]);
+  });
+});
