@@ -7,12 +7,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../src/db/store.ts';
-import { available } from './helpers/environment.ts';
-import { APP_ORIGIN, BatchFactory, InFlight, runLoad, sendBody, SUCCESS, tallyAnswers, type Batch, type Outcome } from './helpers/load.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { tempDir } from './helpers/service.ts';
-import { killAllChildren, runCliJson, startServiceProcess } from './helpers/service-process.ts';
+import { openStore } from '../../src/db/store.ts';
+import { available } from '../helpers/environment.ts';
+import { APP_ORIGIN, BatchFactory, InFlight, runLoad, sendBody, SUCCESS, tallyAnswers, type Batch, type Outcome } from '../helpers/load.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { tempDir } from '../helpers/service.ts';
+import { killAllChildren, runCliJson, startServiceProcess } from '../helpers/service-process.ts';
 
 const APP = 'dur_app';
 const CLIENT_LOOPS = 16;

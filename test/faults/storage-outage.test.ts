@@ -8,12 +8,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { available } from './helpers/environment.ts';
-import { APP_ORIGIN, BatchFactory, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from './helpers/load.ts';
-import { residentAfterGc } from './helpers/memory.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
-import { startTcpProxy, throughProxy, type TcpProxy } from './helpers/tcp-proxy.ts';
+import { available } from '../helpers/environment.ts';
+import { APP_ORIGIN, BatchFactory, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
+import { residentAfterGc } from '../helpers/memory.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
 const APP = 'outage_app';
 /** looked up once before the outage and not used during it */
