@@ -3,13 +3,20 @@
 import { InlineKeyboard } from 'grammy';
 import type { AppRecord } from '../tokens/registry.ts';
 
-export type AppAction = 'app' | 'rev' | 'rev!' | 'regen' | 'regen!' | 'dom' | 'domadd' | 'domdel' | 'del' | 'del!';
+export const APP_ACTIONS = ['app', 'rev', 'rev!', 'regen', 'regen!', 'dom', 'domadd', 'domdel', 'del', 'del!'] as const;
+export type AppAction = (typeof APP_ACTIONS)[number];
 
 export function appData(action: AppAction, appId: number, extra?: number): string {
   return extra === undefined ? `${action}:${appId}` : `${action}:${appId}:${extra}`;
 }
 
-export const APP_DATA = /^(app|rev!?|regen!?|dom|domadd|domdel|del!?):(\d{1,9})(?::(\d{1,3}))?$/;
+/** the callback data of one app action: group 1 is the app id, group 2 an optional number (a domain's position) */
+export function appActionData(action: AppAction): RegExp {
+  return new RegExp(`^${action}:(\\d{1,9})(?::(\\d{1,3}))?$`);
+}
+
+/** the callback data of any app action, with the same groups */
+export const APP_DATA = new RegExp(`^(?:${APP_ACTIONS.join('|')}):(\\d{1,9})(?::(\\d{1,3}))?$`);
 
 export function mainKeyboard(): InlineKeyboard {
   return new InlineKeyboard().text('📊 Analytics', 'menu:analytics');

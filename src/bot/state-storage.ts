@@ -1,14 +1,9 @@
 // Where the bot keeps conversation state: the bot_state table, keyed by a hash of the chat id,
 // so a conversation survives a restart and no raw Telegram id is written.
+import type { StorageAdapter } from 'grammy';
 import type { PrismaClient } from '../db/store.ts';
 
-export interface StateStorage<T> {
-  read(key: string): Promise<T | undefined>;
-  write(key: string, value: T): Promise<void>;
-  delete(key: string): Promise<void>;
-}
-
-export function databaseStateStorage<T>(prisma: PrismaClient): StateStorage<T> {
+export function databaseStateStorage<T>(prisma: PrismaClient): StorageAdapter<T> {
   return {
     async read(key) {
       const row = await prisma.botState.findUnique({ where: { key } });

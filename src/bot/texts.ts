@@ -5,6 +5,9 @@ import type { AppRecord } from '../tokens/registry.ts';
 
 export const SDK_PACKAGE = 'tma-analytics-sdk';
 
+/** the send options of every message that carries markup */
+export const HTML = { parse_mode: 'HTML' } as const;
+
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

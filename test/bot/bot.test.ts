@@ -9,6 +9,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 const ALICE = 1001;
 const BOB = 2002;
 const ADMIN = 9009;
+const CAROL = 3003;
 
 let service: TestService;
 let harness: BotHarness;
@@ -30,6 +31,11 @@ async function register(user: number, bot: string, domain: string, appName: stri
   await harness.send(user, bot);
   await harness.send(user, domain);
   return tokenIn(textsOf(await harness.send(user, appName)));
+}
+
+/** the texts of the last `count` messages of a step: inside a dialog, the new ones come last */
+function lastTexts(calls: Awaited<ReturnType<BotHarness['send']>>, count = 1): string {
+  return textsOf(calls.filter((call) => call.method === 'sendMessage' || call.method === 'editMessageText').slice(-count));
 }
 
 async function appId(appName: string): Promise<number> {
@@ -213,5 +219,56 @@ describe('robustness', () => {
     await harness.handle({ update_id: 900002, edited_message: { message_id: 1, date: 0, edit_date: 1, chat: { id: ALICE, type: 'private', first_name: 'A' }, from: { id: ALICE, is_bot: false, first_name: 'A' }, text: 'x' } });
     await harness.handle({ update_id: 900003, my_chat_member: undefined as never });
     expect(harness.errors).toEqual([]);
+  });
+});
+
+describe('refusals inside dialogs', () => {
+  const chat = { id: CAROL, type: 'private' as const, first_name: 'C' };
+  const from = { id: CAROL, is_bot: false, first_name: 'C' };
+
+  it('answers a non-text message during a question and keeps asking; /cancel addressed to the bot leaves', async () => {
+    await harness.click(CAROL, 'menu:new');
+    const sticker = await harness.handle({
+      update_id: 900101,
+      message: { message_id: 1, date: 0, chat, from, sticker: { file_id: 'f', file_unique_id: 'u', type: 'regular', width: 1, height: 1, is_animated: false, is_video: false } },
+    });
+    expect(lastTexts(sticker)).toBe('Please answer with a text message, or /cancel.');
+    expect(lastTexts(await harness.send(CAROL, '@carol_shop_bot'))).toContain('Send the domain');
+    expect(lastTexts(await harness.send(CAROL, '/cancel@tma_analytics_test_bot'))).toBe('Cancelled. Nothing was changed.');
+    expect(lastTexts(await harness.send(CAROL, 'carol.example.com'))).toBe('Use /analytics to manage your tokens.');
+    expect(await service.services.registry.listApps({ surface: 'bot', telegramId: String(CAROL) })).toEqual([]);
+  });
+
+  it('domains: the only domain stays, a domain already there is asked again, an app deleted meanwhile ends the dialog', async () => {
+    await register(CAROL, '@carol_dom_bot', 'carol.example.com', 'carol_dom');
+    const id = await appId('carol_dom');
+    expect(alertsOf(await harness.click(CAROL, `domdel:${id}:0`))).toEqual(['carol.example.com is the only domain of carol_dom: add the new one before removing it.']);
+    await harness.click(CAROL, `domadd:${id}`);
+    expect(lastTexts(await harness.send(CAROL, 'carol.example.com'), 2)).toBe(
+      'carol.example.com is already a domain of carol_dom.\n---\nSend the domain to add, for example <code>new.example.com</code>.\n/cancel to stop.',
+    );
+    expect(alertsOf(await harness.click(ADMIN, `del!:${id}`))).toEqual(['App deleted']);
+    expect(lastTexts(await harness.send(CAROL, 'new.carol.example.com'))).toBe('There is no app named "carol_dom".');
+    expect(lastTexts(await harness.send(CAROL, 'other.carol.example.com'))).toBe('Use /analytics to manage your tokens.');
+  });
+});
+
+describe('refusals outside dialogs', () => {
+  it('tells a non-administrator who presses "All apps" that it is for administrators', async () => {
+    const pressed = await harness.click(BOB, 'admin:apps');
+    expect(alertsOf(pressed)).toEqual(['']);
+    expect(textsOf(pressed)).toBe('This command is only for administrators.');
+  });
+
+  it('tells an administrator revoking an unknown app that there is none', async () => {
+    expect(textsOf(await harness.send(ADMIN, '/revoke no_such_app'))).toBe('There is no app named "no_such_app".');
+  });
+
+  it('serves no bot accounts, even in a private chat', async () => {
+    const calls = await harness.handle({
+      update_id: 900102,
+      message: { message_id: 1, date: 0, chat: { id: CAROL, type: 'private', first_name: 'C' }, from: { id: CAROL, is_bot: true, first_name: 'C' }, text: '/start', entities: [{ type: 'bot_command', offset: 0, length: 6 }] },
+    });
+    expect(calls).toEqual([]);
   });
 });

@@ -1,0 +1,57 @@
+// The screens the bot draws: Analytics, lists of apps, an app's card. A button press edits the message
+// the button sits on; a command gets a new message.
+import { GrammyError, type InlineKeyboard } from 'grammy';
+import type { AppRecord } from '../tokens/registry.ts';
+import type { BotContext, BotDeps } from './context.ts';
+import { analyticsKeyboard, appKeyboard, appsKeyboard } from './keyboards.ts';
+import { HTML, TEXT, appCard, type AppView } from './texts.ts';
+
+const MAX_LISTED = 20;
+
+export interface Screens {
+  show(ctx: BotContext, text: string, keyboard: InlineKeyboard): Promise<unknown>;
+  analytics(ctx: BotContext): Promise<unknown>;
+  apps(ctx: BotContext, apps: AppRecord[], heading: string, empty: string): Promise<unknown>;
+  myApps(ctx: BotContext): Promise<unknown>;
+  app(ctx: BotContext, app: AppRecord): Promise<unknown>;
+}
+
+/** the site's Mini App entry, when the service has a public https address (Telegram requires https) */
+export function dashboardUrl(publicUrl: string | undefined): string | undefined {
+  return publicUrl?.startsWith('https://') ? `${publicUrl}/webapp` : undefined;
+}
+
+export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
+  const view = async (app: AppRecord): Promise<AppView> => ({
+    app,
+    activity: await services.caughtUp().then(() => services.events.activity(app.appId)),
+    lastRejection: (await services.rejections.recent(app.appId, 1))[0] ?? null,
+  });
+
+  const show: Screens['show'] = async (ctx, text, keyboard) => {
+    if (ctx.callbackQuery?.message) {
+      await ctx.editMessageText(text, { ...HTML, reply_markup: keyboard }).catch((error: unknown) => {
+        if (!(error instanceof GrammyError && error.description.includes('message is not modified'))) throw error;
+      });
+    } else {
+      await ctx.reply(text, { ...HTML, reply_markup: keyboard });
+    }
+  };
+
+  const apps: Screens['apps'] = async (ctx, list, heading, empty) => {
+    if (list.length === 0) return show(ctx, empty, analyticsKeyboard(isAdmin(ctx)));
+    const listed = list.slice(0, MAX_LISTED);
+    const cards = await Promise.all(listed.map(async (app) => appCard(await view(app), now())));
+    const more = list.length > MAX_LISTED ? `\n\n…and ${list.length - MAX_LISTED} more` : '';
+    return show(ctx, `${heading}\n\n${cards.join('\n\n')}${more}`, appsKeyboard(listed));
+  };
+
+  return {
+    show,
+    apps,
+    analytics: (ctx) => show(ctx, TEXT.analytics, analyticsKeyboard(isAdmin(ctx), dashboardUrl(services.config.publicUrl))),
+    // the user's own apps, also for an administrator
+    myApps: async (ctx) => apps(ctx, await services.registry.listApps({ ...actorOf(ctx), isAdmin: false }), '📋 <b>Your apps</b>', TEXT.noApps),
+    app: async (ctx, app) => show(ctx, appCard(await view(app), now()), appKeyboard(app)),
+  };
+}
