@@ -4,7 +4,7 @@ import { startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
-import { buildServer } from './ingest/server.ts';
+import { buildApp } from './http/app.ts';
 import { errorSummary } from './ingest/steps.ts';
 import { startRankingSchedule } from './ranking/schedule.ts';
 import { secretInDataDir } from './secret.ts';
@@ -17,7 +17,7 @@ async function start(): Promise<void> {
     onBackgroundError: (error, what) => app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
   });
   let bot: ReturnType<typeof createBot> | undefined;
-  const app = await buildServer(services, { site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) } });
+  const app = await buildApp(services, { site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) } });
   const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
   const stopRanking = startRankingSchedule(store.sql, { log: app.log });
   if (config.botToken) bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log });

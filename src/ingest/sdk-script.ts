@@ -1,10 +1,10 @@
 // GET /index.js: the SDK script built into dist/sdk (by `npm ci` / `npm run build:sdk`), gzip when asked.
 import fs from 'node:fs';
 import zlib from 'node:zlib';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { SDK_SCRIPT } from '../sdk-files.ts';
 
-export function registerSdkScript(app: FastifyInstance): void {
+export const sdkScriptRoute: FastifyPluginAsync = async (app) => {
   let script: Buffer | undefined;
   try {
     script = fs.readFileSync(SDK_SCRIPT);
@@ -24,4 +24,4 @@ export function registerSdkScript(app: FastifyInstance): void {
     }
     return script;
   });
-}
+};

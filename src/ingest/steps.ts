@@ -53,9 +53,11 @@ export function errorSummary(error: unknown): { type: string; code?: unknown; me
   };
 }
 
-/** the spec's header first, then the official client's */
+/** the headers a token comes in: the spec's first, then the official client's */
+export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'] as const;
+
 export function tokenHeader(request: FastifyRequest): string | undefined {
-  const value = request.headers['analytics-auth-token'] ?? request.headers['tga-auth-token'];
+  const value = request.headers[TOKEN_HEADERS[0]] ?? request.headers[TOKEN_HEADERS[1]];
   return typeof value === 'string' ? value.trim() : undefined;
 }
 

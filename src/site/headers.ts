@@ -69,12 +69,24 @@ async function policyOf(request: FastifyRequest, route: string, site: SiteContex
   return { widget: route === '/login', miniApp, public: route === '/api/catalog', secure: site.secureCookies };
 }
 
-export async function registerSecurityHeaders(app: FastifyInstance, site: SiteContext): Promise<void> {
+/**
+ * On the root, before any route: helmet's reply decorator for every scope, and the headers of an answer to a site
+ * path no route serves (a 404, judged by the path alone: no session is read for it).
+ */
+export async function registerNotFoundSecurityHeaders(app: FastifyInstance, secure: boolean): Promise<void> {
   await app.register(helmet, { global: false });
   app.addHook('onRequest', async (request, reply) => {
-    // a path no route serves (a 404) is judged by the path itself
-    const route = request.routeOptions.url ?? request.url.split('?')[0]!;
-    if (!SITE_ROUTE.test(route)) return;
+    if (request.routeOptions.url !== undefined) return;
+    if (!SITE_ROUTE.test(request.url.split('?')[0]!)) return;
+    reply.helmet(helmetOptions({ widget: false, miniApp: false, public: false, secure }));
+  });
+}
+
+/** in the site's scope, after its cookie parser: the headers of every site route, by its policy */
+export function registerSecurityHeaders(app: FastifyInstance, site: SiteContext): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url;
+    if (route === undefined || !SITE_ROUTE.test(route)) return;
     reply.helmet(helmetOptions(await policyOf(request, route, site)));
   });
 }

@@ -1,4 +1,5 @@
-// The registration site served by the service: sign-in, the Analytics section, dashboards.
+// The registration site served by the service: sign-in, the Analytics section, dashboards. Registered into the
+// browser side's scope (src/http/app.ts), which its session cookie and security headers cover.
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
@@ -10,11 +11,12 @@ import { registerPages } from './pages.ts';
 
 export type { SiteOptions };
 
-export async function registerSite(app: FastifyInstance, services: Services, options: SiteOptions = {}): Promise<void> {
+export async function registerSite(app: FastifyInstance, services: Services, options: SiteOptions = {}): Promise<SiteContext> {
   await app.register(cookie, { secret: services.secrets.key('site-cookie').toString('base64url') });
   const site = new SiteContext(services, options);
-  await registerSecurityHeaders(app, site);
+  registerSecurityHeaders(app, site);
   registerAuthRoutes(app, site);
   registerApi(app, site);
   registerPages(app, site);
+  return site;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/db/store.ts';
-import { buildServer, type ServerOptions } from '../../src/ingest/server.ts';
+import { buildApp, type AppOptions } from '../../src/http/app.ts';
 import { createServices, type Services } from '../../src/services.ts';
 
 export interface TestService {
@@ -25,12 +25,12 @@ export function tempDir(prefix = 'tma-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function startTestService(env: Record<string, string> = {}, serverOptions: ServerOptions = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, serverOptions: AppOptions = {}): Promise<TestService> {
   const dataDir = env.DATA_DIR ?? tempDir();
   const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', ...env, DATA_DIR: dataDir });
   const store = await openStore(config);
   const services = await createServices(config, store);
-  const app = await buildServer(services, serverOptions);
+  const app = await buildApp(services, serverOptions);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   return {

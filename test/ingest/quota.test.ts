@@ -7,7 +7,7 @@ import { runCommand } from '../../src/cli/commands.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/db/store.ts';
 import { DailyQuota } from '../../src/events/quota.ts';
-import { buildServer } from '../../src/ingest/server.ts';
+import { buildApp } from '../../src/http/app.ts';
 import { createServices } from '../../src/services.ts';
 import { available } from '../helpers/environment.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
@@ -30,7 +30,7 @@ async function startService(dataDir: string) {
     { now: () => Date.now() + clock.offsetMs },
   );
   services.quota.start();
-  const app = await buildServer(services);
+  const app = await buildApp(services);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   return {

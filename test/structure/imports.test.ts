@@ -34,7 +34,7 @@ function reachable(entry: string): Set<string> {
 describe('the service imports', () => {
   it('no build tooling when it starts', () => {
     const modules = reachable('src/main.ts');
-    expect(modules.has('src/ingest/server.ts'), 'the walk reaches the HTTP server').toBe(true);
+    expect(modules.has('src/http/app.ts'), 'the walk reaches the HTTP app').toBe(true);
     expect([...modules].filter((name) => ['esbuild', 'typescript', 'src/build-sdk.ts'].includes(name))).toEqual([]);
   });
 });

@@ -1,0 +1,75 @@
+// The HTTP application: Fastify with the service's logging, error answers, body decoding and CORS policy,
+// composed from plugins: ingestion (/events), the SDK script, the browser side (the site and the public catalog,
+// sharing the session cookie and security headers) and operations (/healthz, /metrics, /openapi.json).
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { registerDecoder } from '../ingest/decode.ts';
+import { ingestRoutes } from '../ingest/routes.ts';
+import { sdkScriptRoute } from '../ingest/sdk-script.ts';
+import { TOKEN_HEADERS } from '../ingest/steps.ts';
+import { registerCatalogRoutes } from '../ranking/routes.ts';
+import type { Services } from '../services.ts';
+import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
+import { registerSite, type SiteOptions } from '../site/index.ts';
+import { answerErrors } from './errors.ts';
+import { opsRoutes } from './ops.ts';
+
+export interface AppOptions {
+  site?: SiteOptions;
+}
+
+/** mini app pages on any origin call /events and load /index.js; the catalog's JSON is public too */
+const PUBLIC_CORS = {
+  origin: true,
+  methods: ['GET', 'POST', 'OPTIONS'],
+  allowedHeaders: ['content-type', 'content-encoding', ...TOKEN_HEADERS],
+  exposedHeaders: ['retry-after'],
+  maxAge: 86_400,
+};
+const PUBLIC_PATH = /^\/(events|index\.js|api\/catalog)(\/|\?|$)/;
+
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, metrics } = services;
+  const app = Fastify({
+    // a hop count is supported by Fastify (proxy-addr) but missing from its types
+    trustProxy: config.trustProxy as boolean | string | string[],
+    bodyLimit: config.maxBodyBytes,
+    requestTimeout: 30_000,
+    // while stopping, a request that arrives on a kept-alive connection is still served (with
+    // "Connection: close"): the spec has no 503, and the store is open until every request is answered
+    return503OnClosing: false,
+    // per-request lines go out at debug level from the onResponse hook below, without client IPs
+    logController: new LogController({ disableRequestLogging: true }),
+    logger: {
+      level: config.logLevel,
+      // client IPs and token values never reach the logs
+      serializers: { req: (request) => ({ method: request.method, url: request.url.split('?')[0] }) },
+      redact: ['req.headers', 'headers'],
+    },
+  });
+
+  // on the root before any route, so that every scope inherits them
+  answerErrors(app, config.maxBodyBytes);
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ route, status: reply.statusCode });
+    request.log.debug({ req: request, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    if (route !== '/events' || request.method !== 'POST') return;
+    if (reply.statusCode === 201) metrics.eventsAccepted.inc(request.ingest!.events.length);
+    else metrics.eventsRejected.inc({ status: reply.statusCode });
+  });
+  // one body policy for the whole service: decompressed within MAX_BODY_BYTES, JSON without prototype keys
+  registerDecoder(app, config.maxBodyBytes);
+  // the site and its API allow no cross-origin use at all (part of their CSRF protection)
+  await app.register(cors, { delegator: (request, callback) => callback(null, PUBLIC_PATH.test(request.url ?? '') ? PUBLIC_CORS : { origin: false }) });
+  await registerNotFoundSecurityHeaders(app, config.publicUrl?.startsWith('https://') ?? false);
+
+  await app.register(ingestRoutes, { services });
+  await app.register(sdkScriptRoute);
+  await app.register(async (browser) => {
+    await registerSite(browser, services, options.site);
+    registerCatalogRoutes(browser, services.store.sql);
+  });
+  await app.register(opsRoutes, { services });
+  return app;
+}

@@ -1,0 +1,60 @@
+// The ingestion routes as one Fastify plugin: POST /events (the pipeline's steps in order) and
+// GET /events/threshold. The rate limit and its Redis connection belong to this plugin alone.
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyPluginAsync } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Services } from '../services.ts';
+import { createSteps, tokenHeader } from './steps.ts';
+
+export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { config } = services;
+  const redis = config.redisUrl
+    ? new Redis(config.redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    : undefined;
+  redis?.on('error', (error) => app.log.warn({ err: error.message }, 'redis unavailable; rate limits are not enforced'));
+  app.addHook('onClose', async () => {
+    redis?.disconnect();
+  });
+  await app.register(rateLimit, {
+    global: false,
+    redis,
+    skipOnError: true, // Redis down: accept (and store) rather than refuse
+    nameSpace: 'tma-rl:',
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+  });
+
+  const steps = createSteps({
+    maxEventsPerRequest: config.maxEventsPerRequest,
+    tokens: services.tokens,
+    tokenScreen: services.tokenScreen,
+    ingestLog: services.ingestLog!,
+    pseudonymiser: services.pseudonymiser,
+    rejections: services.rejections,
+    quota: services.quota,
+  });
+
+  // the pipeline's state on each request, set by its first step: declared up front so every request object
+  // has the same shape
+  app.decorateRequest('ingest', null);
+  app.post('/events', {
+    onRequest: steps.screen,
+    // decode ran in the content-type parser; then:
+    preValidation: steps.validate,
+    preHandler: [
+      steps.authorise,
+      app.rateLimit({
+        max: config.rateLimitMax,
+        timeWindow: config.rateLimitWindowMs,
+        // one client = one IP with one token; hashed so raw IPs never reach Redis
+        keyGenerator: (request) =>
+          services.secrets.hmac('rate-limit', `${request.ip}\n${tokenHeader(request)}`).toString('base64url').slice(0, 22),
+        errorResponseBuilder: (request) => steps.tooManyRequests(request),
+      }),
+      steps.dailyQuota,
+    ],
+    handler: steps.record,
+  });
+
+  // the official client asks for per-event caps at init; without an answer it logs a 404 in the page
+  app.get('/events/threshold', async () => ({ 'app-hide': 3 }));
+};
