@@ -42,7 +42,14 @@ const bodyFile = (tag: string, count: number) =>
   writeBodyFile(path.join(work, `${tag}.bin`), singleEventBodies({ appName: APP, tag, count })).file;
 
 function line(name: string, result: LoadResult): (string | number)[] {
-  return [name, round(result.rps, 0), round(result.p50Ms, 2), round(result.p99Ms, 2), result.errorStatus, result.transportErrors];
+  return [
+    name,
+    round(result.rps, 0),
+    round(result.p50Ms, 2),
+    round(result.p99Ms, 2),
+    result.errorStatus,
+    result.transportErrors,
+  ];
 }
 
 async function main(): Promise<void> {
@@ -71,7 +78,16 @@ async function main(): Promise<void> {
   }
   const service = await startNode('src/main.ts', env);
   cleanups.push(() => service.stop());
-  const { token } = await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@flood_app_bot', '--domain', DOMAIN, '--app-name', APP]);
+  const { token } = await runCliJson<{ token: string }>(env, [
+    'tokens',
+    'create',
+    '--bot',
+    '@flood_app_bot',
+    '--domain',
+    DOMAIN,
+    '--app-name',
+    APP,
+  ]);
   const url = `${service.url}/events`;
   const headers = { 'content-type': 'application/json', origin: `https://${DOMAIN}`, [TOKEN_HEADER]: token };
   const legitimate = (bodyFileName: string, durationSec = DURATION) =>
@@ -81,45 +97,92 @@ async function main(): Promise<void> {
   const alone = await legitimate(files.alone);
   log(`legitimate alone: ${round(alone.rps, 0)} req/s, p99 ${round(alone.p99Ms)} ms`);
   // what one refusal costs against one legitimate request: the flood alone, as fast as it is answered
-  const floodAlone = await runLoad({ url, headers, bodyFile: files.flood, connections: FLOOD_CONNECTIONS, durationSec: DURATION, madeUpTokenHeader: TOKEN_HEADER });
+  const floodAlone = await runLoad({
+    url,
+    headers,
+    bodyFile: files.flood,
+    connections: FLOOD_CONNECTIONS,
+    durationSec: DURATION,
+    madeUpTokenHeader: TOKEN_HEADER,
+  });
   log(`flood alone: ${round(floodAlone.rps, 0)} req/s, p99 ${round(floodAlone.p99Ms)} ms`);
   const floodRate = Math.max(1, Math.round(alone.rps));
   const [together, flood] = await Promise.all([
     legitimate(files.together),
-    runLoad({ url, headers, bodyFile: files.flood, connections: FLOOD_CONNECTIONS, durationSec: DURATION, rate: floodRate, madeUpTokenHeader: TOKEN_HEADER }),
+    runLoad({
+      url,
+      headers,
+      bodyFile: files.flood,
+      connections: FLOOD_CONNECTIONS,
+      durationSec: DURATION,
+      rate: floodRate,
+      madeUpTokenHeader: TOKEN_HEADER,
+    }),
   ]);
-  log(`legitimate under flood: ${round(together.rps, 0)} req/s, p99 ${round(together.p99Ms)} ms; flood ${round(flood.rps, 0)} req/s`);
+  log(
+    `legitimate under flood: ${round(together.rps, 0)} req/s, p99 ${round(together.p99Ms)} ms; flood ${round(flood.rps, 0)} req/s`,
+  );
   // once more without the flood: on a shared machine the rate drifts, and the mean of the two brackets it
   const aloneAgain = await legitimate(files.aloneAgain);
   log(`legitimate alone again: ${round(aloneAgain.rps, 0)} req/s, p99 ${round(aloneAgain.p99Ms)} ms`);
-  for (const [name, result] of [['legitimate alone', alone], ['legitimate under flood', together], ['legitimate alone again', aloneAgain]] as const) {
+  for (const [name, result] of [
+    ['legitimate alone', alone],
+    ['legitimate under flood', together],
+    ['legitimate alone again', aloneAgain],
+  ] as const) {
     if (result.errorStatus > 0 || result.transportErrors > 0) {
       throw new Error(`${name}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
     }
   }
-  if (flood.errorStatus !== flood.requests) throw new Error(`flood: ${flood.requests - flood.errorStatus} made-up tokens were accepted`);
+  if (flood.errorStatus !== flood.requests)
+    throw new Error(`flood: ${flood.requests - flood.errorStatus} made-up tokens were accepted`);
 
   // the floor of what any refusal costs: a bare Fastify handler answering the same requests as fast as it can
   await service.stop();
   const baseline = await startNode('bench/baseline-server.ts', {});
   cleanups.push(() => baseline.stop());
-  const bare = await runLoad({ url: `${baseline.url}/events`, headers, bodyFile: files.flood, connections: FLOOD_CONNECTIONS, durationSec: DURATION, madeUpTokenHeader: TOKEN_HEADER });
+  const bare = await runLoad({
+    url: `${baseline.url}/events`,
+    headers,
+    bodyFile: files.flood,
+    connections: FLOOD_CONNECTIONS,
+    durationSec: DURATION,
+    madeUpTokenHeader: TOKEN_HEADER,
+  });
   log(`bare Fastify, same requests: ${round(bare.rps, 0)} req/s`);
 
   const withoutFlood = (alone.rps + aloneAgain.rps) / 2;
   const targets = [
-    target('legitimate req/s under a same-rate made-up-token flood ÷ without it', together.rps / withoutFlood, '×', '>=', 0.75,
-      `${round(together.rps, 0)} vs ${round(withoutFlood, 0)} req/s (mean of before and after); flood sent ${round(flood.rps, 0)} req/s (asked ${floodRate})`),
+    target(
+      'legitimate req/s under a same-rate made-up-token flood ÷ without it',
+      together.rps / withoutFlood,
+      '×',
+      '>=',
+      0.75,
+      `${round(together.rps, 0)} vs ${round(withoutFlood, 0)} req/s (mean of before and after); flood sent ${round(flood.rps, 0)} req/s (asked ${floodRate})`,
+    ),
     // if a refusal cost what a bare answer costs, the flood would take this share of the legitimate clients' server time
-    target('ceiling for it: 1 − flood rate ÷ bare Fastify answers at max', 1 - flood.rps / bare.rps, '×', '>=', 0.75,
-      `a refusal here costs ${round(bare.rps / floodAlone.rps)}× a bare answer (${round(floodAlone.rps, 0)} vs ${round(bare.rps, 0)} answers/s alone)`),
+    target(
+      'ceiling for it: 1 − flood rate ÷ bare Fastify answers at max',
+      1 - flood.rps / bare.rps,
+      '×',
+      '>=',
+      0.75,
+      `a refusal here costs ${round(bare.rps / floodAlone.rps)}× a bare answer (${round(floodAlone.rps, 0)} vs ${round(bare.rps, 0)} answers/s alone)`,
+    ),
   ];
   const summary = {
     bench: 'flood',
     date: started.toISOString(),
     machine: machineInfo(),
     loadGenerator: loadGeneratorName(),
-    settings: { store: STORE, durationSec: DURATION, connections: CONNECTIONS, floodConnections: FLOOD_CONNECTIONS, floodRate },
+    settings: {
+      store: STORE,
+      durationSec: DURATION,
+      connections: CONNECTIONS,
+      floodConnections: FLOOD_CONNECTIONS,
+      floodRate,
+    },
     phases: { alone, floodAlone, together, flood, aloneAgain, bare },
     targets,
   };

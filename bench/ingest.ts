@@ -30,7 +30,14 @@ import { runCliJson } from '../test/helpers/service-process.ts';
 import { officialBatchBodies, singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
 import { cpuSeconds, machineInfo, rssSampler, runBenchMain, startNode, type NodeProcess } from './lib/processes.ts';
-import { counterDelta, drainedWithin, histogramQuantile, readBacklog, readMetrics, type MetricsReading } from './lib/service-metrics.ts';
+import {
+  counterDelta,
+  drainedWithin,
+  histogramQuantile,
+  readBacklog,
+  readMetrics,
+  type MetricsReading,
+} from './lib/service-metrics.ts';
 import { formatTable, parseArgs, printSummary, round, type Target, target, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -138,7 +145,12 @@ async function measure(spec: Measure): Promise<Phase> {
     // the next phase starts with an empty log, and every request of this one is in the freshness histogram
     const drainMs = await drainedWithin(spec.serviceUrl, DRAIN_TIMEOUT_MS);
     phase.drainSec = drainMs === null ? null : round(drainMs / 1000, 1);
-    phase.freshnessP99Sec = histogramQuantile(metricsBefore, await readMetrics(spec.serviceUrl), 'tma_request_freshness_seconds', 0.99);
+    phase.freshnessP99Sec = histogramQuantile(
+      metricsBefore,
+      await readMetrics(spec.serviceUrl),
+      'tma_request_freshness_seconds',
+      0.99,
+    );
   }
   const events = (result.requests - result.errorStatus) * spec.eventsPerRequest;
   if (spec.service) {
@@ -149,19 +161,27 @@ async function measure(spec: Measure): Promise<Phase> {
   if (spec.databaseUrl) {
     const pidsAfter = await postgresPids(spec.databaseUrl);
     let cpu = 0;
-    for (const pid of new Set([...pidsBefore, ...pidsAfter])) cpu += Math.max(0, cpuSeconds(pid) - (pgBefore.get(pid) ?? 0));
+    for (const pid of new Set([...pidsBefore, ...pidsAfter]))
+      cpu += Math.max(0, cpuSeconds(pid) - (pgBefore.get(pid) ?? 0));
     phase.postgresCpuSec = round(cpu, 2);
     phase.postgresCpuUsPerEvent = events > 0 ? round((cpu * 1e6) / events, 1) : undefined;
   }
   if (result.errorStatus > 0 || result.transportErrors > 0) {
-    throw new Error(`${spec.name}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+    throw new Error(
+      `${spec.name}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`,
+    );
   }
-  if (result.bodyWraps > 0 && spec.deduplicates) notes.push(`${spec.name}: the body list ran out ${result.bodyWraps}× (duplicates were skipped by the store); raise --*-rate-cap`);
+  if (result.bodyWraps > 0 && spec.deduplicates)
+    notes.push(
+      `${spec.name}: the body list ran out ${result.bodyWraps}× (duplicates were skipped by the store); raise --*-rate-cap`,
+    );
   log(
     `${spec.name}: ${round(result.rps, 0)} req/s (${round(phase.eventsPerSec, 0)} events/s), p50 ${round(result.p50Ms)} ms, p99 ${round(result.p99Ms)} ms` +
       (phase.serviceCpuUsPerEvent !== undefined ? `, service CPU ${phase.serviceCpuUsPerEvent} µs/event` : '') +
       (phase.postgresCpuUsPerEvent !== undefined ? `, PostgreSQL CPU ${phase.postgresCpuUsPerEvent} µs/event` : '') +
-      (phase.freshnessP99Sec !== undefined ? `, freshness p99 <= ${phase.freshnessP99Sec} s, log empty ${phase.drainSec ?? '> 120'} s after` : ''),
+      (phase.freshnessP99Sec !== undefined
+        ? `, freshness p99 <= ${phase.freshnessP99Sec} s, log empty ${phase.drainSec ?? '> 120'} s after`
+        : ''),
   );
   phases.push(phase);
   return phase;
@@ -170,9 +190,17 @@ async function measure(spec: Measure): Promise<Phase> {
 /** runs the warm-up load (then waits for a service's log to empty); returns the requests it got answered */
 async function warm(spec: Omit<Measure, 'name'>): Promise<number> {
   if (WARMUP <= 0) return 0;
-  const result = await runLoad({ url: spec.url, headers: spec.headers, bodyFile: spec.file, connections: CONNECTIONS, durationSec: WARMUP });
+  const result = await runLoad({
+    url: spec.url,
+    headers: spec.headers,
+    bodyFile: spec.file,
+    connections: CONNECTIONS,
+    durationSec: WARMUP,
+  });
   if (result.errorStatus > 0 || result.transportErrors > 0) {
-    throw new Error(`warm-up of ${spec.url}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+    throw new Error(
+      `warm-up of ${spec.url}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`,
+    );
   }
   if (spec.serviceUrl) await drainedWithin(spec.serviceUrl, DRAIN_TIMEOUT_MS);
   return result.requests;
@@ -194,41 +222,75 @@ async function sustain(spec: Omit<Measure, 'name'> & { serviceUrl: string }): Pr
   const before = await readMetrics(spec.serviceUrl);
   const backlogStart = (await readBacklog(spec.serviceUrl)).requests;
   const started = performance.now();
-  const result = await runLoad({ url: spec.url, headers: spec.headers, bodyFile: spec.file, connections: CONNECTIONS, durationSec: SUSTAIN });
+  const result = await runLoad({
+    url: spec.url,
+    headers: spec.headers,
+    bodyFile: spec.file,
+    connections: CONNECTIONS,
+    durationSec: SUSTAIN,
+  });
   const seconds = (performance.now() - started) / 1000;
   const after: MetricsReading = await readMetrics(spec.serviceUrl);
   const backlogEnd = (await readBacklog(spec.serviceUrl)).requests;
   if (result.errorStatus > 0 || result.transportErrors > 0) {
-    throw new Error(`sustained run: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+    throw new Error(
+      `sustained run: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`,
+    );
   }
   const acknowledgedPerSec = counterDelta(before, after, 'tma_events_accepted_total') / seconds;
   const loadedPerSec = counterDelta(before, after, 'tma_events_stored_total') / seconds;
   const keptUp = backlogEnd - backlogStart <= result.rps;
   const figures = {
-    seconds: round(seconds, 1), acknowledgedPerSec: round(acknowledgedPerSec, 0), loadedPerSec: round(loadedPerSec, 0), backlogStart, backlogEnd,
+    seconds: round(seconds, 1),
+    acknowledgedPerSec: round(acknowledgedPerSec, 0),
+    loadedPerSec: round(loadedPerSec, 0),
+    backlogStart,
+    backlogEnd,
     keptUpPerSec: keptUp ? round(Math.min(acknowledgedPerSec, loadedPerSec), 0) : null,
   };
-  log(`sustained ${figures.seconds} s: ${figures.acknowledgedPerSec} events/s acknowledged, ${figures.loadedPerSec} loaded; backlog ${backlogStart} → ${backlogEnd} requests`);
+  log(
+    `sustained ${figures.seconds} s: ${figures.acknowledgedPerSec} events/s acknowledged, ${figures.loadedPerSec} loaded; backlog ${backlogStart} → ${backlogEnd} requests`,
+  );
   await drainedWithin(spec.serviceUrl, DRAIN_TIMEOUT_MS);
   return figures;
 }
 
 /** the reference server on one of the stores: `requests` (a raw body per request) or `events` (bare event rows) */
-async function startReference(mode: 'requests' | 'events' | 'copy', store: { DATABASE_URL: string } | { DATA_DIR: string }): Promise<NodeProcess> {
+async function startReference(
+  mode: 'requests' | 'events' | 'copy',
+  store: { DATABASE_URL: string } | { DATA_DIR: string },
+): Promise<NodeProcess> {
   const reference = await startNode('bench/reference-server.ts', { ...store, REFERENCE: mode });
   cleanups.push(() => reference.stop());
   return reference;
 }
 
-async function startService(env: Record<string, string>): Promise<{ service: NodeProcess; token: string; env: Record<string, string> }> {
+async function startService(
+  env: Record<string, string>,
+): Promise<{ service: NodeProcess; token: string; env: Record<string, string> }> {
   const dataDir = fs.mkdtempSync(path.join(work, 'data-'));
   // limits out of the way: the bench measures throughput, not refusals
   const fullEnv = {
-    ...env, DATA_DIR: dataDir, SECRET, RATE_LIMIT_MAX: '1000000000', QUOTA_EVENTS_PER_DAY: '1000000000000', QUOTA_BYTES_PER_DAY: '1000000000000000', LOG_LEVEL: 'warn',
+    ...env,
+    DATA_DIR: dataDir,
+    SECRET,
+    RATE_LIMIT_MAX: '1000000000',
+    QUOTA_EVENTS_PER_DAY: '1000000000000',
+    QUOTA_BYTES_PER_DAY: '1000000000000000',
+    LOG_LEVEL: 'warn',
   };
   const service = await startNode('src/main.ts', fullEnv);
   cleanups.push(() => service.stop());
-  const created = await runCliJson<{ token: string }>(fullEnv, ['tokens', 'create', '--bot', '@bench_app_bot', '--domain', DOMAIN, '--app-name', APP]);
+  const created = await runCliJson<{ token: string }>(fullEnv, [
+    'tokens',
+    'create',
+    '--bot',
+    '@bench_app_bot',
+    '--domain',
+    DOMAIN,
+    '--app-name',
+    APP,
+  ]);
   return { service, token: created.token, env: fullEnv };
 }
 
@@ -247,47 +309,103 @@ async function truncateReferenceEvents(databaseUrl: string): Promise<void> {
   await client.end();
 }
 
-const baseHeaders = (token: string) => ({ 'content-type': 'application/json', origin: `https://${DOMAIN}`, 'tga-auth-token': token });
+const baseHeaders = (token: string) => ({
+  'content-type': 'application/json',
+  origin: `https://${DOMAIN}`,
+  'tga-auth-token': token,
+});
 
 async function main(): Promise<void> {
   const tool = loadGeneratorName();
-  log(`load generator: ${tool}; ${uptimeLine()}; ${DURATION} s per phase, ${WARMUP} s warm-up, ${CONNECTIONS} connections`);
+  log(
+    `load generator: ${tool}; ${uptimeLine()}; ${DURATION} s per phase, ${WARMUP} s warm-up, ${CONNECTIONS} connections`,
+  );
 
   const runEmbedded = ONLY === undefined || ONLY === 'embedded';
   const runPostgres = (ONLY === undefined || ONLY === 'postgres') && (await available('PostgreSQL'));
-  if ((ONLY === undefined || ONLY === 'postgres') && !runPostgres) notes.push('PostgreSQL does not answer: phases (c) and (d, PostgreSQL) skipped');
+  if ((ONLY === undefined || ONLY === 'postgres') && !runPostgres)
+    notes.push('PostgreSQL does not answer: phases (c) and (d, PostgreSQL) skipped');
 
   // bodies first (CPU-heavy), so generating them never overlaps a measurement
   log('generating request bodies');
   const files = {
-    singleWarm: bodyFile('single-warm', singleEventBodies({ appName: APP, tag: 'sw', count: Math.max(1, SINGLE_RATE_CAP * WARMUP) })),
-    singleMax: bodyFile('single-max', singleEventBodies({ appName: APP, tag: 'sm', count: SINGLE_RATE_CAP * DURATION })),
-    singleHalf: bodyFile('single-half', singleEventBodies({ appName: APP, tag: 'sh', count: Math.ceil((SINGLE_RATE_CAP * DURATION) / 2) })),
-    batchWarm: runPostgres ? bodyFile('batch-warm', officialBatchBodies({ appName: APP, tag: 'bw', count: Math.max(1, BATCH_RATE_CAP * WARMUP) })) : '',
-    batchMax: runPostgres ? bodyFile('batch-max', officialBatchBodies({ appName: APP, tag: 'bm', count: BATCH_RATE_CAP * DURATION })) : '',
-    batchHalf: runPostgres ? bodyFile('batch-half', officialBatchBodies({ appName: APP, tag: 'bh', count: Math.ceil((BATCH_RATE_CAP * DURATION) / 2) })) : '',
+    singleWarm: bodyFile(
+      'single-warm',
+      singleEventBodies({ appName: APP, tag: 'sw', count: Math.max(1, SINGLE_RATE_CAP * WARMUP) }),
+    ),
+    singleMax: bodyFile(
+      'single-max',
+      singleEventBodies({ appName: APP, tag: 'sm', count: SINGLE_RATE_CAP * DURATION }),
+    ),
+    singleHalf: bodyFile(
+      'single-half',
+      singleEventBodies({ appName: APP, tag: 'sh', count: Math.ceil((SINGLE_RATE_CAP * DURATION) / 2) }),
+    ),
+    batchWarm: runPostgres
+      ? bodyFile(
+          'batch-warm',
+          officialBatchBodies({ appName: APP, tag: 'bw', count: Math.max(1, BATCH_RATE_CAP * WARMUP) }),
+        )
+      : '',
+    batchMax: runPostgres
+      ? bodyFile('batch-max', officialBatchBodies({ appName: APP, tag: 'bm', count: BATCH_RATE_CAP * DURATION }))
+      : '',
+    batchHalf: runPostgres
+      ? bodyFile(
+          'batch-half',
+          officialBatchBodies({ appName: APP, tag: 'bh', count: Math.ceil((BATCH_RATE_CAP * DURATION) / 2) }),
+        )
+      : '',
   };
 
   // (a) the baseline and (b) the log-only reference, as fast as they go, both shapes
   const baseline = await startNode('bench/baseline-server.ts', {});
   cleanups.push(() => baseline.stop());
   const baselineUrl = `${baseline.url}/events`;
-  const logOnly = await startNode('bench/log-reference-server.ts', { DATA_DIR: fs.mkdtempSync(path.join(work, 'log-reference-')) });
+  const logOnly = await startNode('bench/log-reference-server.ts', {
+    DATA_DIR: fs.mkdtempSync(path.join(work, 'log-reference-')),
+  });
   cleanups.push(() => logOnly.stop());
   const logOnlyUrl = `${logOnly.url}/events`;
   const plain = baseHeaders('tma_baseline');
   const gzip = { ...plain, 'content-encoding': 'gzip' };
   await warm({ url: baselineUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
-  const baseSingle = await measure({ name: 'baseline, single event, max', url: baselineUrl, headers: plain, file: files.singleMax, eventsPerRequest: 1 });
+  const baseSingle = await measure({
+    name: 'baseline, single event, max',
+    url: baselineUrl,
+    headers: plain,
+    file: files.singleMax,
+    eventsPerRequest: 1,
+  });
   await warm({ url: logOnlyUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
-  const logSingle = await measure({ name: 'log-only reference, single event, max', url: logOnlyUrl, headers: plain, file: files.singleMax, eventsPerRequest: 1, service: logOnly });
+  const logSingle = await measure({
+    name: 'log-only reference, single event, max',
+    url: logOnlyUrl,
+    headers: plain,
+    file: files.singleMax,
+    eventsPerRequest: 1,
+    service: logOnly,
+  });
   let baseBatch: Phase | undefined;
   let logBatch: Phase | undefined;
   if (runPostgres) {
     await warm({ url: baselineUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
-    baseBatch = await measure({ name: 'baseline, 20-event gzip batch, max', url: baselineUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20 });
+    baseBatch = await measure({
+      name: 'baseline, 20-event gzip batch, max',
+      url: baselineUrl,
+      headers: gzip,
+      file: files.batchMax,
+      eventsPerRequest: 20,
+    });
     await warm({ url: logOnlyUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
-    logBatch = await measure({ name: 'log-only reference, 20-event gzip batch, max', url: logOnlyUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20, service: logOnly });
+    logBatch = await measure({
+      name: 'log-only reference, 20-event gzip batch, max',
+      url: logOnlyUrl,
+      headers: gzip,
+      file: files.batchMax,
+      eventsPerRequest: 20,
+      service: logOnly,
+    });
   }
 
   const targets: Target[] = [];
@@ -301,10 +419,36 @@ async function main(): Promise<void> {
     const url = `${service.url}/events`;
     const serviceUrl = service.url;
     const warmed = await warm({ url, headers, file: files.singleWarm, eventsPerRequest: 1, serviceUrl });
-    const max = await measure({ name: 'service embedded, single event, max', url, headers, file: files.singleMax, eventsPerRequest: 1, service, deduplicates: true, serviceUrl });
+    const max = await measure({
+      name: 'service embedded, single event, max',
+      url,
+      headers,
+      file: files.singleMax,
+      eventsPerRequest: 1,
+      service,
+      deduplicates: true,
+      serviceUrl,
+    });
     const rate = Math.max(1, Math.floor(max.rps / 2));
-    const half = await measure({ name: 'service embedded, single event, half max', url, headers, file: files.singleHalf, eventsPerRequest: 1, rate, service, deduplicates: true, serviceUrl });
-    const logHalf = await measure({ name: 'log-only reference, single event, same rate', url: logOnlyUrl, headers: plain, file: files.singleHalf, eventsPerRequest: 1, rate });
+    const half = await measure({
+      name: 'service embedded, single event, half max',
+      url,
+      headers,
+      file: files.singleHalf,
+      eventsPerRequest: 1,
+      rate,
+      service,
+      deduplicates: true,
+      serviceUrl,
+    });
+    const logHalf = await measure({
+      name: 'log-only reference, single event, same rate',
+      url: logOnlyUrl,
+      headers: plain,
+      file: files.singleHalf,
+      eventsPerRequest: 1,
+      rate,
+    });
     const shown = await runCliJson<{ events_total: number }>(env, ['apps', 'show', '--app-name', APP]);
     // every 201 is a distinct event (unless a body list ran out, see the notes)
     const acknowledged = warmed + max.requests + half.requests;
@@ -317,18 +461,81 @@ async function main(): Promise<void> {
     const reference = await startReference('requests', { DATA_DIR: fs.mkdtempSync(path.join(work, 'reference-')) });
     const referenceUrl = `${reference.url}/events`;
     await warm({ url: referenceUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
-    const referenceMax = await measure({ name: 'store reference PGlite, a row per request, max', url: referenceUrl, headers: plain, file: files.singleMax, eventsPerRequest: 1, service: reference });
+    const referenceMax = await measure({
+      name: 'store reference PGlite, a row per request, max',
+      url: referenceUrl,
+      headers: plain,
+      file: files.singleMax,
+      eventsPerRequest: 1,
+      service: reference,
+    });
     await reference.stop();
 
     targets.push(target('(c) embedded single-event req/s ÷ baseline', max.rps / baseSingle.rps, '×', '>=', 0.75));
-    targets.push(target('(c) embedded single-event req/s ÷ log-only reference', max.rps / logSingle.rps, '×', '>=', 0.9));
-    targets.push(target('(c) ceiling: log-only reference ÷ baseline, single event', logSingle.rps / baseSingle.rps, '×', '>=', 0.75, 'no service can beat its own durable append'));
-    targets.push(target('(e) embedded p99 at half max ÷ log-only reference p99 (same rate)', half.p99Ms / logHalf.p99Ms, '×', '<=', 2, p99Note(half, logHalf)));
-    targets.push(target('(e) embedded freshness p99 at half max', half.freshnessP99Sec ?? null, 's', '<=', 1, 'upper bound of its histogram bucket'));
-    targets.push(target('(e) embedded freshness p99 at max', max.freshnessP99Sec ?? null, 's', '<=', 5, 'upper bound of its histogram bucket'));
+    targets.push(
+      target('(c) embedded single-event req/s ÷ log-only reference', max.rps / logSingle.rps, '×', '>=', 0.9),
+    );
+    targets.push(
+      target(
+        '(c) ceiling: log-only reference ÷ baseline, single event',
+        logSingle.rps / baseSingle.rps,
+        '×',
+        '>=',
+        0.75,
+        'no service can beat its own durable append',
+      ),
+    );
+    targets.push(
+      target(
+        '(e) embedded p99 at half max ÷ log-only reference p99 (same rate)',
+        half.p99Ms / logHalf.p99Ms,
+        '×',
+        '<=',
+        2,
+        p99Note(half, logHalf),
+      ),
+    );
+    targets.push(
+      target(
+        '(e) embedded freshness p99 at half max',
+        half.freshnessP99Sec ?? null,
+        's',
+        '<=',
+        1,
+        'upper bound of its histogram bucket',
+      ),
+    );
+    targets.push(
+      target(
+        '(e) embedded freshness p99 at max',
+        max.freshnessP99Sec ?? null,
+        's',
+        '<=',
+        5,
+        'upper bound of its histogram bucket',
+      ),
+    );
     targets.push(target('(f) embedded RSS during the max-load run', max.serviceRssMaxMiB ?? null, 'MiB', '<=', 400));
-    targets.push(target('(f) embedded CPU per event at max (service process)', max.serviceCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
-    targets.push(target('(g) PGlite store reference, a raw body per request, req/s', referenceMax.rps, 'req/s', '<=', Infinity, 'what PGlite commits on this machine'));
+    targets.push(
+      target(
+        '(f) embedded CPU per event at max (service process)',
+        max.serviceCpuUsPerEvent ?? null,
+        'µs',
+        '<=',
+        Infinity,
+        'figure, no target',
+      ),
+    );
+    targets.push(
+      target(
+        '(g) PGlite store reference, a raw body per request, req/s',
+        referenceMax.rps,
+        'req/s',
+        '<=',
+        Infinity,
+        'what PGlite commits on this machine',
+      ),
+    );
   }
 
   // (d) + (e) PostgreSQL, official batches
@@ -341,10 +548,38 @@ async function main(): Promise<void> {
     const url = `${service.url}/events`;
     const serviceUrl = service.url;
     const warmed = await warm({ url, headers, file: files.batchWarm, eventsPerRequest: 20, serviceUrl });
-    const max = await measure({ name: 'service PostgreSQL, 20-event gzip batch, max', url, headers, file: files.batchMax, eventsPerRequest: 20, service, deduplicates: true, databaseUrl: database.url, serviceUrl });
+    const max = await measure({
+      name: 'service PostgreSQL, 20-event gzip batch, max',
+      url,
+      headers,
+      file: files.batchMax,
+      eventsPerRequest: 20,
+      service,
+      deduplicates: true,
+      databaseUrl: database.url,
+      serviceUrl,
+    });
     const rate = Math.max(1, Math.floor(max.rps / 2));
-    const half = await measure({ name: 'service PostgreSQL, 20-event gzip batch, half max', url, headers, file: files.batchHalf, eventsPerRequest: 20, rate, service, deduplicates: true, databaseUrl: database.url, serviceUrl });
-    const logHalf = await measure({ name: 'log-only reference, 20-event gzip batch, same rate', url: logOnlyUrl, headers: gzip, file: files.batchHalf, eventsPerRequest: 20, rate });
+    const half = await measure({
+      name: 'service PostgreSQL, 20-event gzip batch, half max',
+      url,
+      headers,
+      file: files.batchHalf,
+      eventsPerRequest: 20,
+      rate,
+      service,
+      deduplicates: true,
+      databaseUrl: database.url,
+      serviceUrl,
+    });
+    const logHalf = await measure({
+      name: 'log-only reference, 20-event gzip batch, same rate',
+      url: logOnlyUrl,
+      headers: gzip,
+      file: files.batchHalf,
+      eventsPerRequest: 20,
+      rate,
+    });
     let sustained: Sustained | undefined;
     let sustainedRequests = 0;
     if (SUSTAIN > 0) {
@@ -353,18 +588,22 @@ async function main(): Promise<void> {
       const file = bodyFile('batch-sustain', officialBatchBodies({ appName: APP, tag: 'bs', count }));
       sustained = await sustain({ url, headers, file, eventsPerRequest: 20, serviceUrl });
       sustainedRequests = Math.round((sustained.acknowledgedPerSec * sustained.seconds) / 20);
-      if (sustainedRequests > count) notes.push('the sustained run sent some bodies twice (duplicates were skipped by the store)');
+      if (sustainedRequests > count)
+        notes.push('the sustained run sent some bodies twice (duplicates were skipped by the store)');
     }
     await service.stop();
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
-    const { rows: [counts] } = await client.query<{ rows: number; counted: number }>(
+    const {
+      rows: [counts],
+    } = await client.query<{ rows: number; counted: number }>(
       `SELECT (SELECT count(*) FROM events)::float8 AS rows, (SELECT coalesce(sum(events), 0) FROM daily_event_counts)::float8 AS counted`,
     );
     await client.end();
     const acknowledged = (warmed + max.requests + half.requests + sustainedRequests) * 20;
     results.postgres = { storedRows: counts!.rows, rollupEvents: counts!.counted, acknowledged, sustained };
-    if (counts!.rows !== counts!.counted) throw new Error(`rollups (${counts!.counted}) differ from the stored rows (${counts!.rows})`);
+    if (counts!.rows !== counts!.counted)
+      throw new Error(`rollups (${counts!.counted}) differ from the stored rows (${counts!.rows})`);
     if (max.bodyWraps + half.bodyWraps === 0 && counts!.rows < acknowledged - 3 * CONNECTIONS * 20) {
       throw new Error(`PostgreSQL holds ${counts!.rows} events, ${acknowledged} were acknowledged`);
     }
@@ -372,31 +611,134 @@ async function main(): Promise<void> {
     const rowsOnly = await startReference('events', { DATABASE_URL: database.url });
     const rowsUrl = `${rowsOnly.url}/events`;
     await warm({ url: rowsUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
-    const referenceMax = await measure({ name: 'store reference PostgreSQL, bare event rows, max', url: rowsUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20, service: rowsOnly, deduplicates: true, databaseUrl: database.url });
+    const referenceMax = await measure({
+      name: 'store reference PostgreSQL, bare event rows, max',
+      url: rowsUrl,
+      headers: gzip,
+      file: files.batchMax,
+      eventsPerRequest: 20,
+      service: rowsOnly,
+      deduplicates: true,
+      databaseUrl: database.url,
+    });
     await rowsOnly.stop();
     const copied = await startReference('copy', { DATABASE_URL: database.url });
     const copiedUrl = `${copied.url}/events`;
     await warm({ url: copiedUrl, headers: gzip, file: files.batchWarm, eventsPerRequest: 20 });
     // the same bodies again: the table is emptied first, so each row is new to it
     await truncateReferenceEvents(database.url);
-    const copyMax = await measure({ name: 'store reference PostgreSQL, bare event rows by COPY, max', url: copiedUrl, headers: gzip, file: files.batchMax, eventsPerRequest: 20, service: copied, deduplicates: true, databaseUrl: database.url });
+    const copyMax = await measure({
+      name: 'store reference PostgreSQL, bare event rows by COPY, max',
+      url: copiedUrl,
+      headers: gzip,
+      file: files.batchMax,
+      eventsPerRequest: 20,
+      service: copied,
+      deduplicates: true,
+      databaseUrl: database.url,
+    });
     await copied.stop();
 
-    targets.push(target('(d) PostgreSQL acknowledged events/s, 20-event gzip batches, burst', max.eventsPerSec, 'events/s', '>=', 150_000));
-    targets.push(target('(d) ceiling: log-only reference, 20-event gzip batches', logBatch ? logBatch.eventsPerSec : null, 'events/s', '>=', 150_000));
     targets.push(
-      target(`(d) PostgreSQL sustained ${SUSTAIN} s, acknowledged and loaded`, sustained?.keptUpPerSec ?? null, 'events/s', '>=', 100_000,
-        sustained ? `${sustained.acknowledgedPerSec} acknowledged, ${sustained.loadedPerSec} loaded per s; backlog ${sustained.backlogStart} → ${sustained.backlogEnd} requests` : 'not run'),
+      target(
+        '(d) PostgreSQL acknowledged events/s, 20-event gzip batches, burst',
+        max.eventsPerSec,
+        'events/s',
+        '>=',
+        150_000,
+      ),
     );
-    targets.push(target('(e) PostgreSQL p99 at half max ÷ log-only reference p99 (same rate)', half.p99Ms / logHalf.p99Ms, '×', '<=', 2, p99Note(half, logHalf)));
-    targets.push(target('(e) PostgreSQL freshness p99 at half max', half.freshnessP99Sec ?? null, 's', '<=', 1, 'upper bound of its histogram bucket'));
-    targets.push(target('(e) PostgreSQL freshness p99 at max', max.freshnessP99Sec ?? null, 's', '<=', 5, 'upper bound of its histogram bucket'));
-    targets.push(target('(f) PostgreSQL CPU per event at max: service process', max.serviceCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
-    targets.push(target('(f) PostgreSQL CPU per event at max: PostgreSQL backends', max.postgresCpuUsPerEvent ?? null, 'µs', '<=', Infinity, 'figure, no target'));
-    targets.push(target('(g) PostgreSQL store reference, bare event rows', referenceMax.eventsPerSec, 'events/s', '<=', Infinity,
-      `what PostgreSQL stores on this machine; its CPU ${referenceMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`));
-    targets.push(target('(g) PostgreSQL store reference, bare event rows by COPY', copyMax.eventsPerSec, 'events/s', '<=', Infinity,
-      `its CPU ${copyMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`));
+    targets.push(
+      target(
+        '(d) ceiling: log-only reference, 20-event gzip batches',
+        logBatch ? logBatch.eventsPerSec : null,
+        'events/s',
+        '>=',
+        150_000,
+      ),
+    );
+    targets.push(
+      target(
+        `(d) PostgreSQL sustained ${SUSTAIN} s, acknowledged and loaded`,
+        sustained?.keptUpPerSec ?? null,
+        'events/s',
+        '>=',
+        100_000,
+        sustained
+          ? `${sustained.acknowledgedPerSec} acknowledged, ${sustained.loadedPerSec} loaded per s; backlog ${sustained.backlogStart} → ${sustained.backlogEnd} requests`
+          : 'not run',
+      ),
+    );
+    targets.push(
+      target(
+        '(e) PostgreSQL p99 at half max ÷ log-only reference p99 (same rate)',
+        half.p99Ms / logHalf.p99Ms,
+        '×',
+        '<=',
+        2,
+        p99Note(half, logHalf),
+      ),
+    );
+    targets.push(
+      target(
+        '(e) PostgreSQL freshness p99 at half max',
+        half.freshnessP99Sec ?? null,
+        's',
+        '<=',
+        1,
+        'upper bound of its histogram bucket',
+      ),
+    );
+    targets.push(
+      target(
+        '(e) PostgreSQL freshness p99 at max',
+        max.freshnessP99Sec ?? null,
+        's',
+        '<=',
+        5,
+        'upper bound of its histogram bucket',
+      ),
+    );
+    targets.push(
+      target(
+        '(f) PostgreSQL CPU per event at max: service process',
+        max.serviceCpuUsPerEvent ?? null,
+        'µs',
+        '<=',
+        Infinity,
+        'figure, no target',
+      ),
+    );
+    targets.push(
+      target(
+        '(f) PostgreSQL CPU per event at max: PostgreSQL backends',
+        max.postgresCpuUsPerEvent ?? null,
+        'µs',
+        '<=',
+        Infinity,
+        'figure, no target',
+      ),
+    );
+    targets.push(
+      target(
+        '(g) PostgreSQL store reference, bare event rows',
+        referenceMax.eventsPerSec,
+        'events/s',
+        '<=',
+        Infinity,
+        `what PostgreSQL stores on this machine; its CPU ${referenceMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`,
+      ),
+    );
+    targets.push(
+      target(
+        '(g) PostgreSQL store reference, bare event rows by COPY',
+        copyMax.eventsPerSec,
+        'events/s',
+        '<=',
+        Infinity,
+        `its CPU ${copyMax.postgresCpuUsPerEvent ?? 'n/a'} µs/event`,
+      ),
+    );
     results.baselineBatchMax = baseBatch && { rps: round(baseBatch.rps, 0), p99Ms: baseBatch.p99Ms };
   }
 
@@ -404,7 +746,11 @@ async function main(): Promise<void> {
   const summary = {
     bench: 'ingest',
     date: started.toISOString(),
-    machine: { ...machineInfo(), loadavgAtStart: loadStart.map((v) => round(v)), loadavgAtEnd: loadEnd.map((v) => round(v)) },
+    machine: {
+      ...machineInfo(),
+      loadavgAtStart: loadStart.map((v) => round(v)),
+      loadavgAtEnd: loadEnd.map((v) => round(v)),
+    },
     loadGenerator: tool,
     settings: { durationSec: DURATION, warmupSec: WARMUP, connections: CONNECTIONS, sustainSec: SUSTAIN },
     phases,
@@ -413,8 +759,11 @@ async function main(): Promise<void> {
     notes,
   };
 
-  console.log('\nIngest bench — ' + `${summary.machine.cpus} × ${summary.machine.cpuModel}, Node ${summary.machine.node}, ${tool}, ` +
-    `load average at start ${summary.machine.loadavgAtStart.join(' ')}, at end ${summary.machine.loadavgAtEnd.join(' ')}\n`);
+  console.log(
+    '\nIngest bench — ' +
+      `${summary.machine.cpus} × ${summary.machine.cpuModel}, Node ${summary.machine.node}, ${tool}, ` +
+      `load average at start ${summary.machine.loadavgAtStart.join(' ')}, at end ${summary.machine.loadavgAtEnd.join(' ')}\n`,
+  );
   console.log(
     formatTable(
       ['phase', 'req/s', 'events/s', 'p50 ms', 'p99 ms', 'CPU µs/event (node | pg)', 'RSS MiB', 'freshness p99 s'],
@@ -424,7 +773,9 @@ async function main(): Promise<void> {
         round(p.eventsPerSec, 0),
         round(p.p50Ms, 2),
         round(p.p99Ms, 2),
-        p.serviceCpuUsPerEvent === undefined ? '' : `${p.serviceCpuUsPerEvent}${p.postgresCpuUsPerEvent === undefined ? '' : ` | ${p.postgresCpuUsPerEvent}`}`,
+        p.serviceCpuUsPerEvent === undefined
+          ? ''
+          : `${p.serviceCpuUsPerEvent}${p.postgresCpuUsPerEvent === undefined ? '' : ` | ${p.postgresCpuUsPerEvent}`}`,
         p.serviceRssMaxMiB ?? '',
         p.freshnessP99Sec === undefined ? '' : `<= ${p.freshnessP99Sec ?? 'n/a'}`,
       ]),

@@ -93,11 +93,15 @@ async function main(): Promise<void> {
   const runs: Run[] = [];
   for (const size of SIZES) {
     for (const withLoader of [false, true]) {
-      console.error(`[bench log] ${size} B records, ${APPENDERS} appenders, ${SECONDS} s${withLoader ? ', with a loader releasing' : ''}`);
+      console.error(
+        `[bench log] ${size} B records, ${APPENDERS} appenders, ${SECONDS} s${withLoader ? ', with a loader releasing' : ''}`,
+      );
       runs.push(await measure(size, withLoader));
     }
   }
-  console.log(`durable log: ${APPENDERS} concurrent appenders, each awaiting a durable append; ${SECONDS} s per row; ${BASE_DIR}`);
+  console.log(
+    `durable log: ${APPENDERS} concurrent appenders, each awaiting a durable append; ${SECONDS} s per row; ${BASE_DIR}`,
+  );
   console.log(`${new Date().toISOString()}, ${uptimeLine()}`);
   console.log(
     formatTable(
@@ -114,7 +118,14 @@ async function main(): Promise<void> {
       ]),
     ),
   );
-  const summary = { bench: 'log', date: new Date().toISOString(), machine: machineInfo(), seconds: SECONDS, appenders: APPENDERS, runs };
+  const summary = {
+    bench: 'log',
+    date: new Date().toISOString(),
+    machine: machineInfo(),
+    seconds: SECONDS,
+    appenders: APPENDERS,
+    runs,
+  };
   console.log('\n' + JSON.stringify(summary));
   if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify(summary, null, 2) + '\n');
 }

@@ -55,7 +55,12 @@ function status(pid: number): Status {
   const kB = (text: string, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0) * 1024;
   try {
     const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    return { rss: kB(text, 'VmRSS'), anon: kB(text, 'RssAnon'), file: kB(text, 'RssFile') + kB(text, 'RssShmem'), peak: kB(text, 'VmHWM') };
+    return {
+      rss: kB(text, 'VmRSS'),
+      anon: kB(text, 'RssAnon'),
+      file: kB(text, 'RssFile') + kB(text, 'RssShmem'),
+      peak: kB(text, 'VmHWM'),
+    };
   } catch {
     return { rss: 0, anon: 0, file: 0, peak: 0 };
   }
@@ -78,10 +83,13 @@ async function idle(child: NodeProcess, name: string): Promise<Idle> {
     samples.push(status(child.pid).rss);
     if (second === 5) rssAt5s = samples.at(-1)!;
     const window = samples.slice(-SETTLE_WINDOW_SEC - 1);
-    const settled = second >= IDLE_SEC && window.length > SETTLE_WINDOW_SEC && window[0]! - Math.min(...window) <= SETTLE_BYTES;
+    const settled =
+      second >= IDLE_SEC && window.length > SETTLE_WINDOW_SEC && window[0]! - Math.min(...window) <= SETTLE_BYTES;
     if (settled || second >= IDLE_SEC + 60) {
       const now = status(child.pid);
-      log(`${name}: ${round(now.rss / MB, 0)} MB after ${second} s idle (${round(rssAt5s / MB, 0)} MB at 5 s, peak ${round(now.peak / MB, 0)} MB)`);
+      log(
+        `${name}: ${round(now.rss / MB, 0)} MB after ${second} s idle (${round(rssAt5s / MB, 0)} MB at 5 s, peak ${round(now.peak / MB, 0)} MB)`,
+      );
       return { ...now, rssAt5s, settledAfterSec: second };
     }
   }
@@ -148,7 +156,16 @@ async function main(): Promise<void> {
 
   service = await start('src/main.ts', env);
   const reopened = await idle(service, 'service, reopened DATA_DIR');
-  const { token } = await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@memory_app_bot', '--domain', DOMAIN, '--app-name', APP]);
+  const { token } = await runCliJson<{ token: string }>(env, [
+    'tokens',
+    'create',
+    '--bot',
+    '@memory_app_bot',
+    '--domain',
+    DOMAIN,
+    '--app-name',
+    APP,
+  ]);
   const sampler = rssSampler(service.pid);
   const load = await burst(`${service.url}/events`, token);
   const burstPeak = sampler.stop();
@@ -167,9 +184,22 @@ async function main(): Promise<void> {
   const states = { fresh, reopened, afterBurst, bareFastify, bareStore };
   const targets = [
     target('idle RSS, fresh DATA_DIR', fresh.rss / MB, 'MB', '<=', 150),
-    target('idle RSS, reopened DATA_DIR', reopened.rss / MB, 'MB', '<=', 150,
-      `reference: bare Fastify + the embedded store idles at ${round(bareStore.rss / MB, 0)} MB, bare Fastify at ${round(bareFastify.rss / MB, 0)} MB`),
-    target(`idle RSS after a burst of ${REQUESTS} single events`, afterBurst.rss / MB, 'MB', '<=', Infinity, 'figure, no target'),
+    target(
+      'idle RSS, reopened DATA_DIR',
+      reopened.rss / MB,
+      'MB',
+      '<=',
+      150,
+      `reference: bare Fastify + the embedded store idles at ${round(bareStore.rss / MB, 0)} MB, bare Fastify at ${round(bareFastify.rss / MB, 0)} MB`,
+    ),
+    target(
+      `idle RSS after a burst of ${REQUESTS} single events`,
+      afterBurst.rss / MB,
+      'MB',
+      '<=',
+      Infinity,
+      'figure, no target',
+    ),
     target(`peak RSS during the burst (${load.rps} req/s)`, burstPeak / MB, 'MB', '<=', Infinity, 'figure, no target'),
     target('peak RSS of a fresh start (VmHWM)', fresh.peak / MB, 'MB', '<=', Infinity, 'figure, no target'),
   ];
@@ -182,14 +212,29 @@ async function main(): Promise<void> {
     idleMB: Object.fromEntries(
       Object.entries(states).map(([name, s]) => [
         name,
-        { rss: megabytes(s.rss), rssAt5s: megabytes(s.rssAt5s), anon: megabytes(s.anon), file: megabytes(s.file), peak: megabytes(s.peak), settledAfterSec: s.settledAfterSec },
+        {
+          rss: megabytes(s.rss),
+          rssAt5s: megabytes(s.rssAt5s),
+          anon: megabytes(s.anon),
+          file: megabytes(s.file),
+          peak: megabytes(s.peak),
+          settledAfterSec: s.settledAfterSec,
+        },
       ]),
     ),
     burst: { ...load, peakRssMB: megabytes(burstPeak) },
     targets,
   };
   console.log(`\nMemory bench — embedded store, idle at least ${IDLE_SEC} s and until RSS stops falling\n`);
-  const row = (name: string, s: Idle) => [name, round(s.rss / MB, 0), round(s.rssAt5s / MB, 0), round(s.anon / MB, 0), round(s.file / MB, 0), round(s.peak / MB, 0), s.settledAfterSec];
+  const row = (name: string, s: Idle) => [
+    name,
+    round(s.rss / MB, 0),
+    round(s.rssAt5s / MB, 0),
+    round(s.anon / MB, 0),
+    round(s.file / MB, 0),
+    round(s.peak / MB, 0),
+    s.settledAfterSec,
+  ];
   console.log(
     formatTable(
       ['state', 'idle RSS MB', 'at 5 s', 'anonymous', 'file-backed', 'peak since start', 'idle s'],

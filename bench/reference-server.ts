@@ -18,7 +18,8 @@ import { Pseudonymiser } from '../src/events/pseudonym.ts';
 import { commitConcurrency, GroupCommitWriter, type BatchStore } from './lib/group-commit.ts';
 import { Secrets } from '../src/secret.ts';
 
-const mode = process.env.REFERENCE === 'events' || process.env.REFERENCE === 'copy' ? process.env.REFERENCE : 'requests';
+const mode =
+  process.env.REFERENCE === 'events' || process.env.REFERENCE === 'copy' ? process.env.REFERENCE : 'requests';
 const sql: SqlRunner = process.env.DATABASE_URL
   ? openServerDatabase(process.env.DATABASE_URL)
   : (await openEmbeddedDatabase(process.env.DATA_DIR ?? './data')).sql;
@@ -36,8 +37,11 @@ type EventRow = [key: string, at: number, event: unknown];
 const stores = {
   requests: {
     async insert(bodies: Buffer[]) {
-      await sql.query(`INSERT INTO reference_requests (body) SELECT decode(b, 'base64') FROM jsonb_array_elements_text($1::jsonb) AS b`,
-        [JSON.stringify(bodies.map((body) => body.toString('base64')))], { name: 'reference_requests' });
+      await sql.query(
+        `INSERT INTO reference_requests (body) SELECT decode(b, 'base64') FROM jsonb_array_elements_text($1::jsonb) AS b`,
+        [JSON.stringify(bodies.map((body) => body.toString('base64')))],
+        { name: 'reference_requests' },
+      );
       return bodies.length;
     },
   } satisfies BatchStore<Buffer>,
@@ -47,7 +51,9 @@ const stores = {
         `INSERT INTO reference_events (app_id, event_key, received_at, props)
          SELECT 1, decode(r->>0, 'base64'), to_timestamp((r->>1)::float8 / 1000), r->2 FROM jsonb_array_elements($1::jsonb) AS r
          ON CONFLICT DO NOTHING`,
-        [JSON.stringify(rows)], { name: 'reference_events' });
+        [JSON.stringify(rows)],
+        { name: 'reference_events' },
+      );
       return rows.length;
     },
   } satisfies BatchStore<EventRow>,
@@ -56,14 +62,21 @@ const stores = {
       const client = await copyPool!.connect();
       try {
         await client.query('BEGIN');
-        await client.query(`CREATE TEMP TABLE IF NOT EXISTS staging (event_key bytea, received_at timestamptz(3), props jsonb) ON COMMIT DELETE ROWS`);
+        await client.query(
+          `CREATE TEMP TABLE IF NOT EXISTS staging (event_key bytea, received_at timestamptz(3), props jsonb) ON COMMIT DELETE ROWS`,
+        );
         // CSV: a field in quotes, its quotes doubled
         let text = '';
         for (const [key, at, event] of rows) {
           text += `\\x${Buffer.from(key, 'base64').toString('hex')},${new Date(at).toISOString()},"${JSON.stringify(event).replace(/"/g, '""')}"\n`;
         }
-        await pipeline(Readable.from([Buffer.from(text)]), client.query(copyFrom(`COPY staging FROM STDIN (FORMAT csv)`)));
-        await client.query(`INSERT INTO reference_events (app_id, event_key, received_at, props) SELECT 1, event_key, received_at, props FROM staging ON CONFLICT DO NOTHING`);
+        await pipeline(
+          Readable.from([Buffer.from(text)]),
+          client.query(copyFrom(`COPY staging FROM STDIN (FORMAT csv)`)),
+        );
+        await client.query(
+          `INSERT INTO reference_events (app_id, event_key, received_at, props) SELECT 1, event_key, received_at, props FROM staging ON CONFLICT DO NOTHING`,
+        );
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -86,7 +99,9 @@ function eventRows(body: Buffer, encoding: string | undefined): EventRow[] {
   const text = (encoding === 'gzip' ? zlib.gunzipSync(body) : body).toString('utf8');
   const parsed = JSON.parse(text) as unknown;
   const now = Date.now();
-  return (Array.isArray(parsed) ? parsed : [parsed]).map((event): EventRow => [pseudonymiser.eventKey(1, JSON.stringify(event), now, now).toString('base64'), now, event]);
+  return (Array.isArray(parsed) ? parsed : [parsed]).map(
+    (event): EventRow => [pseudonymiser.eventKey(1, JSON.stringify(event), now, now).toString('base64'), now, event],
+  );
 }
 
 const app = Fastify({ logger: false, bodyLimit: 1_048_576 });

@@ -35,7 +35,9 @@ const DAYS = 30;
 function parseSize(text: string): number {
   const match = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(text.trim());
   if (!match) throw new Error(`bad size ${text}: use e.g. 1m, 500k, 10m`);
-  return Math.round(Number(match[1]) * (match[2]!.toLowerCase() === 'm' ? 1e6 : match[2]!.toLowerCase() === 'k' ? 1e3 : 1));
+  return Math.round(
+    Number(match[1]) * (match[2]!.toLowerCase() === 'm' ? 1e6 : match[2]!.toLowerCase() === 'k' ? 1e3 : 1),
+  );
 }
 
 const log = (message: string) => console.error(`[bench rollups ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -66,7 +68,9 @@ async function load(client: pg.Client, appId: number, events: number, today: str
   };
   // bulk-load settings for this session only; the FK check is skipped (the app row exists) and the indexes
   // are built once after the load instead of row by row, then the table is exactly as the migrations made it
-  await client.query(`SET synchronous_commit = off; SET maintenance_work_mem = '256MB'; SET work_mem = '64MB'; SET session_replication_role = replica`);
+  await client.query(
+    `SET synchronous_commit = off; SET maintenance_work_mem = '256MB'; SET work_mem = '64MB'; SET session_replication_role = replica`,
+  );
   await step(
     'active (user, day) pairs',
     `CREATE TEMP TABLE pairs AS
@@ -79,7 +83,9 @@ async function load(client: pg.Client, appId: number, events: number, today: str
      WHERE ('x' || substr(md5(u || ':' || d), 1, 8))::bit(32)::bigint < $3::float8 * 4294967296`,
     [today, USERS, ACTIVE_SHARE],
   );
-  const { rows: [{ n: pairs }] } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pairs`);
+  const {
+    rows: [{ n: pairs }],
+  } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pairs`);
   await client.query(`CREATE UNIQUE INDEX ON pairs (pair); ANALYZE pairs`);
   await client.query(`ALTER TABLE events DROP CONSTRAINT events_pkey; DROP INDEX events_app_id_received_at_idx`);
   // in slices, so progress shows and no single statement runs for many minutes
@@ -110,14 +116,26 @@ async function load(client: pg.Client, appId: number, events: number, today: str
     );
     log(`  events ${to + 1} of ${events} (${round((performance.now() - started) / 1000, 0)} s)`);
   }
-  timings['events'] = round((performance.now() - started) / 1000, 1);
+  timings.events = round((performance.now() - started) / 1000, 1);
   await step('events primary key', `ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (app_id, event_key)`);
-  await step('events (app_id, received_at) index', `CREATE INDEX events_app_id_received_at_idx ON events (app_id, received_at)`);
+  await step(
+    'events (app_id, received_at) index',
+    `CREATE INDEX events_app_id_received_at_idx ON events (app_id, received_at)`,
+  );
 
   // rollups, from the rows, as the store's INSERT_EVENTS defines them
-  await step('daily_event_counts', `INSERT INTO daily_event_counts (app_id, day, event_name, events) SELECT app_id, day, event_name, count(*) FROM events GROUP BY 1, 2, 3`);
-  await step('daily_users', `INSERT INTO daily_users (app_id, day, user_key) SELECT DISTINCT app_id, day, user_key FROM events`);
-  await step('app_users', `INSERT INTO app_users (app_id, user_key, last_day) SELECT app_id, user_key, max(day) FROM daily_users GROUP BY 1, 2`);
+  await step(
+    'daily_event_counts',
+    `INSERT INTO daily_event_counts (app_id, day, event_name, events) SELECT app_id, day, event_name, count(*) FROM events GROUP BY 1, 2, 3`,
+  );
+  await step(
+    'daily_users',
+    `INSERT INTO daily_users (app_id, day, user_key) SELECT DISTINCT app_id, day, user_key FROM events`,
+  );
+  await step(
+    'app_users',
+    `INSERT INTO app_users (app_id, user_key, last_day) SELECT app_id, user_key, max(day) FROM daily_users GROUP BY 1, 2`,
+  );
   await step(
     'session starts',
     `CREATE TEMP TABLE starts AS SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
@@ -142,8 +160,13 @@ async function load(client: pg.Client, appId: number, events: number, today: str
      SELECT app_id, day, (SELECT count(*) FROM daily_users u WHERE u.app_id = s.app_id AND u.day = s.day), count(*)
      FROM daily_sessions s GROUP BY 1, 2`,
   );
-  await step('app_activity', `INSERT INTO app_activity (app_id, last_event_at, events_total) SELECT app_id, max(received_at), count(*) FROM events GROUP BY 1`);
-  const { rows: funnelTable } = await client.query(`SELECT 1 FROM information_schema.tables WHERE table_name = 'daily_funnel_sessions'`);
+  await step(
+    'app_activity',
+    `INSERT INTO app_activity (app_id, last_event_at, events_total) SELECT app_id, max(received_at), count(*) FROM events GROUP BY 1`,
+  );
+  const { rows: funnelTable } = await client.query(
+    `SELECT 1 FROM information_schema.tables WHERE table_name = 'daily_funnel_sessions'`,
+  );
   if (funnelTable.length > 0) {
     await step(
       'daily_funnel_sessions',
@@ -208,7 +231,9 @@ async function measureSize(events: number): Promise<SizeResult> {
     await applyMigrations(sql);
     await client.connect();
     const today = new Date().toISOString().slice(0, 10);
-    const { rows: [app] } = await client.query<{ id: number }>(
+    const {
+      rows: [app],
+    } = await client.query<{ id: number }>(
       `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('bench_big_app', '@bench_big_bot', ARRAY['big.example'], now()) RETURNING id`,
     );
     const [loadSeconds] = await timed(() => load(client, app!.id, events, today));
@@ -217,7 +242,9 @@ async function measureSize(events: number): Promise<SizeResult> {
     // write the loaded pages out now, so no checkpoint of gigabytes runs during the measurements
     await client.query('CHECKPOINT');
 
-    const { rows: [counts] } = await client.query<Record<string, number>>(
+    const {
+      rows: [counts],
+    } = await client.query<Record<string, number>>(
       `SELECT (SELECT count(*) FROM events)::float8 AS events,
               (SELECT coalesce(sum(events), 0) FROM daily_event_counts WHERE app_id = $1)::float8 AS counted,
               (SELECT count(*) FROM daily_event_counts)::float8 AS daily_event_counts,
@@ -228,7 +255,8 @@ async function measureSize(events: number): Promise<SizeResult> {
               pg_database_size(current_database())::float8 AS bytes`,
       [app!.id],
     );
-    if (counts!.events !== events || counts!.counted !== events) throw new Error(`loaded ${counts!.events} events, rollups count ${counts!.counted}`);
+    if (counts!.events !== events || counts!.counted !== events)
+      throw new Error(`loaded ${counts!.events} events, rollups count ${counts!.counted}`);
 
     // the dashboard as the site calls it
     const reader = new RollupReader(sql);
@@ -241,7 +269,8 @@ async function measureSize(events: number): Promise<SizeResult> {
       dashboard = result;
       runs.push(ms);
     }
-    if (dashboard!.totals.events !== events) throw new Error(`the dashboard counts ${dashboard!.totals.events} events of ${events}`);
+    if (dashboard!.totals.events !== events)
+      throw new Error(`the dashboard counts ${dashboard!.totals.events} events of ${events}`);
 
     // each of its queries alone: the same dashboard with its queries run one after another
     const perQuery = new Map<string, number[]>();
@@ -266,7 +295,8 @@ async function measureSize(events: number): Promise<SizeResult> {
       `SELECT count(DISTINCT user_key)::int AS users FROM daily_users WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
       [app!.id, period.from, period.to],
     );
-    if (exact!.users !== dashboard!.totals.users) throw new Error(`the dashboard counts ${dashboard!.totals.users} users, daily_users ${exact!.users}`);
+    if (exact!.users !== dashboard!.totals.users)
+      throw new Error(`the dashboard counts ${dashboard!.totals.users} users, daily_users ${exact!.users}`);
 
     const rankingRuns: number[] = [];
     for (let i = 0; i < RANKING_RUNS + 1; i++) {
@@ -284,12 +314,24 @@ async function measureSize(events: number): Promise<SizeResult> {
         users_30d: counts!.users_30d!,
       },
       loadSeconds: Object.fromEntries(Object.entries(loadSeconds).filter(([key]) => key !== 'pairs')),
-      dashboardMs: { median: round(median(runs)), min: round(Math.min(...runs)), max: round(Math.max(...runs)), runs: runs.length },
+      dashboardMs: {
+        median: round(median(runs)),
+        min: round(Math.min(...runs)),
+        max: round(Math.max(...runs)),
+        runs: runs.length,
+      },
       dashboardQueriesMs: Object.fromEntries([...perQuery].map(([name, times]) => [name, round(median(times))])),
-      rankingMs: { median: round(median(rankingRuns)), min: round(Math.min(...rankingRuns)), max: round(Math.max(...rankingRuns)), runs: rankingRuns.length },
+      rankingMs: {
+        median: round(median(rankingRuns)),
+        min: round(Math.min(...rankingRuns)),
+        max: round(Math.max(...rankingRuns)),
+        runs: rankingRuns.length,
+      },
       databaseBytes: counts!.bytes!,
     };
-    log(`  dashboard median ${result.dashboardMs.median} ms (${JSON.stringify(result.dashboardQueriesMs)}), ranking median ${result.rankingMs.median} ms`);
+    log(
+      `  dashboard median ${result.dashboardMs.median} ms (${JSON.stringify(result.dashboardQueriesMs)}), ranking median ${result.rankingMs.median} ms`,
+    );
     return result;
   } finally {
     await client.end().catch(() => undefined);
@@ -311,32 +353,70 @@ async function main(): Promise<void> {
   for (const size of SIZES) results.push(await measureSize(size));
 
   const targets: Target[] = [];
-  for (const r of results) targets.push(target(`dashboard, 30 days, ${r.events.toLocaleString('en')} events (median of ${r.dashboardMs.runs})`, r.dashboardMs.median, 'ms', '<=', 50));
+  for (const r of results)
+    targets.push(
+      target(
+        `dashboard, 30 days, ${r.events.toLocaleString('en')} events (median of ${r.dashboardMs.runs})`,
+        r.dashboardMs.median,
+        'ms',
+        '<=',
+        50,
+      ),
+    );
   if (results.length > 1) {
     const [small, large] = [results[0]!, results.at(-1)!];
     const label = `${small.events.toLocaleString('en')} → ${large.events.toLocaleString('en')}`;
-    targets.push(target(`dashboard flat, ${label}`, large.dashboardMs.median / small.dashboardMs.median, '×', '<=', 1.5));
+    targets.push(
+      target(`dashboard flat, ${label}`, large.dashboardMs.median / small.dashboardMs.median, '×', '<=', 1.5),
+    );
     targets.push(target(`ranking flat, ${label}`, large.rankingMs.median / small.rankingMs.median, '×', '<=', 1.5));
   }
   const summary = {
     bench: 'rollups',
     date: started.toISOString(),
-    machine: { ...machineInfo(), loadavgAtStart: loadStart.map((v) => round(v)), loadavgAtEnd: os.loadavg().map((v) => round(v)) },
-    settings: { users: USERS, activeShare: ACTIVE_SHARE, days: DAYS, runs: RUNS, rankingRuns: RANKING_RUNS, otherApps: OTHER_APPS },
+    machine: {
+      ...machineInfo(),
+      loadavgAtStart: loadStart.map((v) => round(v)),
+      loadavgAtEnd: os.loadavg().map((v) => round(v)),
+    },
+    settings: {
+      users: USERS,
+      activeShare: ACTIVE_SHARE,
+      days: DAYS,
+      runs: RUNS,
+      rankingRuns: RANKING_RUNS,
+      otherApps: OTHER_APPS,
+    },
     results,
     targets,
   };
-  console.log(`\nRollups bench — ${summary.machine.cpus} × ${summary.machine.cpuModel}, load average at start ${summary.machine.loadavgAtStart.join(' ')}, at end ${summary.machine.loadavgAtEnd.join(' ')}\n`);
+  console.log(
+    `\nRollups bench — ${summary.machine.cpus} × ${summary.machine.cpuModel}, load average at start ${summary.machine.loadavgAtStart.join(' ')}, at end ${summary.machine.loadavgAtEnd.join(' ')}\n`,
+  );
   console.log(
     formatTable(
-      ['events', 'load s', 'daily_users rows', 'users 30d', 'dashboard ms (median/min/max)', 'dashboard queries alone, median ms', 'ranking ms (median)', 'DB size'],
+      [
+        'events',
+        'load s',
+        'daily_users rows',
+        'users 30d',
+        'dashboard ms (median/min/max)',
+        'dashboard queries alone, median ms',
+        'ranking ms (median)',
+        'DB size',
+      ],
       results.map((r) => [
         r.events.toLocaleString('en'),
-        round(Object.values(r.loadSeconds).reduce((a, b) => a + b, 0), 0),
+        round(
+          Object.values(r.loadSeconds).reduce((a, b) => a + b, 0),
+          0,
+        ),
         r.rows.daily_users!.toLocaleString('en'),
         r.rows.users_30d!.toLocaleString('en'),
         `${r.dashboardMs.median} / ${r.dashboardMs.min} / ${r.dashboardMs.max}`,
-        Object.entries(r.dashboardQueriesMs).map(([name, ms]) => `${name} ${ms}`).join(', '),
+        Object.entries(r.dashboardQueriesMs)
+          .map(([name, ms]) => `${name} ${ms}`)
+          .join(', '),
         r.rankingMs.median,
         `${round(r.databaseBytes / 2 ** 30, 2)} GiB`,
       ]),

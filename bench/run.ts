@@ -19,7 +19,10 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-run-'));
 /** runs a bench script, its output passed through; resolves with its exit code and stdout */
 function runScript(script: string, scriptArgs: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...scriptArgs], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...scriptArgs], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
@@ -30,7 +33,10 @@ function runScript(script: string, scriptArgs: string[]): Promise<{ code: number
   });
 }
 
-const readJson = (file: string) => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { targets: Target[] } & Record<string, unknown>) : undefined);
+const readJson = (file: string) =>
+  fs.existsSync(file)
+    ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { targets: Target[] } & Record<string, unknown>)
+    : undefined;
 
 const started = new Date();
 const loadStart = os.loadavg().map((v) => round(v));
@@ -40,7 +46,11 @@ const summary: Record<string, unknown> = { bench: 'all', date: started.toISOStri
 const targets: Target[] = [];
 
 /** runs a bench that writes its summary (with targets) to --json-out, and collects both */
-async function runJsonBench(name: 'ingest' | 'flood' | 'rollups' | 'memory', script: string, scriptArgs: string[]): Promise<void> {
+async function runJsonBench(
+  name: 'ingest' | 'flood' | 'rollups' | 'memory',
+  script: string,
+  scriptArgs: string[],
+): Promise<void> {
   const out = path.join(work, `${name}.json`);
   const { code } = await runScript(script, [...scriptArgs, '--json-out', out]);
   const result = readJson(out);
@@ -51,9 +61,12 @@ async function runJsonBench(name: 'ingest' | 'flood' | 'rollups' | 'memory', scr
   }
 }
 
-if (only.has('ingest')) await runJsonBench('ingest', 'bench/ingest.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
-if (only.has('flood')) await runJsonBench('flood', 'bench/flood.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
-if (only.has('rollups')) await runJsonBench('rollups', 'bench/rollups.ts', ['--sizes', args.has('full') ? '1m,10m' : '1m']);
+if (only.has('ingest'))
+  await runJsonBench('ingest', 'bench/ingest.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
+if (only.has('flood'))
+  await runJsonBench('flood', 'bench/flood.ts', args.has('duration') ? ['--duration', args.get('duration')!] : []);
+if (only.has('rollups'))
+  await runJsonBench('rollups', 'bench/rollups.ts', ['--sizes', args.has('full') ? '1m,10m' : '1m']);
 if (only.has('memory')) await runJsonBench('memory', 'bench/memory.ts', []);
 
 if (only.has('sdk')) {
@@ -75,7 +88,12 @@ if (only.has('sdk')) {
 summary.machine = { ...machineInfo(), loadavgAtStart: loadStart, loadavgAtEnd: os.loadavg().map((v) => round(v)) };
 summary.targets = targets;
 summary.failures = failures;
-console.log(`\n=== all targets (${started.toISOString().slice(0, 16)}Z; load average at start ${loadStart.join(' ')}, at end ${os.loadavg().map((v) => round(v)).join(' ')}) ===\n`);
+console.log(
+  `\n=== all targets (${started.toISOString().slice(0, 16)}Z; load average at start ${loadStart.join(' ')}, at end ${os
+    .loadavg()
+    .map((v) => round(v))
+    .join(' ')}) ===\n`,
+);
 console.log(targetTable(targets));
 for (const failure of failures) console.log(`FAILED TO RUN: ${failure}`);
 console.log('\n' + JSON.stringify(summary));

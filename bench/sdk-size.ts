@@ -12,7 +12,14 @@ const script = fs.readFileSync(SDK_SCRIPT);
 // level 9, as the service compresses it (src/ingest/sdk-script.ts)
 const gzip = zlib.gzipSync(script, { level: 9 }).length;
 const brotli = zlib.brotliCompressSync(script, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-const result = { file: 'dist/sdk/index.js', minifiedBytes: script.length, gzipBytes: gzip, brotliBytes: brotli, gzipBudgetBytes: GZIP_BUDGET_BYTES, withinBudget: gzip <= GZIP_BUDGET_BYTES };
+const result = {
+  file: 'dist/sdk/index.js',
+  minifiedBytes: script.length,
+  gzipBytes: gzip,
+  brotliBytes: brotli,
+  gzipBudgetBytes: GZIP_BUDGET_BYTES,
+  withinBudget: gzip <= GZIP_BUDGET_BYTES,
+};
 console.log(JSON.stringify(result));
 console.log(
   `SDK script: ${script.length} bytes minified, ${gzip} bytes gzip (${((gzip / GZIP_BUDGET_BYTES) * 100).toFixed(0)}% of the ${GZIP_BUDGET_BYTES}-byte budget), ${brotli} bytes brotli`,

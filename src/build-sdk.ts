@@ -48,8 +48,19 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
   // loaded here, not at the top: importing this module for its paths must not load the build's tooling
   const { build } = await import('esbuild');
   try {
-    const common = { bundle: true, minify: true, target: TARGET, legalComments: 'none' as const, logLevel: 'warning' as const };
-    await build({ ...common, entryPoints: [path.join(ROOT, 'src/sdk/script.ts')], format: 'iife', outfile: path.join(staging, path.basename(SDK_SCRIPT)) });
+    const common = {
+      bundle: true,
+      minify: true,
+      target: TARGET,
+      legalComments: 'none' as const,
+      logLevel: 'warning' as const,
+    };
+    await build({
+      ...common,
+      entryPoints: [path.join(ROOT, 'src/sdk/script.ts')],
+      format: 'iife',
+      outfile: path.join(staging, path.basename(SDK_SCRIPT)),
+    });
     await build({
       ...common,
       entryPoints: [path.join(ROOT, 'src/sdk/index.ts')],
@@ -82,5 +93,7 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { scriptBytes } = await buildSdk();
-  console.log(`SDK built: ${path.relative(ROOT, SDK_SCRIPT)} ${scriptBytes} bytes, package in ${path.relative(ROOT, SDK_PACKAGE_DIR)}`);
+  console.log(
+    `SDK built: ${path.relative(ROOT, SDK_SCRIPT)} ${scriptBytes} bytes, package in ${path.relative(ROOT, SDK_PACKAGE_DIR)}`,
+  );
 }

@@ -75,11 +75,17 @@ function trustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
-  return raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
 }
 
 function adminIds(raw: string | undefined): string[] {
-  const ids = (raw ?? '').split(',').map((id) => id.trim()).filter(Boolean);
+  const ids = (raw ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
   const bad = ids.find((id) => !/^\d{1,20}$/.test(id));
   if (bad !== undefined) throw new ConfigError(`ADMIN_TELEGRAM_IDS must be numeric Telegram user ids, got "${bad}"`);
   return ids;
@@ -94,9 +100,12 @@ function secretFromFile(file: string): string {
     secret = fs.readFileSync(file, 'utf8').trim();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ConfigError(`SECRET_FILE ${file} cannot be read (${code === 'ENOENT' ? 'no such file' : code ?? (error as Error).message})`);
+    throw new ConfigError(
+      `SECRET_FILE ${file} cannot be read (${code === 'ENOENT' ? 'no such file' : (code ?? (error as Error).message)})`,
+    );
   }
-  if (secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`SECRET_FILE ${file} must hold a secret of at least ${MIN_SECRET_LENGTH} characters`);
+  if (secret.length < MIN_SECRET_LENGTH)
+    throw new ConfigError(`SECRET_FILE ${file} must hold a secret of at least ${MIN_SECRET_LENGTH} characters`);
   return secret;
 }
 
@@ -109,7 +118,8 @@ export function loadConfig(env: Env = process.env): Config {
   const givenFile = text(env, 'SECRET') === undefined ? text(env, 'SECRET_FILE') : undefined;
   const secretFile = givenFile === undefined ? undefined : path.resolve(givenFile);
   const secret = secretFile === undefined ? text(env, 'SECRET') : secretFromFile(secretFile);
-  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
+  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH)
+    throw new ConfigError(`SECRET must be at least ${MIN_SECRET_LENGTH} characters`);
   const databaseUrl = text(env, 'DATABASE_URL');
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');

@@ -12,15 +12,22 @@ import { createServices } from './services.ts';
 
 async function start(): Promise<void> {
   const config = loadConfig();
-  const store = await openStore(config, { onPoolError: (error) => console.error(`database connection lost: ${error.message}`) });
+  const store = await openStore(config, {
+    onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
+  });
   const services = await createServices(config, store, {
-    onBackgroundError: (error, what) => app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
+    onBackgroundError: (error, what) =>
+      app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
   });
   let bot: ReturnType<typeof createBot> | undefined;
-  const app = await buildApp(services, { site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) } });
-  const stopControl = store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
+  const app = await buildApp(services, {
+    site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
+  });
+  const stopControl =
+    store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
   const stopRanking = startRankingSchedule(store.sql, { log: app.log });
-  if (config.botToken) bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log });
+  if (config.botToken)
+    bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log });
 
   const botStopped = new AbortController();
   let stopping = false;

@@ -22,7 +22,11 @@ export function createMetrics() {
         this.set(value(readBacklog()));
       },
     });
-  backlogGauge('tma_log_backlog_records', 'Requests in the durable log that the store does not hold yet', (reading) => reading.records);
+  backlogGauge(
+    'tma_log_backlog_records',
+    'Requests in the durable log that the store does not hold yet',
+    (reading) => reading.records,
+  );
   backlogGauge('tma_log_backlog_events', 'Events in those requests', (reading) => reading.events);
   backlogGauge('tma_log_backlog_bytes', 'Bytes of those requests', (reading) => reading.bytes);
   backlogGauge('tma_log_backlog_oldest_seconds', 'Age of the oldest of them (0 when none waits)', (reading) =>
@@ -64,7 +68,7 @@ export function createMetrics() {
     }),
     freshnessSeconds: new client.Histogram({
       name: 'tma_request_freshness_seconds',
-      help: 'Time from a request\'s append to the durable log until the store holds it (what apps show and the dashboard wait for), per request',
+      help: "Time from a request's append to the durable log until the store holds it (what apps show and the dashboard wait for), per request",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30, 60],
       registers: [registry],
     }),

@@ -95,7 +95,11 @@ export async function createServices(config: Config, store: Store, options: Serv
   if (ingestLog) metrics.watchBacklog(() => ingestLog.stats());
   const rejections = new RejectionLog(events, 1_000, onBackgroundError);
   rejections.start();
-  const quota = new DailyQuota(store.sql, { eventsPerDay: config.quotaEventsPerDay, bytesPerDay: config.quotaBytesPerDay }, { onError: onBackgroundError });
+  const quota = new DailyQuota(
+    store.sql,
+    { eventsPerDay: config.quotaEventsPerDay, bytesPerDay: config.quotaBytesPerDay },
+    { onError: onBackgroundError },
+  );
   quota.start();
   return {
     config,

@@ -14,9 +14,15 @@ let admin: SiteClient;
 const errorLines: string[] = [];
 
 beforeAll(async () => {
-  service = await startSiteService({ LOG_LEVEL: 'warn', ADMIN_TELEGRAM_IDS: String(ADMIN.id), RATE_LIMIT_MAX: '1000000' });
+  service = await startSiteService({
+    LOG_LEVEL: 'warn',
+    ADMIN_TELEGRAM_IDS: String(ADMIN.id),
+    RATE_LIMIT_MAX: '1000000',
+  });
   // every logger of the service (request loggers are children) writes to this one stream
-  const streamKey = Object.getOwnPropertySymbols(service.app.log).find((symbol) => symbol.description === 'pino.stream')!;
+  const streamKey = Object.getOwnPropertySymbols(service.app.log).find(
+    (symbol) => symbol.description === 'pino.stream',
+  )!;
   const stream = (service.app.log as unknown as Record<symbol, { write(line: string): boolean }>)[streamKey]!;
   stream.write = (line: string) => {
     if ((JSON.parse(line) as { level: number }).level >= 50) errorLines.push(line);
@@ -50,7 +56,20 @@ function routesOf(tree: string): Route[] {
 
 const HUGE = 'x'.repeat(6000);
 /** path parameter values, as they appear in the URL */
-const PARAM_VALUES = ['no_such_app', '%00', 'walk_app%00', 'a%00b', HUGE, '%E0%A4%A', '%ZZ', '%F0%9F%92%A9', '..%2F..%2Fetc%2Fpasswd', '%3Cscript%3E', 'walk_app%0D%0ASet-Cookie:x=1', '%C0%AF'];
+const PARAM_VALUES = [
+  'no_such_app',
+  '%00',
+  'walk_app%00',
+  'a%00b',
+  HUGE,
+  '%E0%A4%A',
+  '%ZZ',
+  '%F0%9F%92%A9',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%3Cscript%3E',
+  'walk_app%0D%0ASet-Cookie:x=1',
+  '%C0%AF',
+];
 /** query strings, each hostile in one way */
 const QUERIES = (keys: string[]) => [
   ...keys.map((key) => `${key}=a&${key}=b`),
@@ -73,9 +92,32 @@ const BODIES: unknown[] = [
   null,
   'text',
   12,
-  { bot: ['@a_bot', '@b_bot'], domain: { host: 'x' }, app_name: 'walk\u0000app', add: ['x'], remove: 7, initData: ['a'], telegram_id: [1] },
-  { bot: `@${HUGE}`, domain: `${HUGE}.com`, app_name: HUGE, add: '\u0000.example.com', remove: '%00', initData: HUGE, telegram_id: '1'.repeat(40) },
-  { bot: '@\ud800bot', domain: 'xn--\u202e.example', app_name: 'app\u202e', add: 'ünicode.example', initData: 'user=%7B%22id%22%3A1%7D&hash=00', telegram_id: '\u0000' },
+  {
+    bot: ['@a_bot', '@b_bot'],
+    domain: { host: 'x' },
+    app_name: 'walk\u0000app',
+    add: ['x'],
+    remove: 7,
+    initData: ['a'],
+    telegram_id: [1],
+  },
+  {
+    bot: `@${HUGE}`,
+    domain: `${HUGE}.com`,
+    app_name: HUGE,
+    add: '\u0000.example.com',
+    remove: '%00',
+    initData: HUGE,
+    telegram_id: '1'.repeat(40),
+  },
+  {
+    bot: '@\ud800bot',
+    domain: 'xn--\u202e.example',
+    app_name: 'app\u202e',
+    add: 'ünicode.example',
+    initData: 'user=%7B%22id%22%3A1%7D&hash=00',
+    telegram_id: '\u0000',
+  },
 ];
 
 interface Call {
@@ -87,14 +129,17 @@ interface Call {
 function callsFor(route: Route): Call[] {
   const paths = route.path === '*' ? ['/%00', `/${HUGE}`, '/%E0%A4%A', '/api/apps/%00'] : [route.path];
   // each hostile path parameter alone; hostile queries and bodies on a well-formed path (an app that does not exist)
-  const hostilePaths = paths.flatMap((path) => (path.includes(':') ? PARAM_VALUES.map((value) => path.replace(/:\w+/g, value)) : [path]));
+  const hostilePaths = paths.flatMap((path) =>
+    path.includes(':') ? PARAM_VALUES.map((value) => path.replace(/:\w+/g, value)) : [path],
+  );
   const base = paths[0]!.replace(/:\w+/g, 'no_such_app');
   const calls: Call[] = [];
   for (const method of route.methods) {
     for (const path of hostilePaths) calls.push({ method, url: path });
     if (method === 'HEAD') continue; // answered by the GET handler, walked below
     for (const query of QUERIES(QUERY_KEYS)) calls.push({ method, url: `${base}?${query}` });
-    if (method === 'POST' || method === 'DELETE') for (const body of BODIES) calls.push({ method, url: base, body: JSON.stringify(body) });
+    if (method === 'POST' || method === 'DELETE')
+      for (const body of BODIES) calls.push({ method, url: base, body: JSON.stringify(body) });
   }
   return calls;
 }
@@ -104,15 +149,31 @@ async function send(client: SiteClient, call: Call): Promise<number> {
   if (client.cookie) headers.cookie = `tma_session=${client.cookie}`;
   if (call.body !== undefined) headers['content-type'] = 'application/json';
   if (call.method === 'OPTIONS') headers['access-control-request-method'] = 'POST';
-  const response = await fetch(service.url + call.url, { method: call.method, headers, body: call.body, redirect: 'manual' });
+  const response = await fetch(service.url + call.url, {
+    method: call.method,
+    headers,
+    body: call.body,
+    redirect: 'manual',
+  });
   await response.arrayBuffer();
   return response.status;
 }
 
 describe('every route with hostile parameters', () => {
-  it('finds the service\'s routes in Fastify\'s table, the site\'s, the catalog\'s and the ingest API\'s among them', () => {
+  it("finds the service's routes in Fastify's table, the site's, the catalog's and the ingest API's among them", () => {
     const paths = routesOf(service.app.printRoutes({ commonPrefix: false })).map((route) => route.path);
-    for (const path of ['/events', '/events/threshold', '/healthz', '/index.js', '/api/catalog', '/catalog', '/login/link', '/api/apps/:name', '/api/apps/:name/export.:format', '/assets/:name']) {
+    for (const path of [
+      '/events',
+      '/events/threshold',
+      '/healthz',
+      '/index.js',
+      '/api/catalog',
+      '/catalog',
+      '/login/link',
+      '/api/apps/:name',
+      '/api/apps/:name/export.:format',
+      '/assets/:name',
+    ]) {
       expect(paths).toContain(path);
     }
   });
@@ -131,7 +192,10 @@ describe('every route with hostile parameters', () => {
         while (next < calls.length) {
           const call = calls[next++]!;
           const status = await send(client, call);
-          if (status >= 500) failures.push(`${status} ${call.method} ${call.url.slice(0, 120)}${call.body ? ` ${call.body.slice(0, 80)}` : ''}`);
+          if (status >= 500)
+            failures.push(
+              `${status} ${call.method} ${call.url.slice(0, 120)}${call.body ? ` ${call.body.slice(0, 80)}` : ''}`,
+            );
         }
       };
       await Promise.all(Array.from({ length: 6 }, worker));

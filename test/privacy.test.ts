@@ -24,7 +24,19 @@ afterAll(async () => {
 async function ingest(env: Record<string, string>): Promise<string> {
   const service = await startServiceProcess({ ...env, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', RATE_LIMIT_MAX: '5' });
   running.push(service);
-  const created = await runCli(env, ['tokens', 'create', '--bot', '@privacy_bot', '--domain', 'app.example.com', '--app-name', 'privacy_app', '--owner', String(USER_ID), '--json']);
+  const created = await runCli(env, [
+    'tokens',
+    'create',
+    '--bot',
+    '@privacy_bot',
+    '--domain',
+    'app.example.com',
+    '--app-name',
+    'privacy_app',
+    '--owner',
+    String(USER_ID),
+    '--json',
+  ]);
   expect(created.exitCode, created.stderr).toBe(0);
   const { token } = JSON.parse(created.stdout) as { token: string };
   const headers = { 'x-forwarded-for': CLIENT_IP };
@@ -37,13 +49,28 @@ async function ingest(env: Record<string, string>): Promise<string> {
     }),
   ];
   expect((await postEvents(service.url, accepted, { token, headers })).status).toBe(201);
-  expect((await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), { token, headers, origin: 'https://other.example' })).status).toBe(403);
-  expect((await postEvents(service.url, makeEvent('privacy_app', { user_id: 'x' }), { token, headers })).status).toBe(400);
+  expect(
+    (
+      await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), {
+        token,
+        headers,
+        origin: 'https://other.example',
+      })
+    ).status,
+  ).toBe(403);
+  expect((await postEvents(service.url, makeEvent('privacy_app', { user_id: 'x' }), { token, headers })).status).toBe(
+    400,
+  );
   const statuses: number[] = [];
-  for (let i = 0; i < 6; i++) statuses.push((await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), { token, headers })).status);
+  for (let i = 0; i < 6; i++)
+    statuses.push(
+      (await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), { token, headers })).status,
+    );
   expect(statuses).toContain(429); // the rate limit was really hit
   // rejections are written about once a second: wait until the operator sees this one
-  const lastRejection = async () => JSON.parse((await runCli(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout).last_rejection?.status;
+  const lastRejection = async () =>
+    JSON.parse((await runCli(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout).last_rejection
+      ?.status;
   await expect.poll(lastRejection, { timeout: 15_000, interval: 500 }).toBe(429);
   expect(await service.stop()).toEqual({ code: 0, signal: null });
   return service.output();
@@ -65,7 +92,10 @@ function expectNothingPrivate(where: string, text: string) {
 }
 
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 const postgresUp = await available('PostgreSQL');

@@ -12,9 +12,20 @@ import { killAllChildren, startServiceProcess } from './helpers/service-process.
 function event(appId: number): EventRow {
   const at = new Date();
   return {
-    appId, eventKey: crypto.randomBytes(16), receivedAt: at, occurredAt: at, day: at.toISOString().slice(0, 10),
-    eventName: 'app-init', sessionId: crypto.randomUUID(), userKey: crypto.randomBytes(16), isPremium: false,
-    isSuccess: false, platform: 'ios', locale: 'en', startParam: null, props: {},
+    appId,
+    eventKey: crypto.randomBytes(16),
+    receivedAt: at,
+    occurredAt: at,
+    day: at.toISOString().slice(0, 10),
+    eventName: 'app-init',
+    sessionId: crypto.randomUUID(),
+    userKey: crypto.randomBytes(16),
+    isPremium: false,
+    isSuccess: false,
+    platform: 'ios',
+    locale: 'en',
+    startParam: null,
+    props: {},
   };
 }
 
@@ -25,20 +36,25 @@ describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', 
     await database?.drop();
   });
 
-  it('finishes the purge of an app deleted before a stop, and keeps the other apps\' rows', async () => {
+  it("finishes the purge of an app deleted before a stop, and keeps the other apps' rows", async () => {
     database = await createTestDatabase();
     const config = { databaseUrl: database.url, dataDir: tempDir() };
     const store = await openStore(config);
     const rowsOf = async (appId: number) => {
       let total = 0;
       for (const table of EVENT_PLANE_TABLES) {
-        total += (await store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [appId]))[0]!.n;
+        total += (
+          await store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [appId])
+        )[0]!.n;
       }
       return total;
     };
     try {
       const [deleted, kept] = await Promise.all(
-        ['deleted_app', 'kept_app'].map(async (appName) => (await store.prisma.app.create({ data: { appName, bot: '@x_bot', domains: ['x.example'] } })).id),
+        ['deleted_app', 'kept_app'].map(
+          async (appName) =>
+            (await store.prisma.app.create({ data: { appName, bot: '@x_bot', domains: ['x.example'] } })).id,
+        ),
       );
       const events = new SqlEventStore(store.sql);
       for (const appId of [deleted, kept]) await events.insert(Array.from({ length: 40 }, () => event(appId)));
@@ -47,9 +63,14 @@ describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', 
       await store.prisma.app.delete({ where: { id: deleted } });
       expect(await rowsOf(deleted)).toBeGreaterThan(40);
 
-      const service = await startServiceProcess({ DATABASE_URL: database.url, DATA_DIR: config.dataDir, LOG_LEVEL: 'warn' });
+      const service = await startServiceProcess({
+        DATABASE_URL: database.url,
+        DATA_DIR: config.dataDir,
+        LOG_LEVEL: 'warn',
+      });
       const deadline = Date.now() + 15_000;
-      while ((await rowsOf(deleted)) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while ((await rowsOf(deleted)) > 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await rowsOf(deleted)).toBe(0);
       expect(await rowsOf(kept)).toBe(keptRows);
       expect(await service.stop(), service.output()).toEqual({ code: 0, signal: null });

@@ -23,18 +23,27 @@ describe('SECRET_FILE', () => {
   it('is read at start (trimmed), and SECRET wins over it', () => {
     const file = secretFile(`${FILE_SECRET}\n`);
     expect(loadConfig({ SECRET_FILE: file })).toMatchObject({ secret: FILE_SECRET, secretFile: file });
-    expect(loadConfig({ SECRET: 's'.repeat(40), SECRET_FILE: '/no/such/dir/secret' })).toMatchObject({ secret: 's'.repeat(40), secretFile: undefined });
+    expect(loadConfig({ SECRET: 's'.repeat(40), SECRET_FILE: '/no/such/dir/secret' })).toMatchObject({
+      secret: 's'.repeat(40),
+      secretFile: undefined,
+    });
   });
 
   it('stops the service when the file is missing, unreadable or too short', () => {
-    expect(() => loadConfig({ SECRET_FILE: '/no/such/dir/secret' })).toThrow(new ConfigError('SECRET_FILE /no/such/dir/secret cannot be read (no such file)'));
+    expect(() => loadConfig({ SECRET_FILE: '/no/such/dir/secret' })).toThrow(
+      new ConfigError('SECRET_FILE /no/such/dir/secret cannot be read (no such file)'),
+    );
     const directory = tempDir('tma-secret-');
-    expect(() => loadConfig({ SECRET_FILE: directory })).toThrow(new ConfigError(`SECRET_FILE ${directory} cannot be read (EISDIR)`));
+    expect(() => loadConfig({ SECRET_FILE: directory })).toThrow(
+      new ConfigError(`SECRET_FILE ${directory} cannot be read (EISDIR)`),
+    );
     const short = secretFile('too-short\n');
-    expect(() => loadConfig({ SECRET_FILE: short })).toThrow(new ConfigError(`SECRET_FILE ${short} must hold a secret of at least 32 characters`));
+    expect(() => loadConfig({ SECRET_FILE: short })).toThrow(
+      new ConfigError(`SECRET_FILE ${short} must hold a secret of at least 32 characters`),
+    );
   });
 
-  it('keys the service\'s pseudonyms, and no secret is written into DATA_DIR', async () => {
+  it("keys the service's pseudonyms, and no secret is written into DATA_DIR", async () => {
     const service = await startTestService({ SECRET_FILE: secretFile(FILE_SECRET) });
     try {
       expect(service.services.secrets.fingerprint()).toBe(new Secrets(Buffer.from(FILE_SECRET)).fingerprint());
@@ -67,12 +76,20 @@ describe('the service at start', () => {
     };
     const generated = path.join(dataDir, 'secret');
     expect(await warnings({ NODE_ENV: 'production' })).toEqual([
-      expect.objectContaining({ level: 40, secretFile: generated, msg: expect.stringContaining('a copy of DATA_DIR can reverse user keys') }),
+      expect.objectContaining({
+        level: 40,
+        secretFile: generated,
+        msg: expect.stringContaining('a copy of DATA_DIR can reverse user keys'),
+      }),
     ]);
     // the same secret, given through SECRET_FILE inside DATA_DIR, then outside it
     const inside = secretFile(fs.readFileSync(generated, 'utf8'), path.join(dataDir, 'keys'));
-    expect(await warnings({ NODE_ENV: 'production', SECRET_FILE: inside })).toEqual([expect.objectContaining({ level: 40, secretFile: inside })]);
-    expect(await warnings({ NODE_ENV: 'production', SECRET_FILE: secretFile(fs.readFileSync(generated, 'utf8')) })).toEqual([]);
+    expect(await warnings({ NODE_ENV: 'production', SECRET_FILE: inside })).toEqual([
+      expect.objectContaining({ level: 40, secretFile: inside }),
+    ]);
+    expect(
+      await warnings({ NODE_ENV: 'production', SECRET_FILE: secretFile(fs.readFileSync(generated, 'utf8')) }),
+    ).toEqual([]);
     expect(await warnings({})).toEqual([]);
   }, 240_000); // four starts of the service process: tens of seconds apiece on a loaded 2-core machine
 });

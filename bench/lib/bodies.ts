@@ -81,7 +81,13 @@ export function officialBatchBodies(options: BodyOptions & { eventsPerBatch?: nu
           client_timestamp: at,
           custom_data: { ton_connect_sdk_lib: '3.4.1', ton_connect_ui_lib: '2.3.1', trace_id: uuidFrom('trace', seq) },
         };
-      } else event = { event_name: 'custom-event', ...base, client_timestamp: at, custom_data: { button: 'tap', screen: `s${i}`, seq } };
+      } else
+        event = {
+          event_name: 'custom-event',
+          ...base,
+          client_timestamp: at,
+          custom_data: { button: 'tap', screen: `s${i}`, seq },
+        };
       seq++;
       events.push(event);
     }

@@ -28,7 +28,6 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-
 /** after the store failed for reasons that are not one request's data, refuse at once for this long */
 const FAIL_FAST_MS = 1_000;
 
@@ -117,7 +116,8 @@ export class GroupCommitWriter<Row> {
     const batch: Submission<Row>[] = [];
     let events = 0;
     let bytes = 0;
-    const fits = (next: Submission<Row>) => events + next.rows.length <= this.maxBatchEvents && bytes + next.bytes <= this.maxBatchBytes;
+    const fits = (next: Submission<Row>) =>
+      events + next.rows.length <= this.maxBatchEvents && bytes + next.bytes <= this.maxBatchBytes;
     while (this.queue.length > 0 && (batch.length === 0 || fits(this.queue[0]!))) {
       const next = this.queue.shift()!;
       events += next.rows.length;

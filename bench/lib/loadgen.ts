@@ -159,7 +159,10 @@ function wrkScript(headers: Record<string, string>): string {
     process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     scriptFile = dir;
   }
-  const file = path.join(scriptFile, `script-${Object.keys(headers).length}-${Math.random().toString(36).slice(2)}.lua`);
+  const file = path.join(
+    scriptFile,
+    `script-${Object.keys(headers).length}-${Math.random().toString(36).slice(2)}.lua`,
+  );
   const headerLines = Object.entries(headers)
     .map(([name, value]) => `wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`)
     .join('\n');
@@ -172,11 +175,28 @@ function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const threads = Math.min(Number(process.env.BENCH_WRK_THREADS ?? 1), spec.connections);
   const script = wrkScript(spec.headers);
   const args = [
-    '-t', String(threads), '-c', String(spec.connections), '-d', `${spec.durationSec}s`, '--timeout', '10s',
-    '-s', script, spec.url, '--', spec.bodyFile, String(threads), String(spec.rate ?? 0), spec.madeUpTokenHeader ?? '',
+    '-t',
+    String(threads),
+    '-c',
+    String(spec.connections),
+    '-d',
+    `${spec.durationSec}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    spec.url,
+    '--',
+    spec.bodyFile,
+    String(threads),
+    String(spec.rate ?? 0),
+    spec.madeUpTokenHeader ?? '',
   ];
   return new Promise((resolve, reject) => {
-    const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_PACED: spec.rate ? '1' : '0' } });
+    const child = spawn('wrk', args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BENCH_PACED: spec.rate ? '1' : '0' },
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -63,7 +63,11 @@ export function machineInfo(): MachineInfo {
  * Runs a bench's main, then its cleanups (last added first) and removes its work directory, whatever
  * happened; exits non-zero only when main failed to run.
  */
-export async function runBenchMain(main: () => Promise<void>, cleanups: (() => Promise<unknown>)[], workDir: string): Promise<never> {
+export async function runBenchMain(
+  main: () => Promise<void>,
+  cleanups: (() => Promise<unknown>)[],
+  workDir: string,
+): Promise<never> {
   let failed = false;
   try {
     await main();

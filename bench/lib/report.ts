@@ -13,9 +13,21 @@ export interface Target {
   note?: string;
 }
 
-export function target(name: string, value: number | null, unit: string, op: '>=' | '<=', limit: number, note?: string): Target {
+export function target(
+  name: string,
+  value: number | null,
+  unit: string,
+  op: '>=' | '<=',
+  limit: number,
+  note?: string,
+): Target {
   // an infinite limit marks a figure that is reported, not judged
-  const pass = value === null || !Number.isFinite(value) || !Number.isFinite(limit) ? null : op === '>=' ? value >= limit : value <= limit;
+  const pass =
+    value === null || !Number.isFinite(value) || !Number.isFinite(limit)
+      ? null
+      : op === '>='
+        ? value >= limit
+        : value <= limit;
   return { name, value, unit, goal: Number.isFinite(limit) ? `${op} ${limit}` : '—', pass, note };
 }
 
@@ -24,7 +36,11 @@ export const round = (value: number, digits = 2) => Math.round(value * 10 ** dig
 export function formatTable(headers: string[], rows: (string | number)[][]): string {
   const cells = [headers, ...rows.map((row) => row.map((cell) => String(cell)))];
   const widths = headers.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
-  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]!), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 
@@ -64,7 +80,12 @@ export function parseArgs(argv: string[]): Map<string, string> {
 }
 
 /** the end of every bench's output: its targets, any notes, one JSON line, and the JSON to --json-out if given */
-export function printSummary(summary: unknown, targets: Target[], jsonOut: string | undefined, notes: string[] = []): void {
+export function printSummary(
+  summary: unknown,
+  targets: Target[],
+  jsonOut: string | undefined,
+  notes: string[] = [],
+): void {
   console.log('\n' + targetTable(targets));
   for (const note of notes) console.log(`note: ${note}`);
   console.log('\n' + JSON.stringify(summary));

@@ -25,11 +25,17 @@ export function counterDelta(before: MetricsReading, after: MetricsReading, name
  * The q-quantile of what a histogram observed between two readings, as the upper bound of the bucket holding it
  * (a histogram knows no finer); null when it observed nothing.
  */
-export function histogramQuantile(before: MetricsReading, after: MetricsReading, name: string, q: number): number | null {
+export function histogramQuantile(
+  before: MetricsReading,
+  after: MetricsReading,
+  name: string,
+  q: number,
+): number | null {
   const buckets: { le: number; count: number }[] = [];
   for (const [key, value] of after) {
     const match = new RegExp(`^${name}_bucket\\{le="([^"]+)"\\}$`).exec(key);
-    if (match) buckets.push({ le: match[1] === '+Inf' ? Infinity : Number(match[1]), count: value - (before.get(key) ?? 0) });
+    if (match)
+      buckets.push({ le: match[1] === '+Inf' ? Infinity : Number(match[1]), count: value - (before.get(key) ?? 0) });
   }
   buckets.sort((a, b) => a.le - b.le);
   const total = buckets.at(-1)?.count ?? 0;

@@ -17,14 +17,20 @@ export function adminCommands(deps: BotDeps, screens: Screens): Composer<BotCont
   const composer = new Composer<BotContext>();
   const admins = composer.filter(deps.isAdmin);
 
-  const allApps = async (ctx: BotContext) => screens.apps(ctx, await registry.listApps(deps.actorOf(ctx)), '🛠 <b>All apps</b>', 'No apps are registered.');
+  const allApps = async (ctx: BotContext) =>
+    screens.apps(ctx, await registry.listApps(deps.actorOf(ctx)), '🛠 <b>All apps</b>', 'No apps are registered.');
   admins.command('admin', allApps);
   admins.callbackQuery('admin:apps', answered(allApps));
   admins.command('find', async (ctx) => {
     const query = ctx.match.trim();
     if (!query) return ctx.reply('Usage: /find <app name or owner Telegram id>');
     const filter = /^\d{1,20}$/.test(query) ? { ownerTelegramId: query } : { appName: query };
-    return screens.apps(ctx, await registry.listApps(deps.actorOf(ctx), filter), `🔎 <b>${escapeHtml(query)}</b>`, 'Nothing found.');
+    return screens.apps(
+      ctx,
+      await registry.listApps(deps.actorOf(ctx), filter),
+      `🔎 <b>${escapeHtml(query)}</b>`,
+      'Nothing found.',
+    );
   });
   admins.command('revoke', async (ctx) => {
     const appName = ctx.match.trim();
@@ -42,6 +48,9 @@ export function adminCommands(deps: BotDeps, screens: Screens): Composer<BotCont
     ADMIN_COMMANDS.map(({ command }) => command),
     (ctx) => ctx.reply(TEXT.adminOnly),
   );
-  composer.callbackQuery('admin:apps', answered((ctx) => ctx.reply(TEXT.adminOnly)));
+  composer.callbackQuery(
+    'admin:apps',
+    answered((ctx) => ctx.reply(TEXT.adminOnly)),
+  );
   return composer;
 }

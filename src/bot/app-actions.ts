@@ -11,18 +11,27 @@ import { HTML, TEXT, escapeHtml, tokenIssued } from './texts.ts';
 /** a press on an app's button, with the app it names, already checked */
 type AppContext = CallbackQueryContext<BotContext & { app: AppRecord }>;
 
-const domainsText = (app: AppRecord) => `🌐 Domains of <b>${escapeHtml(app.appName)}</b>:\n${app.domains.map(escapeHtml).join('\n')}`;
+const domainsText = (app: AppRecord) =>
+  `🌐 Domains of <b>${escapeHtml(app.appName)}</b>:\n${app.domains.map(escapeHtml).join('\n')}`;
 
 export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext> {
   const { registry } = deps.services;
   const actions = new Composer<BotContext & { app: AppRecord }>();
-  const on = (action: Parameters<typeof appActionData>[0], handler: (ctx: AppContext) => unknown) => actions.callbackQuery(appActionData(action), handler);
+  const on = (action: Parameters<typeof appActionData>[0], handler: (ctx: AppContext) => unknown) =>
+    actions.callbackQuery(appActionData(action), handler);
 
-  on('app', answered((ctx) => screens.app(ctx, ctx.app)));
+  on(
+    'app',
+    answered((ctx) => screens.app(ctx, ctx.app)),
+  );
   on(
     'rev',
     answered((ctx) =>
-      screens.show(ctx, `Revoke the token of <b>${escapeHtml(ctx.app.appName)}</b>? Events sent with it will be refused with “Token is invalid.”`, confirmKeyboard('rev!', ctx.app.appId, '🚫 Yes, revoke')),
+      screens.show(
+        ctx,
+        `Revoke the token of <b>${escapeHtml(ctx.app.appName)}</b>? Events sent with it will be refused with “Token is invalid.”`,
+        confirmKeyboard('rev!', ctx.app.appId, '🚫 Yes, revoke'),
+      ),
     ),
   );
   on('rev!', async (ctx) => {
@@ -33,7 +42,11 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
   on(
     'regen',
     answered((ctx) =>
-      screens.show(ctx, `Issue a new token for <b>${escapeHtml(ctx.app.appName)}</b>? The current one stops working within seconds.`, confirmKeyboard('regen!', ctx.app.appId, '🔄 Yes, new token')),
+      screens.show(
+        ctx,
+        `Issue a new token for <b>${escapeHtml(ctx.app.appName)}</b>? The current one stops working within seconds.`,
+        confirmKeyboard('regen!', ctx.app.appId, '🔄 Yes, new token'),
+      ),
     ),
   );
   on('regen!', async (ctx) => {
@@ -41,10 +54,25 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
     await ctx.answerCallbackQuery({ text: 'New token issued' });
     // the confirmation buttons go; the token arrives as a new message the user can keep
     await ctx.editMessageReplyMarkup().catch(() => undefined);
-    await ctx.reply(tokenIssued(token, app, deps.services.config.publicUrl, false), { ...HTML, reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) });
+    await ctx.reply(tokenIssued(token, app, deps.services.config.publicUrl, false), {
+      ...HTML,
+      reply_markup: analyticsKeyboard(deps.isAdmin(ctx)),
+    });
   });
-  on('dom', answered((ctx) => screens.show(ctx, `${domainsText(ctx.app)}\n\nEvents are accepted from these domains only.`, domainsKeyboard(ctx.app))));
-  on('domadd', answered((ctx) => ctx.conversation.enter(DIALOG.addDomain, ctx.app.appName)));
+  on(
+    'dom',
+    answered((ctx) =>
+      screens.show(
+        ctx,
+        `${domainsText(ctx.app)}\n\nEvents are accepted from these domains only.`,
+        domainsKeyboard(ctx.app),
+      ),
+    ),
+  );
+  on(
+    'domadd',
+    answered((ctx) => ctx.conversation.enter(DIALOG.addDomain, ctx.app.appName)),
+  );
   on('domdel', async (ctx) => {
     const domain = ctx.app.domains[Number(ctx.match[2])];
     if (domain === undefined) return ctx.answerCallbackQuery();
@@ -62,13 +90,21 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
   on(
     'del',
     answered((ctx) =>
-      screens.show(ctx, `Delete <b>${escapeHtml(ctx.app.appName)}</b> with its token and all its recorded events? This cannot be undone.`, confirmKeyboard('del!', ctx.app.appId, '🗑 Yes, delete')),
+      screens.show(
+        ctx,
+        `Delete <b>${escapeHtml(ctx.app.appName)}</b> with its token and all its recorded events? This cannot be undone.`,
+        confirmKeyboard('del!', ctx.app.appId, '🗑 Yes, delete'),
+      ),
     ),
   );
   on('del!', async (ctx) => {
     await registry.deleteApp(ctx.app.appName, deps.actorOf(ctx));
     await ctx.answerCallbackQuery({ text: 'App deleted' });
-    await screens.show(ctx, `🗑 <b>${escapeHtml(ctx.app.appName)}</b> was deleted.`, analyticsKeyboard(deps.isAdmin(ctx)));
+    await screens.show(
+      ctx,
+      `🗑 <b>${escapeHtml(ctx.app.appName)}</b> was deleted.`,
+      analyticsKeyboard(deps.isAdmin(ctx)),
+    );
   });
 
   const composer = new Composer<BotContext>();
@@ -77,7 +113,10 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
 }
 
 /** Loads the app whose id the callback data carries and runs `actions` with it, for its owner or an administrator only. */
-function ownedApp(deps: BotDeps, actions: Composer<BotContext & { app: AppRecord }>): CallbackQueryMiddleware<BotContext> {
+function ownedApp(
+  deps: BotDeps,
+  actions: Composer<BotContext & { app: AppRecord }>,
+): CallbackQueryMiddleware<BotContext> {
   const run = actions.middleware();
   return async (ctx, next) => {
     let app: AppRecord;
@@ -85,7 +124,8 @@ function ownedApp(deps: BotDeps, actions: Composer<BotContext & { app: AppRecord
       app = await deps.services.registry.getAppById(Number(ctx.match[1]), deps.actorOf(ctx));
     } catch (error) {
       // someone else's app looks exactly like one that does not exist
-      if (error instanceof RegistryError && error.code === 'app_not_found') return ctx.answerCallbackQuery({ text: TEXT.notYours, show_alert: true });
+      if (error instanceof RegistryError && error.code === 'app_not_found')
+        return ctx.answerCallbackQuery({ text: TEXT.notYours, show_alert: true });
       throw error;
     }
     return run(Object.assign(ctx, { app }), next);

@@ -49,16 +49,25 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   });
   // Telegram's 429 "retry after" and network hiccups are retried; dialogs get their own Api instance,
   // so the same transformers are installed there as a conversation plugin
-  const transformers: Transformer[] = [autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60 }), ...(options.transformers ?? [])];
+  const transformers: Transformer[] = [
+    autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60 }),
+    ...(options.transformers ?? []),
+  ];
   bot.api.config.use(...transformers);
 
   // only private chats with a real user are served: groups could leak a user's tokens to others
   const people = bot.chatType('private').filter((ctx) => ctx.from?.is_bot === false);
 
-  const stateKey = (ctx: Context) => services.secrets.hmac('bot-chat', String(ctx.chatId)).toString('base64url').slice(0, 22);
+  const stateKey = (ctx: Context) =>
+    services.secrets.hmac('bot-chat', String(ctx.chatId)).toString('base64url').slice(0, 22);
   people.use(
     conversations<BotContext, Context>({
-      storage: { type: 'key', version: DIALOG_STATE_VERSION, getStorageKey: stateKey, adapter: databaseStateStorage(services.store.prisma) },
+      storage: {
+        type: 'key',
+        version: DIALOG_STATE_VERSION,
+        getStorageKey: stateKey,
+        adapter: databaseStateStorage(services.store.prisma),
+      },
       plugins: [
         (ctx, next) => {
           ctx.api.config.use(...transformers);
@@ -77,21 +86,33 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
 
   // anything else: point the way instead of staying silent
   people.on('callback_query', (ctx) => ctx.answerCallbackQuery());
-  people.on('message', (ctx) => ctx.reply('Use /analytics to manage your tokens.', { reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) }));
+  people.on('message', (ctx) =>
+    ctx.reply('Use /analytics to manage your tokens.', { reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) }),
+  );
 
   bot.catch(async ({ error, ctx }) => {
     options.log.error({ err: error, update: ctx.update.update_id }, 'bot update failed');
-    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: 'Something went wrong. Please try again.' }).catch(() => undefined);
-    else if (!(error instanceof HttpError)) await ctx.reply('Something went wrong. Please try again.').catch(() => undefined);
+    if (ctx.callbackQuery)
+      await ctx.answerCallbackQuery({ text: 'Something went wrong. Please try again.' }).catch(() => undefined);
+    else if (!(error instanceof HttpError))
+      await ctx.reply('Something went wrong. Please try again.').catch(() => undefined);
   });
   return bot;
 }
 
 /** Registers the command lists (and the dashboard as the chat's menu button) where the Bot API allows it. */
-export async function registerCommands(bot: Bot<BotContext>, adminIds: string[], publicUrl: string | undefined, log: BotOptions['log']): Promise<void> {
+export async function registerCommands(
+  bot: Bot<BotContext>,
+  adminIds: string[],
+  publicUrl: string | undefined,
+  log: BotOptions['log'],
+): Promise<void> {
   try {
     const webApp = dashboardUrl(publicUrl);
-    if (webApp) await bot.api.setChatMenuButton({ menu_button: { type: 'web_app', text: 'Dashboards', web_app: { url: webApp } } });
+    if (webApp)
+      await bot.api.setChatMenuButton({
+        menu_button: { type: 'web_app', text: 'Dashboards', web_app: { url: webApp } },
+      });
     await bot.api.setMyCommands(COMMANDS);
     for (const id of adminIds) {
       await bot.api.setMyCommands([...COMMANDS, ...ADMIN_COMMANDS], { scope: { type: 'chat', chat_id: Number(id) } });
@@ -105,7 +126,12 @@ export async function registerCommands(bot: Bot<BotContext>, adminIds: string[],
  * Runs long polling until `signal` aborts. Telegram being unreachable never stops the service: the bot
  * retries every 15 s and logs why.
  */
-export async function runBot(bot: Bot<BotContext>, config: { adminTelegramIds: string[]; publicUrl?: string }, log: BotOptions['log'], signal: AbortSignal): Promise<void> {
+export async function runBot(
+  bot: Bot<BotContext>,
+  config: { adminTelegramIds: string[]; publicUrl?: string },
+  log: BotOptions['log'],
+  signal: AbortSignal,
+): Promise<void> {
   while (!signal.aborted) {
     try {
       if (!bot.isInited()) await bot.init();

@@ -26,8 +26,14 @@ export function newTokenDialog(deps: BotDeps) {
       const taken = await conversation.external(async (outside) => {
         const actor = deps.actorOf(outside);
         try {
-          const { token, app } = await registry.createApp({ appName, bot, domains: [domain], ownerTelegramId: actor.telegramId }, actor);
-          await outside.reply(tokenIssued(token, app, config.publicUrl, true), { ...HTML, reply_markup: analyticsKeyboard(false) });
+          const { token, app } = await registry.createApp(
+            { appName, bot, domains: [domain], ownerTelegramId: actor.telegramId },
+            actor,
+          );
+          await outside.reply(tokenIssued(token, app, config.publicUrl, true), {
+            ...HTML,
+            reply_markup: analyticsKeyboard(false),
+          });
           return null;
         } catch (failure) {
           if (failure instanceof RegistryError && failure.code === 'app_exists') return failure.message;
@@ -44,11 +50,15 @@ export function addDomainDialog(deps: BotDeps) {
   const { registry, config } = deps.services;
   return async function addDomain(conversation: Dialog, ctx: Context, appName: string): Promise<void> {
     for (;;) {
-      const domain = await ask(conversation, ctx, TEXT.askNewDomain, (text) => parseDomain(text, { allowLocalhost: config.allowLocalhostDomains }));
+      const domain = await ask(conversation, ctx, TEXT.askNewDomain, (text) =>
+        parseDomain(text, { allowLocalhost: config.allowLocalhostDomains }),
+      );
       const refusal = await conversation.external(async (outside) => {
         try {
           const app = await registry.addDomain(appName, domain, deps.actorOf(outside));
-          await outside.reply(`✅ ${domain} added. Domains of ${app.appName}: ${app.domains.join(', ')}`, { reply_markup: analyticsKeyboard(false) });
+          await outside.reply(`✅ ${domain} added. Domains of ${app.appName}: ${app.domains.join(', ')}`, {
+            reply_markup: analyticsKeyboard(false),
+          });
           return null;
         } catch (failure) {
           if (failure instanceof RegistryError) return { code: failure.code, message: failure.message };

@@ -15,7 +15,9 @@ export function menus(deps: BotDeps, screens: Screens): Composer<BotContext> {
   composer.command('newtoken', newToken);
   composer.command('mytokens', screens.myApps);
   // inside a dialog /cancel is its answer; here there is nothing to leave
-  composer.command('cancel', (ctx) => ctx.reply('Nothing to cancel.', { reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) }));
+  composer.command('cancel', (ctx) =>
+    ctx.reply('Nothing to cancel.', { reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) }),
+  );
 
   composer.callbackQuery('menu:analytics', answered(screens.analytics));
   composer.callbackQuery('menu:new', answered(newToken));

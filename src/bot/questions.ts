@@ -14,7 +14,12 @@ const CANCEL_COMMAND = /^\/cancel(@\w+)?$/i;
 const CANCELLED = Symbol('cancelled');
 
 /** Asks until the answer parses and returns it; /cancel ends the whole dialog. */
-export async function ask<T>(conversation: Dialog, ctx: Context, question: string, parse: (text: string) => Parsed<T>): Promise<T> {
+export async function ask<T>(
+  conversation: Dialog,
+  ctx: Context,
+  question: string,
+  parse: (text: string) => Parsed<T>,
+): Promise<T> {
   await ctx.reply(question, HTML);
   const answer = await conversation.form.build<T | typeof CANCELLED, string | null>({
     // the reason is null for an update that carries no text at all

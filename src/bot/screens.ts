@@ -49,9 +49,16 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
   return {
     show,
     apps,
-    analytics: (ctx) => show(ctx, TEXT.analytics, analyticsKeyboard(isAdmin(ctx), dashboardUrl(services.config.publicUrl))),
+    analytics: (ctx) =>
+      show(ctx, TEXT.analytics, analyticsKeyboard(isAdmin(ctx), dashboardUrl(services.config.publicUrl))),
     // the user's own apps, also for an administrator
-    myApps: async (ctx) => apps(ctx, await services.registry.listApps({ ...actorOf(ctx), isAdmin: false }), '📋 <b>Your apps</b>', TEXT.noApps),
+    myApps: async (ctx) =>
+      apps(
+        ctx,
+        await services.registry.listApps({ ...actorOf(ctx), isAdmin: false }),
+        '📋 <b>Your apps</b>',
+        TEXT.noApps,
+      ),
     app: async (ctx, app) => show(ctx, appCard(await view(app), now()), appKeyboard(app)),
   };
 }

@@ -81,7 +81,9 @@ export function tokenIssued(token: string, app: AppRecord, publicUrl: string | u
   const base = publicUrl ?? 'https://YOUR-ANALYTICS-HOST';
   const init = `{ token: '${token}', appName: '${app.appName}' }`;
   return [
-    fresh ? `✅ <b>${escapeHtml(app.appName)}</b> is registered.` : `🔄 New token for <b>${escapeHtml(app.appName)}</b>. The old one stops working within seconds.`,
+    fresh
+      ? `✅ <b>${escapeHtml(app.appName)}</b> is registered.`
+      : `🔄 New token for <b>${escapeHtml(app.appName)}</b>. The old one stops working within seconds.`,
     '',
     'Your token (shown only once, keep it safe):',
     `<code>${token}</code>`,
@@ -102,8 +104,10 @@ export const TEXT = {
   welcome:
     '👋 This bot issues access tokens for the analytics of your Telegram Mini Apps and shows whether their events arrive.\n\nOpen <b>Analytics</b> to start.',
   analytics: '📊 <b>Analytics</b>\nCreate a token for a mini app, or see your tokens and the time of their last event.',
-  askBot: 'Send the address of your mini app\'s bot, for example <code>@my_app_bot</code> or <code>https://t.me/my_app_bot</code>.\n/cancel to stop.',
-  askDomain: 'Send the domain your mini app is served from, for example <code>app.example.com</code> (a URL works too).\n/cancel to stop.',
+  askBot:
+    "Send the address of your mini app's bot, for example <code>@my_app_bot</code> or <code>https://t.me/my_app_bot</code>.\n/cancel to stop.",
+  askDomain:
+    'Send the domain your mini app is served from, for example <code>app.example.com</code> (a URL works too).\n/cancel to stop.',
   askAppName:
     'Send the app name: the analytics identifier your SDK sends as <code>appName</code>. 3–64 characters: lowercase letters, digits, <code>_</code> or <code>-</code>.\n/cancel to stop.',
   askNewDomain: 'Send the domain to add, for example <code>new.example.com</code>.\n/cancel to stop.',

@@ -94,9 +94,15 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
           last_event_at: (await services.events.activity(app.appId)).lastEventAt?.toISOString() ?? null,
         })),
       );
-      const text = rows.length === 0
-        ? 'No apps.'
-        : rows.map((row) => `${row.app_name}\t${row.token_prefix ?? 'revoked'}\t${row.domains.join(',')}\t${row.last_event_at ?? 'no events yet'}`).join('\n');
+      const text =
+        rows.length === 0
+          ? 'No apps.'
+          : rows
+              .map(
+                (row) =>
+                  `${row.app_name}\t${row.token_prefix ?? 'revoked'}\t${row.domains.join(',')}\t${row.last_event_at ?? 'no events yet'}`,
+              )
+              .join('\n');
       return { json: rows, text };
     }
     case 'tokens revoke': {
@@ -118,7 +124,13 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         last_event_at: activity.lastEventAt?.toISOString() ?? null,
         events_total: activity.eventsTotal,
         last_rejection: rejection
-          ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, reason: rejection.reason ?? null, origin: rejection.origin }
+          ? {
+              at: rejection.at.toISOString(),
+              status: rejection.status,
+              message: rejection.message,
+              reason: rejection.reason ?? null,
+              origin: rejection.origin,
+            }
           : null,
       };
       const lines = [
@@ -140,14 +152,21 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         values.default
           ? { eventsPerDay: null, bytesPerDay: null }
           : {
-              ...(eventsPerDay === undefined ? {} : { eventsPerDay: accepted(parseQuota(eventsPerDay, '--events-per-day')) }),
-              ...(bytesPerDay === undefined ? {} : { bytesPerDay: accepted(parseQuota(bytesPerDay, '--bytes-per-day')) }),
+              ...(eventsPerDay === undefined
+                ? {}
+                : { eventsPerDay: accepted(parseQuota(eventsPerDay, '--events-per-day')) }),
+              ...(bytesPerDay === undefined
+                ? {}
+                : { bytesPerDay: accepted(parseQuota(bytesPerDay, '--bytes-per-day')) }),
             },
         OPERATOR,
       );
       await services.quota.sync(); // in force at once here; other nodes read it within seconds
       const app = await services.registry.getApp(appName, OPERATOR);
-      const limits = effectiveLimits({ eventsPerDay: services.config.quotaEventsPerDay, bytesPerDay: services.config.quotaBytesPerDay }, overrides);
+      const limits = effectiveLimits(
+        { eventsPerDay: services.config.quotaEventsPerDay, bytesPerDay: services.config.quotaBytesPerDay },
+        overrides,
+      );
       const today = await usageToday(services.store.sql, app.appId);
       const source = (override: number | null) => (override === null ? 'default' : 'app');
       const document = {
@@ -165,9 +184,15 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     case 'ranking run': {
       const apps = await computeRanking(services.store.sql);
-      const text = apps.length === 0
-        ? 'No apps.'
-        : apps.map((app) => `${app.rank === null ? '   -' : String(app.rank).padStart(4)}  ${app.appName}  ${app.score === null ? `unranked: ${app.components.unranked_reason ?? ''}` : app.score.toFixed(3)}`).join('\n');
+      const text =
+        apps.length === 0
+          ? 'No apps.'
+          : apps
+              .map(
+                (app) =>
+                  `${app.rank === null ? '   -' : String(app.rank).padStart(4)}  ${app.appName}  ${app.score === null ? `unranked: ${app.components.unranked_reason ?? ''}` : app.score.toFixed(3)}`,
+              )
+              .join('\n');
       return { json: apps, text };
     }
     case 'login-link': {
@@ -178,7 +203,9 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     case 'sessions end': {
       const telegramId = ownerId(required(values['telegram-id'], 'telegram-id'))!;
-      const ended = await new SiteSessions(services.store.prisma, (id) => services.registry.ownerKey(id)).endAllOf(telegramId);
+      const ended = await new SiteSessions(services.store.prisma, (id) => services.registry.ownerKey(id)).endAllOf(
+        telegramId,
+      );
       return { json: { ended }, text: `Ended ${ended} session${ended === 1 ? '' : 's'}.` };
     }
     default:
@@ -188,13 +215,17 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
 
 export async function runCommand(services: Services, argv: string[]): Promise<CommandResult> {
   const json = argv.includes('--json');
-  if (argv.includes('--help') || argv.length === 0) return { exitCode: argv.length === 0 ? 2 : 0, stdout: USAGE + '\n', stderr: '' };
+  if (argv.includes('--help') || argv.length === 0)
+    return { exitCode: argv.length === 0 ? 2 : 0, stdout: USAGE + '\n', stderr: '' };
   try {
     await services.caughtUp();
     const result = await run(services, argv);
     return { exitCode: 0, stdout: (json ? JSON.stringify(result.json) : result.text) + '\n', stderr: '' };
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof RegistryError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const known =
+      error instanceof UsageError ||
+      error instanceof RegistryError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     if (!known) throw error;
     const message = (error as Error).message;
     const exitCode = error instanceof RegistryError ? 1 : 2;

@@ -43,17 +43,20 @@ export async function startControlSocket(socketPath: string, services: Services)
 
 export function runThroughOwner(socketPath: string, argv: string[]): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ socketPath, path: '/run', method: 'POST', headers: { 'content-type': 'application/json' } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as CommandResult);
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
+    const request = http.request(
+      { socketPath, path: '/run', method: 'POST', headers: { 'content-type': 'application/json' } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as CommandResult);
+          } catch (error) {
+            reject(error);
+          }
+        });
+      },
+    );
     request.on('error', reject);
     request.end(JSON.stringify({ argv }));
   });

@@ -19,7 +19,11 @@ const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync'];
  */
 const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB'];
 
-const START_PARAMS = [...PGlite.defaultStartParams.filter((param) => param !== '-F'), ...DURABLE_PARAMS, ...MEMORY_PARAMS];
+const START_PARAMS = [
+  ...PGlite.defaultStartParams.filter((param) => param !== '-F'),
+  ...DURABLE_PARAMS,
+  ...MEMORY_PARAMS,
+];
 
 interface EmscriptenModule {
   FS: { filesystems: { NODEFS: { stream_ops: Record<string, unknown>; tryFSOperation<T>(operation: () => T): T } } };

@@ -3,7 +3,11 @@
 /** a unique constraint refused the write: the row is already there */
 export function isUniqueViolation(error: unknown): boolean {
   const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === 'P2002' || code === '23505' || (typeof message === 'string' && message.includes('violates unique constraint'));
+  return (
+    code === 'P2002' ||
+    code === '23505' ||
+    (typeof message === 'string' && message.includes('violates unique constraint'))
+  );
 }
 
 /** SQLSTATE classes that blame the data of a statement (22 data exception, 23 integrity, 42 statement), not the store */

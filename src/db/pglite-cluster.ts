@@ -39,9 +39,13 @@ export async function createCluster(pgdata: string): Promise<void> {
     throw new Error(`${pgdata} holds files but no database cluster: move them away, or give an empty DATA_DIR`);
   }
   // the child loads TypeScript through tsx, whatever loader (or none) this process runs under
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), fileURLToPath(import.meta.url), pgdata], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), fileURLToPath(import.meta.url), pgdata],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-4_000)));
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
@@ -49,7 +53,9 @@ export async function createCluster(pgdata: string): Promise<void> {
     child.once('close', (code, signal) => resolve({ code, signal }));
   });
   if (exit.code !== 0 || !hasCluster(pgdata)) {
-    throw new Error(`could not create the database cluster in ${pgdata} (${exit.code ?? exit.signal}): ${errors.trim()}`);
+    throw new Error(
+      `could not create the database cluster in ${pgdata} (${exit.code ?? exit.signal}): ${errors.trim()}`,
+    );
   }
 }
 

@@ -12,8 +12,14 @@ const STATEMENT_EXISTS = '42P05';
  */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  const text = typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined;
-  if (text === undefined) throw new TypeError(`a named statement on PGlite takes text, numbers or booleans, not ${typeof value}`);
+  const text =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'number' || typeof value === 'boolean'
+        ? String(value)
+        : undefined;
+  if (text === undefined)
+    throw new TypeError(`a named statement on PGlite takes text, numbers or booleans, not ${typeof value}`);
   return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 

@@ -2,7 +2,15 @@
 
 /** utf8: the positions of parameters sent as UTF-8 bytes (Utf8Text), made strings on PGlite's thread */
 export type ThreadRequest = { id: number } & (
-  | { op: 'query'; sql: string; params?: unknown[]; utf8: number[]; rowMode?: 'array' | 'object'; rawTypes: number[]; tx?: number }
+  | {
+      op: 'query';
+      sql: string;
+      params?: unknown[];
+      utf8: number[];
+      rowMode?: 'array' | 'object';
+      rawTypes: number[];
+      tx?: number;
+    }
   | { op: 'execute'; name: string; sql: string; params: unknown[]; utf8: number[] }
   | { op: 'exec'; sql: string; tx?: number }
   | { op: 'begin' }

@@ -10,7 +10,19 @@ const port = parentPort!;
 const { pgdata } = workerData as { pgdata: string };
 
 /** the DatabaseError fields a caller may read (the error object also holds the query's parameters and options) */
-const ERROR_FIELDS = ['severity', 'code', 'detail', 'hint', 'position', 'where', 'schema', 'table', 'column', 'dataType', 'constraint'] as const;
+const ERROR_FIELDS = [
+  'severity',
+  'code',
+  'detail',
+  'hint',
+  'position',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+] as const;
 
 function describeError(error: unknown): ThreadError {
   const fields: Record<string, string> = {};
@@ -18,7 +30,11 @@ function describeError(error: unknown): ThreadError {
     const value = (error as Record<string, unknown> | null)?.[field];
     if (typeof value === 'string') fields[field] = value;
   }
-  return { message: String((error as Error | null)?.message ?? error), database: error instanceof messages.DatabaseError, fields };
+  return {
+    message: String((error as Error | null)?.message ?? error),
+    database: error instanceof messages.DatabaseError,
+    fields,
+  };
 }
 
 /** parsers that keep the values of these types as the text PostgreSQL sent: the caller's parsers run on its thread */
@@ -34,11 +50,15 @@ function keepRaw(types: number[]): Record<number, (value: string) => string> | u
   return parsers;
 }
 
-const transactions = new Map<number, { tx: Transaction; end: { resolve: () => void; reject: (error: Error) => void }; done: Promise<unknown> }>();
+const transactions = new Map<
+  number,
+  { tx: Transaction; end: { resolve: () => void; reject: (error: Error) => void }; done: Promise<unknown> }
+>();
 let nextTransaction = 1;
 
 /** the session a statement runs on: an open transaction's, or PGlite's own */
-const sessionOf = (db: PGlite, tx: number | undefined): PGlite | Transaction => (tx === undefined ? db : transactions.get(tx)!.tx);
+const sessionOf = (db: PGlite, tx: number | undefined): PGlite | Transaction =>
+  tx === undefined ? db : transactions.get(tx)!.tx;
 
 /** the parameters sent as UTF-8 bytes made strings (here, off the main thread) */
 function withText(params: unknown[] | undefined, utf8: number[]): unknown[] | undefined {
@@ -51,11 +71,18 @@ function withText(params: unknown[] | undefined, utf8: number[]): unknown[] | un
   return copy;
 }
 
-async function handle(db: PGlite, execute: ReturnType<typeof namedStatements>, request: ThreadRequest): Promise<unknown> {
+async function handle(
+  db: PGlite,
+  execute: ReturnType<typeof namedStatements>,
+  request: ThreadRequest,
+): Promise<unknown> {
   switch (request.op) {
     case 'query': {
       const params = withText(request.params, request.utf8);
-      const result = await sessionOf(db, request.tx).query(request.sql, params, { rowMode: request.rowMode, parsers: keepRaw(request.rawTypes) });
+      const result = await sessionOf(db, request.tx).query(request.sql, params, {
+        rowMode: request.rowMode,
+        parsers: keepRaw(request.rawTypes),
+      });
       return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
     }
     case 'execute': {

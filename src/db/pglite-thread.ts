@@ -8,7 +8,11 @@ import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from 
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
 export interface PGliteSession {
-  query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>): Promise<Results<Row>>;
+  query<Row>(
+    sql: string,
+    params?: unknown[],
+    options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>,
+  ): Promise<Results<Row>>;
   exec(sql: string): Promise<Results[]>;
 }
 export interface PGliteTransaction extends PGliteSession {
@@ -55,10 +59,13 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
   // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
-  const worker = new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`, {
-    eval: true,
-    workerData: { pgdata },
-  });
+  const worker = new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`,
+    {
+      eval: true,
+      workerData: { pgdata },
+    },
+  );
   const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let stopped: Error | undefined;
@@ -96,7 +103,14 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
     async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
       const parsers = options?.parsers ?? {};
       const rawTypes = Object.keys(parsers).map(Number);
-      const result = (await call({ op: 'query', sql, ...wireParams(params), rowMode: options?.rowMode, rawTypes, tx })) as ThreadQueryResult;
+      const result = (await call({
+        op: 'query',
+        sql,
+        ...wireParams(params),
+        rowMode: options?.rowMode,
+        rawTypes,
+        tx,
+      })) as ThreadQueryResult;
       if (rawTypes.length > 0) {
         result.fields.forEach((field, column) => {
           // PGlite calls a parser with the type too

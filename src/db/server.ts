@@ -3,7 +3,8 @@ import pg from 'pg';
 import { Utf8Text, type QueryOptions, type SqlQueryable, type SqlRunner } from './sql.ts';
 
 /** a Buffer parameter travels in binary format, which for a text parameter is its UTF-8 bytes */
-const wireValues = (params: unknown[] | undefined) => params?.map((value) => (value instanceof Utf8Text ? value.bytes : value));
+const wireValues = (params: unknown[] | undefined) =>
+  params?.map((value) => (value instanceof Utf8Text ? value.bytes : value));
 
 export interface ServerPoolOptions {
   max?: number;
@@ -15,7 +16,9 @@ function queryable(client: pg.Pool | pg.PoolClient): SqlQueryable {
     async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
       // node-postgres prepares a named statement on each connection the first time it runs there
       const values = wireValues(params);
-      const result = options?.name ? await client.query({ name: options.name, text, values }) : await client.query(text, values);
+      const result = options?.name
+        ? await client.query({ name: options.name, text, values })
+        : await client.query(text, values);
       return result.rows as Row[];
     },
     async exec(script: string) {

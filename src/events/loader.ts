@@ -113,7 +113,12 @@ export class LogLoader {
       if (retryMs === 0) await this.pace();
       if (this.stopping) break;
       // after a failure one record probes the store: no batch of megabytes is built again and again while it is down
-      const records = this.log.read(this.through, retryMs > 0 ? { maxRecords: 1 } : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 });
+      const records = this.log.read(
+        this.through,
+        retryMs > 0
+          ? { maxRecords: 1 }
+          : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 },
+      );
       if (records.length === 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
@@ -126,7 +131,13 @@ export class LogLoader {
         this.lastFailure = null;
       } catch (error) {
         retryMs = Math.min(LAST_RETRY_MS, Math.max(FIRST_RETRY_MS, retryMs * 2));
-        this.lastFailure = { at: Date.now(), message: String((error as Error)?.message ?? error).split('\n').at(-1)!.slice(0, 300) };
+        this.lastFailure = {
+          at: Date.now(),
+          message: String((error as Error)?.message ?? error)
+            .split('\n')
+            .at(-1)!
+            .slice(0, 300),
+        };
         this.options.onError?.(error, `loading the log failed; retrying in ${retryMs} ms`);
         await Promise.race([sleep(retryMs), new Promise<void>((resolve) => (this.wake = resolve))]);
         this.wake = undefined;
@@ -137,8 +148,12 @@ export class LogLoader {
   /** waits out the least interval between commits, unless a full batch or a reader waits */
   private async pace(): Promise<void> {
     const wait = this.lastCommitAt + (this.options.minCommitIntervalMs ?? 0) - performance.now();
-    if (wait <= 0 || this.waiters.length > 0 || this.stopping || this.log.stats().bytes >= this.options.maxBatchBytes) return;
-    await Promise.race([sleep(wait, undefined, { ref: false }), new Promise<void>((resolve) => (this.hurry = resolve))]);
+    if (wait <= 0 || this.waiters.length > 0 || this.stopping || this.log.stats().bytes >= this.options.maxBatchBytes)
+      return;
+    await Promise.race([
+      sleep(wait, undefined, { ref: false }),
+      new Promise<void>((resolve) => (this.hurry = resolve)),
+    ]);
     this.hurry = undefined;
   }
 
@@ -159,7 +174,10 @@ export class LogLoader {
         await this.commit(records.slice(half));
         return;
       }
-      this.options.onError?.(error, `log record ${through} cannot be stored; its ${decoded[0]!.events} events are dropped`);
+      this.options.onError?.(
+        error,
+        `log record ${through} cannot be stored; its ${decoded[0]!.events} events are dropped`,
+      );
       inserted = await this.store.insertBatch(batchOf([], { node: this.options.node, through }));
     }
     this.options.onCommit?.({
@@ -174,7 +192,9 @@ export class LogLoader {
 
   private advance(through: number): void {
     this.through = through;
-    this.log.release(through).catch((error: unknown) => this.options.onError?.(error, 'releasing loaded log records failed'));
+    this.log
+      .release(through)
+      .catch((error: unknown) => this.options.onError?.(error, 'releasing loaded log records failed'));
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       if (this.waiters[i]!.through <= through) this.waiters.splice(i, 1)[0]!.resolve();
     }

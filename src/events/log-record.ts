@@ -30,7 +30,12 @@ export function encodeRequest(rows: EventRow[], bytes: number): Buffer {
 /** a record's header line: everything but its rows */
 export function decodeRequestHeader(value: Buffer): Omit<RequestRecord, 'rows'> & { rowsAt: number } {
   const end = value.indexOf(NEWLINE);
-  const [appId, receivedAt, events, bytes] = value.toString('latin1', 0, end).split(' ').map(Number) as [number, number, number, number];
+  const [appId, receivedAt, events, bytes] = value.toString('latin1', 0, end).split(' ').map(Number) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   return { appId, receivedAt, events, bytes, rowsAt: end + 1 };
 }
 

@@ -78,7 +78,7 @@ function withoutQuery(url: string): string {
 const UNSTORABLE = /\\u0000|\\ud[89a-f]/;
 
 function storable(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(/\u0000/g, '\ufffd').toWellFormed();
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd').toWellFormed();
   if (Array.isArray(value)) return value.map(storable);
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([key, child]) => [storable(key) as string, storable(child)]));
@@ -115,7 +115,8 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
   }
   if (props.auth_type !== undefined) props.auth_type = authTypeNumber(props.auth_type);
   if (typeof props.url_referer === 'string') props.url_referer = withoutQuery(props.url_referer);
-  if (typeof props.valid_until === 'string') { // kept as sent when it cannot be read as a time
+  if (typeof props.valid_until === 'string') {
+    // kept as sent when it cannot be read as a time
     const until = parseClientTime(props.valid_until);
     if (until !== null) props.valid_until = new Date(until).toISOString();
   }

@@ -64,7 +64,9 @@ export class DeletedAppPurger {
     for (const table of PURGE_ORDER) {
       for (;;) {
         if (this.stopped) return;
-        const [{ n }] = (await this.sql.query<{ n: number }>(deleteChunk(table), [appId, this.chunkRows])) as [{ n: number }];
+        const [{ n }] = (await this.sql.query<{ n: number }>(deleteChunk(table), [appId, this.chunkRows])) as [
+          { n: number },
+        ];
         if (n < this.chunkRows) break;
       }
     }

@@ -130,7 +130,8 @@ export class DailyQuota {
     } else if (usage.storedBytes + usage.localBytes + bytes > limits.bytesPerDay) {
       reason = `daily byte quota reached (${limits.bytesPerDay} bytes)`;
     }
-    if (reason !== null) return { reason, retryAfterSeconds: Math.max(1, Math.ceil(((this.day + 1) * DAY_MS - now) / 1000)) };
+    if (reason !== null)
+      return { reason, retryAfterSeconds: Math.max(1, Math.ceil(((this.day + 1) * DAY_MS - now) / 1000)) };
     usage.localEvents += events;
     usage.localBytes += bytes;
     return null;
@@ -151,7 +152,9 @@ export class DailyQuota {
     this.turnDay(Math.floor(this.now() / DAY_MS));
     const day = this.day;
     // what was admitted before the read began is in the totals read, once committed
-    const taken = new Map([...this.apps].map(([appId, usage]) => [appId, { events: usage.localEvents, bytes: usage.localBytes }]));
+    const taken = new Map(
+      [...this.apps].map(([appId, usage]) => [appId, { events: usage.localEvents, bytes: usage.localBytes }]),
+    );
     try {
       const [totals, overrides] = await Promise.all([
         this.sql.query<{ app_id: number; events: number; bytes: number }>(

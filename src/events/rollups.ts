@@ -2,7 +2,12 @@
 // any volume), plus the few raw-event reads a dashboard needs: the latest events and exports.
 import type { SqlRunner } from '../db/sql.ts';
 
-export const FUNNEL = ['connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'] as const;
+export const FUNNEL = [
+  'connection-started',
+  'connection-completed',
+  'transaction-sent-for-signature',
+  'transaction-signed',
+] as const;
 
 export interface Period {
   /** first and last UTC day, inclusive, as YYYY-MM-DD */
@@ -60,7 +65,8 @@ export function lastDays(days: number, now = new Date()): Period {
 
 function eachDay({ from, to }: Period): string[] {
   const days: string[] = [];
-  for (let time = Date.parse(from); time <= Date.parse(to); time += DAY_MS) days.push(new Date(time).toISOString().slice(0, 10));
+  for (let time = Date.parse(from); time <= Date.parse(to); time += DAY_MS)
+    days.push(new Date(time).toISOString().slice(0, 10));
   return days;
 }
 
@@ -101,10 +107,7 @@ export class RollupReader {
          WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
         args,
       ),
-      this.sql.query<{ users: number }>(
-        DISTINCT_USERS,
-        args,
-      ),
+      this.sql.query<{ users: number }>(DISTINCT_USERS, args),
       this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
         `SELECT count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILTER (WHERE steps & 3 = 3)::int AS s2,
                 count(*) FILTER (WHERE steps & 7 = 7)::int AS s3, count(*) FILTER (WHERE steps & 15 = 15)::int AS s4
@@ -114,7 +117,9 @@ export class RollupReader {
       ),
     ]);
 
-    const days = new Map(eachDay(period).map((day) => [day, { day, users: 0, sessions: 0, events: 0, byName: {} } as DayRow]));
+    const days = new Map(
+      eachDay(period).map((day) => [day, { day, users: 0, sessions: 0, events: 0, byName: {} } as DayRow]),
+    );
     const names = new Map<string, number>();
     for (const row of counts) {
       const day = days.get(row.day);
@@ -139,7 +144,9 @@ export class RollupReader {
         sessions: dayRows.reduce((sum, day) => sum + day.sessions, 0),
       },
       days: dayRows,
-      eventNames: [...names].map(([name, events]) => ({ name, events })).sort((a, b) => b.events - a.events || a.name.localeCompare(b.name)),
+      eventNames: [...names]
+        .map(([name, events]) => ({ name, events }))
+        .sort((a, b) => b.events - a.events || a.name.localeCompare(b.name)),
       funnel: FUNNEL.map((name, index) => ({
         name,
         sessions: sessions[index]!,

@@ -69,8 +69,16 @@ const REJECTIONS_KEPT = 50;
  * quarter of the insert's cost): deleting an app deletes from each of them, after the app row.
  */
 export const EVENT_PLANE_TABLES = [
-  'events', 'daily_event_counts', 'daily_users', 'app_users', 'daily_sessions', 'daily_app_stats',
-  'daily_dimensions', 'daily_funnel_sessions', 'daily_app_usage', 'app_activity',
+  'events',
+  'daily_event_counts',
+  'daily_users',
+  'app_users',
+  'daily_sessions',
+  'daily_app_stats',
+  'daily_dimensions',
+  'daily_funnel_sessions',
+  'daily_app_usage',
+  'app_activity',
 ] as const;
 
 // One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL; typed text and sent as
@@ -170,8 +178,20 @@ SELECT count(*)::int AS inserted FROM inserted`;
 /** a row as INSERT_EVENTS reads it: values by position, times in epoch ms, keys in base64 */
 export function rowValues(row: EventRow): unknown[] {
   return [
-    row.appId, row.eventKey.toString('base64'), row.receivedAt.getTime(), row.occurredAt.getTime(), row.day, row.eventName,
-    row.sessionId, row.userKey.toString('base64'), row.isPremium, row.isSuccess, row.platform, row.locale, row.startParam, row.props,
+    row.appId,
+    row.eventKey.toString('base64'),
+    row.receivedAt.getTime(),
+    row.occurredAt.getTime(),
+    row.day,
+    row.eventName,
+    row.sessionId,
+    row.userKey.toString('base64'),
+    row.isPremium,
+    row.isSuccess,
+    row.platform,
+    row.locale,
+    row.startParam,
+    row.props,
   ];
 }
 
@@ -192,7 +212,12 @@ function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
     entry[2]++;
     entry[3] += row.bytes ?? 0;
   }
-  return [...usage.values()].map(([appId, day, events, bytes]) => [appId, new Date(day * DAY_MS).toISOString().slice(0, 10), events, bytes]);
+  return [...usage.values()].map(([appId, day, events, bytes]) => [
+    appId,
+    new Date(day * DAY_MS).toISOString().slice(0, 10),
+    events,
+    bytes,
+  ]);
 }
 
 /**
@@ -207,19 +232,30 @@ export class SqlEventStore implements EventStore {
 
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    return this.insertBatch({ rows: Buffer.from(JSON.stringify(rows.map(rowValues))), appIds: new Set(rows.map((row) => row.appId)), usage: dailyUsage(rows) });
+    return this.insertBatch({
+      rows: Buffer.from(JSON.stringify(rows.map(rowValues))),
+      appIds: new Set(rows.map((row) => row.appId)),
+      usage: dailyUsage(rows),
+    });
   }
 
   async insertBatch(batch: EventBatch): Promise<number> {
     const params = [
-      new Utf8Text(batch.rows), intArrayLiteral(new Set(batch.appIds)), JSON.stringify(batch.usage), batch.logOffset?.node ?? null, batch.logOffset?.through ?? null,
+      new Utf8Text(batch.rows),
+      intArrayLiteral(new Set(batch.appIds)),
+      JSON.stringify(batch.usage),
+      batch.logOffset?.node ?? null,
+      batch.logOffset?.through ?? null,
     ];
     const [result] = await this.sql.query<{ inserted: number }>(INSERT_EVENTS, params, { name: INSERT_STATEMENT });
     return result?.inserted ?? 0;
   }
 
   async loadedThrough(node: string): Promise<number> {
-    const [row] = await this.sql.query<{ through: number }>(`SELECT loaded_through::float8 AS through FROM log_offsets WHERE node = $1`, [node]);
+    const [row] = await this.sql.query<{ through: number }>(
+      `SELECT loaded_through::float8 AS through FROM log_offsets WHERE node = $1`,
+      [node],
+    );
     return row?.through ?? 0;
   }
 
@@ -251,7 +287,14 @@ export class SqlEventStore implements EventStore {
   }
 
   async recentRejections(appId: number, limit: number): Promise<RejectionRow[]> {
-    const rows = await this.sql.query<{ at: Date; status: number; message: string; origin: string | null; reason: string | null; count: number }>(
+    const rows = await this.sql.query<{
+      at: Date;
+      status: number;
+      message: string;
+      origin: string | null;
+      reason: string | null;
+      count: number;
+    }>(
       `SELECT at, status, message, origin, reason, count FROM rejections WHERE app_id = $1 ORDER BY at DESC, id DESC LIMIT $2`,
       [appId, limit],
     );

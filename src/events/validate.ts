@@ -49,7 +49,10 @@ function describe(error: ErrorObject, where: string): string {
     case 'enum':
       return at.endsWith('.event_name')
         ? `${at} must be one of the supported event names`
-        : `${at} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.filter((v) => v !== null).map((v) => JSON.stringify(v)).join(', ')}`;
+        : `${at} must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues
+            .filter((v) => v !== null)
+            .map((v) => JSON.stringify(v))
+            .join(', ')}`;
     case 'maxLength':
       return `${at} must be at most ${(error.params as { limit: number }).limit} characters`;
     case 'maxItems':
@@ -74,7 +77,11 @@ interface Visit {
 function pathTo(visit: Visit, key: string): string {
   const parts: string[] = [];
   for (let at: Visit | null = visit, name = key; at; name = at.key, at = at.parent) {
-    parts.push(Array.isArray(at.node) ? `[${name}]` : `.${name.length > MAX_SHOWN_KEY ? `${name.slice(0, MAX_SHOWN_KEY)}…` : name}`);
+    parts.push(
+      Array.isArray(at.node)
+        ? `[${name}]`
+        : `.${name.length > MAX_SHOWN_KEY ? `${name.slice(0, MAX_SHOWN_KEY)}…` : name}`,
+    );
   }
   return parts.reverse().join('');
 }
@@ -92,8 +99,10 @@ function shapeProblem(event: object, where: string, limit: number): string | nul
     const node = visit.node as Record<string, unknown>;
     for (const key of Object.keys(node)) {
       const child = node[key];
-      if (typeof child === 'number' && !Number.isFinite(child)) return `${where}${pathTo(visit, key)} must be a finite number`;
-      if (child !== null && typeof child === 'object') stack.push({ node: child, depth: visit.depth + 1, parent: visit, key });
+      if (typeof child === 'number' && !Number.isFinite(child))
+        return `${where}${pathTo(visit, key)} must be a finite number`;
+      if (child !== null && typeof child === 'object')
+        stack.push({ node: child, depth: visit.depth + 1, parent: visit, key });
     }
   }
   return null;
@@ -124,10 +133,14 @@ export function checkBody(body: unknown, maxEvents: number): BodyCheck {
       return { ok: false, errors: [`body has ${body.length} events; at most ${maxEvents} are accepted per request`] };
     }
     body.forEach((event, index) => checkEvent(event, `events[${index}]`, errors));
-    return errors.length === 0 ? { ok: true, events: body as RawEvent[] } : { ok: false, errors: errors.slice(0, MAX_REPORTED_ERRORS) };
+    return errors.length === 0
+      ? { ok: true, events: body as RawEvent[] }
+      : { ok: false, errors: errors.slice(0, MAX_REPORTED_ERRORS) };
   }
   if (body === null || typeof body !== 'object') {
     return { ok: false, errors: ['body must be an event object or an array of event objects'] };
   }
-  return checkEvent(body, 'event', errors) ? { ok: true, events: [body] } : { ok: false, errors: errors.slice(0, MAX_REPORTED_ERRORS) };
+  return checkEvent(body, 'event', errors)
+    ? { ok: true, events: [body] }
+    : { ok: false, errors: errors.slice(0, MAX_REPORTED_ERRORS) };
 }

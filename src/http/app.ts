@@ -61,7 +61,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // one body policy for the whole service: decompressed within MAX_BODY_BYTES, JSON without prototype keys
   registerDecoder(app, config.maxBodyBytes);
   // the site and its API allow no cross-origin use at all (part of their CSRF protection)
-  await app.register(cors, { delegator: (request, callback) => callback(null, PUBLIC_PATH.test(request.url ?? '') ? PUBLIC_CORS : { origin: false }) });
+  await app.register(cors, {
+    delegator: (request, callback) =>
+      callback(null, PUBLIC_PATH.test(request.url ?? '') ? PUBLIC_CORS : { origin: false }),
+  });
   await registerNotFoundSecurityHeaders(app, config.publicUrl?.startsWith('https://') ?? false);
 
   await app.register(ingestRoutes, { services });

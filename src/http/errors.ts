@@ -31,10 +31,16 @@ export function answerErrors(app: FastifyInstance, maxBodyBytes: number): void {
     if (!answer) {
       // a summary and the top frames: whole errors (Prisma's carry kilobytes of code frames) logged for
       // every request of an outage would flood the log and the heap
-      const frames = (error.stack ?? '').split('\n').map((line) => line.trim()).filter((line) => line.startsWith('at ')).slice(0, 5);
+      const frames = (error.stack ?? '')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line.startsWith('at '))
+        .slice(0, 5);
       request.log.error({ failure: errorSummary(error), frames }, 'unexpected error');
       // docs/spec.md §7: a server problem on /events is "400 Failed to record"
-      answer = isEvents ? new HttpError(400, { message: MESSAGES.failedToRecord }) : new HttpError(500, { message: 'Internal error.' });
+      answer = isEvents
+        ? new HttpError(400, { message: MESSAGES.failedToRecord })
+        : new HttpError(500, { message: 'Internal error.' });
     }
     reply.code(answer.statusCode).send(answer.body);
   });

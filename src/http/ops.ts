@@ -21,7 +21,8 @@ export const opsRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         requests: backlog.records,
         events: backlog.events,
         bytes: backlog.bytes,
-        oldest_seconds: backlog.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestAppendedAt) / 1000),
+        oldest_seconds:
+          backlog.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestAppendedAt) / 1000),
       },
       loaded_through: log.loader.loadedThrough,
     };

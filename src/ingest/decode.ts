@@ -11,7 +11,9 @@ const inflate = promisify(zlib.inflate);
 const brotli = promisify(zlib.brotliDecompress);
 
 export function tooLarge(maxBodyBytes: number): HttpError {
-  return new HttpError(413, { message: `Request body is too large: at most ${maxBodyBytes} bytes (after decompression).` });
+  return new HttpError(413, {
+    message: `Request body is too large: at most ${maxBodyBytes} bytes (after decompression).`,
+  });
 }
 
 /**
@@ -41,7 +43,9 @@ async function decompress(encoding: string, body: Buffer, maxBodyBytes: number):
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBodyBytes);
     throw validationError([`body is not valid ${encoding} data`]);
   }
-  throw new HttpError(415, { message: `Content-Encoding "${encoding}" is not supported: send gzip, deflate, br or no encoding.` });
+  throw new HttpError(415, {
+    message: `Content-Encoding "${encoding}" is not supported: send gzip, deflate, br or no encoding.`,
+  });
 }
 
 export function parseJson(text: string): unknown {
@@ -61,9 +65,15 @@ export function parseJson(text: string): unknown {
 
 export function registerDecoder(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, async (request: FastifyRequest, raw: Buffer) => {
-    const encoding = String(request.headers['content-encoding'] ?? '').trim().toLowerCase();
-    const decoded = await decompress(encoding, raw, maxBodyBytes);
-    return parseJson(decoded.toString('utf8'));
-  });
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: maxBodyBytes },
+    async (request: FastifyRequest, raw: Buffer) => {
+      const encoding = String(request.headers['content-encoding'] ?? '')
+        .trim()
+        .toLowerCase();
+      const decoded = await decompress(encoding, raw, maxBodyBytes);
+      return parseJson(decoded.toString('utf8'));
+    },
+  );
 }

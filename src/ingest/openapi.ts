@@ -44,20 +44,43 @@ export function openApiDocument(options: {
             `${options.quotaBytesPerDay} bytes of event JSON per UTC day; a request that would go beyond one is refused whole.`,
           parameters: [
             { name: 'ANALYTICS-Auth-Token', in: 'header', schema: { type: 'string' }, description: 'access token' },
-            { name: 'TGA-Auth-Token', in: 'header', schema: { type: 'string' }, description: 'alias used by the official client' },
+            {
+              name: 'TGA-Auth-Token',
+              in: 'header',
+              schema: { type: 'string' },
+              description: 'alias used by the official client',
+            },
             { name: 'Content-Encoding', in: 'header', schema: { enum: ['gzip', 'deflate', 'br', 'identity'] } },
-            { name: 'Origin', in: 'header', schema: { type: 'string' }, description: 'must be on one of the app\'s domains (else Referer)' },
+            {
+              name: 'Origin',
+              in: 'header',
+              schema: { type: 'string' },
+              description: "must be on one of the app's domains (else Referer)",
+            },
           ],
           requestBody: {
             required: true,
             content: {
               'application/json': {
-                schema: { oneOf: [{ $ref: '#/components/schemas/Event' }, { type: 'array', minItems: 1, maxItems: options.maxEventsPerRequest, items: { $ref: '#/components/schemas/Event' } }] },
+                schema: {
+                  oneOf: [
+                    { $ref: '#/components/schemas/Event' },
+                    {
+                      type: 'array',
+                      minItems: 1,
+                      maxItems: options.maxEventsPerRequest,
+                      items: { $ref: '#/components/schemas/Event' },
+                    },
+                  ],
+                },
               },
             },
           },
           responses: {
-            '201': json(message(MESSAGES.success), "Every event of the request is on disk in the node's durable log; the store holds it shortly after"),
+            '201': json(
+              message(MESSAGES.success),
+              "Every event of the request is on disk in the node's durable log; the store holds it shortly after",
+            ),
             '400': json(
               {
                 oneOf: [
@@ -67,37 +90,57 @@ export function openApiDocument(options: {
                   message(MESSAGES.failedToRecord),
                   message(MESSAGES.validation, {
                     status: { type: 'number', const: 400 },
-                    errors: { type: 'array', items: { type: 'string' }, description: 'what failed, e.g. "events[0].session_id must be a UUID"' },
+                    errors: {
+                      type: 'array',
+                      items: { type: 'string' },
+                      description: 'what failed, e.g. "events[0].session_id must be a UUID"',
+                    },
                   }),
                 ],
               },
               'Not recorded: token header missing or malformed; token not issued here or revoked; app_name not the ' +
                 "token's; body invalid; or the node's durable log is full or its disk failed (Failed to record: nothing was stored, retry later)",
             ),
-            '403': json(message(MESSAGES.domainMismatch), 'Origin (or Referer) is not one of the app\'s domains'),
+            '403': json(message(MESSAGES.domainMismatch), "Origin (or Referer) is not one of the app's domains"),
             '413': json(anyMessage, 'Body larger than the limit, before or after decompression'),
             '415': json(anyMessage, 'Content-Type is not application/json, or Content-Encoding is not supported'),
-            '429': json(message(MESSAGES.tooManyRequests), 'Rate limit exceeded, or the app\'s daily quota used up; Retry-After tells when to retry (the next UTC day for a quota)'),
+            '429': json(
+              message(MESSAGES.tooManyRequests),
+              "Rate limit exceeded, or the app's daily quota used up; Retry-After tells when to retry (the next UTC day for a quota)",
+            ),
           },
         },
-        options: { summary: 'CORS preflight; any origin, headers content-type, content-encoding and both token headers', responses: { '204': { description: 'Preflight accepted' } } },
+        options: {
+          summary: 'CORS preflight; any origin, headers content-type, content-encoding and both token headers',
+          responses: { '204': { description: 'Preflight accepted' } },
+        },
       },
       '/events/threshold': {
         get: {
           summary: 'Per-event caps the official @telegram-apps/analytics client asks for at init',
-          responses: { '200': json({ type: 'object', additionalProperties: { type: 'number' } }, 'e.g. {"app-hide": 3}') },
+          responses: {
+            '200': json({ type: 'object', additionalProperties: { type: 'number' } }, 'e.g. {"app-hide": 3}'),
+          },
         },
       },
       '/index.js': {
         get: {
           summary: 'The SDK script: defines window.telegramAnalytics with init({ token, appName }) and trackEvent',
-          responses: { '200': { description: 'JavaScript (gzip when accepted)' }, '503': json(anyMessage, 'The SDK has not been built on this server') },
+          responses: {
+            '200': { description: 'JavaScript (gzip when accepted)' },
+            '503': json(anyMessage, 'The SDK has not been built on this server'),
+          },
         },
       },
       '/api/catalog': {
         get: {
           summary: 'The public catalog ranking: apps by score with every component (recomputed every 15 minutes)',
-          responses: { '200': { description: 'JSON: computed_at, formula, weights, apps[{ rank, app_name, bot, score, unranked_reason, components }]' } },
+          responses: {
+            '200': {
+              description:
+                'JSON: computed_at, formula, weights, apps[{ rank, app_name, bot, score, unranked_reason, components }]',
+            },
+          },
         },
       },
       '/healthz': {
@@ -114,9 +157,14 @@ export function openApiDocument(options: {
                   backlog: {
                     type: 'object',
                     description: 'requests in the durable log that the store does not hold yet',
-                    properties: { requests: { type: 'integer' }, events: { type: 'integer' }, bytes: { type: 'integer' }, oldest_seconds: { type: 'number' } },
+                    properties: {
+                      requests: { type: 'integer' },
+                      events: { type: 'integer' },
+                      bytes: { type: 'integer' },
+                      oldest_seconds: { type: 'number' },
+                    },
                   },
-                  loaded_through: { type: 'integer', description: "the last log record the store holds" },
+                  loaded_through: { type: 'integer', description: 'the last log record the store holds' },
                 },
               },
               'Ingesting: status "ok", or "store unavailable" while the events wait in the log',
@@ -124,8 +172,12 @@ export function openApiDocument(options: {
           },
         },
       },
-      '/metrics': { get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } } },
-      '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
+      '/metrics': {
+        get: { summary: 'Prometheus metrics', responses: { '200': { description: 'text exposition format' } } },
+      },
+      '/openapi.json': {
+        get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1 document' } } },
+      },
     },
     components: { schemas: { Event: eventSchema } },
   };

@@ -9,9 +9,16 @@ import { createSteps, tokenHeader } from './steps.ts';
 export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { config } = services;
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, { connectTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false })
+    ? new Redis(config.redisUrl, {
+        connectTimeout: 1_000,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        lazyConnect: false,
+      })
     : undefined;
-  redis?.on('error', (error) => app.log.warn({ err: error.message }, 'redis unavailable; rate limits are not enforced'));
+  redis?.on('error', (error) =>
+    app.log.warn({ err: error.message }, 'redis unavailable; rate limits are not enforced'),
+  );
   app.addHook('onClose', async () => {
     redis?.disconnect();
   });
@@ -47,7 +54,10 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
         timeWindow: config.rateLimitWindowMs,
         // one client = one IP with one token; hashed so raw IPs never reach Redis
         keyGenerator: (request) =>
-          services.secrets.hmac('rate-limit', `${request.ip}\n${tokenHeader(request)}`).toString('base64url').slice(0, 22),
+          services.secrets
+            .hmac('rate-limit', `${request.ip}\n${tokenHeader(request)}`)
+            .toString('base64url')
+            .slice(0, 22),
         errorResponseBuilder: (request) => steps.tooManyRequests(request),
       }),
       steps.dailyQuota,

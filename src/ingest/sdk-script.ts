@@ -17,7 +17,10 @@ export const sdkScriptRoute: FastifyPluginAsync = async (app) => {
       reply.code(503);
       return { message: 'The SDK script is not built: run "npm run build:sdk" on the server.' };
     }
-    reply.type('application/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('vary', 'accept-encoding');
+    reply
+      .type('application/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=300')
+      .header('vary', 'accept-encoding');
     if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
       reply.header('content-encoding', 'gzip');
       return gzipped;

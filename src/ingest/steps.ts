@@ -45,7 +45,10 @@ export interface StepServices {
  * while the store is down they made the process grow by ~50 MB/s (measured: 2.1 GB after a 40 s outage).
  */
 export function errorSummary(error: unknown): { type: string; code?: unknown; message: string } {
-  const lines = String((error as Error | undefined)?.message ?? error).split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = String((error as Error | undefined)?.message ?? error)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return {
     type: (error as object | null)?.constructor?.name ?? typeof error,
     code: (error as { code?: unknown } | null)?.code,
@@ -65,8 +68,14 @@ const TOKEN_MISSING = { message: MESSAGES.tokenMissing };
 const TOKEN_INVALID = { message: MESSAGES.tokenInvalid };
 
 export function createSteps(services: StepServices) {
-  const reject = (request: FastifyRequest, grant: TokenGrant | null, error: HttpError, reason: string | null = null): HttpError => {
-    if (grant) services.rejections.record(grant.appId, error.statusCode, error.message, describeOrigin(request), reason);
+  const reject = (
+    request: FastifyRequest,
+    grant: TokenGrant | null,
+    error: HttpError,
+    reason: string | null = null,
+  ): HttpError => {
+    if (grant)
+      services.rejections.record(grant.appId, error.statusCode, error.message, describeOrigin(request), reason);
     return error;
   };
 
@@ -177,7 +186,10 @@ export function createSteps(services: StepServices) {
     try {
       await services.ingestLog.append(rows, bytes);
     } catch (error) {
-      request.log.error({ failure: errorSummary(error), cause: errorSummary((error as { cause?: unknown }).cause ?? error) }, 'events not recorded');
+      request.log.error(
+        { failure: errorSummary(error), cause: errorSummary((error as { cause?: unknown }).cause ?? error) },
+        'events not recorded',
+      );
       throw reject(request, grant, new HttpError(400, { message: MESSAGES.failedToRecord }));
     }
     reply.code(201);

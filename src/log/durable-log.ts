@@ -96,7 +96,13 @@ async function commitFailure(error: unknown, seq: number): Promise<Error> {
   }
   const code = (cause as { code?: unknown } | null)?.code;
   const message = (cause as Error | null)?.message ?? String(cause);
-  if (code === ENOSPC || code === EDQUOT || code === 'ENOSPC' || code === MDB_MAP_FULL || /No space left/i.test(message)) {
+  if (
+    code === ENOSPC ||
+    code === EDQUOT ||
+    code === 'ENOSPC' ||
+    code === MDB_MAP_FULL ||
+    /No space left/i.test(message)
+  ) {
     return new LogFullError('disk-full', `the disk is full: log record ${seq} was not written`, { cause });
   }
   return new LogWriteError(`log record ${seq} was not written: ${message}`, { cause });
@@ -167,11 +173,16 @@ export class DurableLog {
     const size = value.byteLength;
     if (this.backlog.bytes + this.pendingBytes + size > this.maxBytes) {
       return Promise.reject(
-        new LogFullError('max-bytes', `the log holds ${this.backlog.bytes + this.pendingBytes} bytes waiting; its bound is ${this.maxBytes}`),
+        new LogFullError(
+          'max-bytes',
+          `the log holds ${this.backlog.bytes + this.pendingBytes} bytes waiting; its bound is ${this.maxBytes}`,
+        ),
       );
     }
     if (!this.space.allows(size + HEADER_BYTES)) {
-      return Promise.reject(new LogFullError('disk-headroom', `less than the required free space is left on the log's disk`));
+      return Promise.reject(
+        new LogFullError('disk-headroom', `less than the required free space is left on the log's disk`),
+      );
     }
     const seq = ++this.lastAssigned;
     const appendedAt = Date.now();
@@ -183,7 +194,8 @@ export class DurableLog {
         this.pendingBytes -= size;
         try {
           // MDB_APPEND refuses a key that is not above the last one; sequence numbers only grow, so this is a bug
-          if (!stored) throw new LogWriteError(`log record ${seq} was refused: its number is not above the last record's`);
+          if (!stored)
+            throw new LogWriteError(`log record ${seq} was refused: its number is not above the last record's`);
           if (this.backlog.records === 0) this.oldestAppendedAt = appendedAt;
           this.backlog.add(seq, size);
           this.lastDurable = seq;
@@ -233,16 +245,22 @@ export class DurableLog {
    */
   release(throughSeq: number): Promise<void> {
     if (this.closed) return Promise.reject(new LogClosedError());
-    if (!Number.isSafeInteger(throughSeq)) return Promise.reject(new RangeError(`not a sequence number: ${throughSeq}`));
+    if (!Number.isSafeInteger(throughSeq))
+      return Promise.reject(new RangeError(`not a sequence number: ${throughSeq}`));
     if (throughSeq > this.lastDurable) {
-      return Promise.reject(new RangeError(`cannot release through ${throughSeq}: the last durable record is ${this.lastDurable}`));
+      return Promise.reject(
+        new RangeError(`cannot release through ${throughSeq}: the last durable record is ${this.lastDurable}`),
+      );
     }
     if (throughSeq <= this.releasedThrough) return this.releasing;
     const deletions = [...this.undeleted, ...this.backlog.releaseThrough(throughSeq)];
     this.undeleted = [];
     this.releasedThrough = throughSeq;
     this.oldestAppendedAt = this.readOldestAppendedAt();
-    const watermark = encodeWatermark({ releasedThrough: throughSeq, numberedThrough: Math.max(this.numberFloor, throughSeq) });
+    const watermark = encodeWatermark({
+      releasedThrough: throughSeq,
+      numberedThrough: Math.max(this.numberFloor, throughSeq),
+    });
     this.inFlight += 1;
     const step = this.releasing
       .catch(() => undefined)
@@ -272,7 +290,11 @@ export class DurableLog {
 
   /** lmdb's put takes put options at run time (MDB_APPEND here); its type declarations only list a version */
   private putAppend(seq: number, stored: Buffer): Promise<boolean> {
-    const put = this.db.put as unknown as (key: number, value: Buffer, options: { append: boolean }) => Promise<boolean>;
+    const put = this.db.put as unknown as (
+      key: number,
+      value: Buffer,
+      options: { append: boolean },
+    ) => Promise<boolean>;
     return put.call(this.db, seq, stored, APPEND);
   }
 
@@ -321,7 +343,9 @@ export class DurableLog {
       if (previous !== null) observe(previous, firstOfTransaction, end);
     }
     const failures = (await Promise.allSettled(outcomes)).filter((outcome) => outcome.status === 'rejected');
-    const errors = await Promise.all(failures.map((failure) => commitFailure((failure as PromiseRejectedResult).reason, seqs[0] ?? 0)));
+    const errors = await Promise.all(
+      failures.map((failure) => commitFailure((failure as PromiseRejectedResult).reason, seqs[0] ?? 0)),
+    );
     if (errors.length > 0) throw errors[0];
   }
 
@@ -336,6 +360,9 @@ export class DurableLog {
   private reportDamage(seq: number): void {
     if (this.reportedDamage.has(seq)) return;
     this.reportedDamage.add(seq);
-    this.logger.error({ seq }, 'durable log: a record\'s bytes are not what was written (checksum mismatch); it is skipped and its events are lost');
+    this.logger.error(
+      { seq },
+      "durable log: a record's bytes are not what was written (checksum mismatch); it is skipped and its events are lost",
+    );
   }
 }

@@ -123,7 +123,10 @@ function scan(db: LogDatabase, dir: string, logger: DurableLogLogger): Scanned {
   }
   let numberedThrough = Math.max(previous, releasedThrough, watermark?.numberedThrough ?? 0);
   if (watermark === null) {
-    logger.error({}, 'durable log: the watermark record is damaged; every record still present is kept (and loaded again)');
+    logger.error(
+      {},
+      'durable log: the watermark record is damaged; every record still present is kept (and loaded again)',
+    );
     numberedThrough = Math.max(numberedThrough, clockFloor());
   }
   return { db, records, releasedThrough, numberedThrough, toDelete, watermarkStale: watermark === null };
@@ -137,7 +140,12 @@ const PROBE_FOUND_DAMAGE = new Set([3, 4]);
  * null when a separate process could open the file and read it through, or when the probe itself could not run
  * (that is no evidence against the file: it is opened here then, without the safety net); the reason otherwise.
  */
-function probe(dir: string, mapSize: number, usePreviousSnapshot: boolean, logger: DurableLogLogger): Promise<Error | null> {
+function probe(
+  dir: string,
+  mapSize: number,
+  usePreviousSnapshot: boolean,
+  logger: DurableLogLogger,
+): Promise<Error | null> {
   // reading runs at about 200k records a second; a probe far slower than that is stuck on a damaged file
   const timeoutMs = 60_000 + (fs.statSync(path.join(dir, DATA_FILE)).size / 1024 ** 3) * 60_000;
   return new Promise((resolve) => {
@@ -148,7 +156,10 @@ function probe(dir: string, mapSize: number, usePreviousSnapshot: boolean, logge
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     const unusable = (reason: string) => {
-      logger.warn({ reason }, 'durable log: the probe that opens the log in a separate process could not run; opening it directly');
+      logger.warn(
+        { reason },
+        'durable log: the probe that opens the log in a separate process could not run; opening it directly',
+      );
       resolve(null);
     };
     child.once('error', (error) => (clearTimeout(timer), unusable(error.message)));
@@ -156,13 +167,22 @@ function probe(dir: string, mapSize: number, usePreviousSnapshot: boolean, logge
       clearTimeout(timer);
       if (code === 0) resolve(null);
       else if (signal !== null || PROBE_FOUND_DAMAGE.has(code!)) {
-        resolve(new DamagedLogError(`opening it in a separate process ended with ${signal ?? `exit code ${code}`}: ${stderr.trim()}`));
+        resolve(
+          new DamagedLogError(
+            `opening it in a separate process ended with ${signal ?? `exit code ${code}`}: ${stderr.trim()}`,
+          ),
+        );
       } else unusable(`exit code ${code}: ${stderr.trim()}`);
     });
   });
 }
 
-async function tryOpen(dir: string, mapSize: number, logger: DurableLogLogger, usePreviousSnapshot: boolean): Promise<Scanned | Error> {
+async function tryOpen(
+  dir: string,
+  mapSize: number,
+  logger: DurableLogLogger,
+  usePreviousSnapshot: boolean,
+): Promise<Scanned | Error> {
   if (fs.existsSync(path.join(dir, DATA_FILE))) {
     const probeError = await probe(dir, mapSize, usePreviousSnapshot, logger);
     if (probeError) return probeError;

@@ -32,6 +32,9 @@ export async function readCatalog(sql: SqlQueryable): Promise<Catalog> {
     components: typeof row.components === 'string' ? (JSON.parse(row.components) as ScoreComponents) : row.components,
     computedAt: new Date(row.computed_at),
   }));
-  const computedAt = apps.reduce<Date | null>((latest, app) => (latest && latest >= app.computedAt ? latest : app.computedAt), null);
+  const computedAt = apps.reduce<Date | null>(
+    (latest, app) => (latest && latest >= app.computedAt ? latest : app.computedAt),
+    null,
+  );
   return { computedAt, apps };
 }

@@ -194,7 +194,8 @@ async function readUsers(sql: SqlQueryable, activity: ActivityRow[], days: strin
   if (chunk.length > 0) chunks.push(chunk);
   const users = new Map<number, UsersRow>();
   for (const ids of chunks) {
-    for (const row of await sql.query<UsersRow>(USERS_QUERY, [...days, intArrayLiteral(ids)])) users.set(row.app_id, row);
+    for (const row of await sql.query<UsersRow>(USERS_QUERY, [...days, intArrayLiteral(ids)]))
+      users.set(row.app_id, row);
   }
   return users;
 }
@@ -213,7 +214,16 @@ function scaled(value: number, target: number): number {
   return Math.min(1, Math.log1p(Math.max(0, value)) / Math.log1p(target));
 }
 
-function windowMetrics(from: string, to: string, users: number, returning: number, events: number, connections: number, restores: number, transactions: number): WindowMetrics {
+function windowMetrics(
+  from: string,
+  to: string,
+  users: number,
+  returning: number,
+  events: number,
+  connections: number,
+  restores: number,
+  transactions: number,
+): WindowMetrics {
   return {
     from,
     to,
@@ -238,8 +248,14 @@ function scoreParts(users: UsersRow, app: ActivityRow): ScoreParts {
       scaled(ratio(app.events7, users.users7), TARGETS.eventsPerUser),
       scaled(ratio(app.events30, users.users30), TARGETS.eventsPerUser),
     ),
-    wallet_connections: mean(scaled(app.connections7, TARGETS.walletConnections), scaled(app.connections30, TARGETS.walletConnections)),
-    signed_transactions: mean(scaled(app.transactions7, TARGETS.signedTransactions), scaled(app.transactions30, TARGETS.signedTransactions)),
+    wallet_connections: mean(
+      scaled(app.connections7, TARGETS.walletConnections),
+      scaled(app.connections30, TARGETS.walletConnections),
+    ),
+    signed_transactions: mean(
+      scaled(app.transactions7, TARGETS.signedTransactions),
+      scaled(app.transactions30, TARGETS.signedTransactions),
+    ),
   };
 }
 
@@ -295,8 +311,26 @@ export async function computeRanking(sql: SqlRunner, now: Date = new Date()): Pr
       rank: null,
       score: unranked ? null : round(scoreOf(parts), 2),
       components: {
-        window_7d: windowMetrics(from7, to, u.users7, u.returning7, app.events7, app.connections7, app.restores7, app.transactions7),
-        window_30d: windowMetrics(from30, to, u.users30, u.returning30, app.events30, app.connections30, app.restores30, app.transactions30),
+        window_7d: windowMetrics(
+          from7,
+          to,
+          u.users7,
+          u.returning7,
+          app.events7,
+          app.connections7,
+          app.restores7,
+          app.transactions7,
+        ),
+        window_30d: windowMetrics(
+          from30,
+          to,
+          u.users30,
+          u.returning30,
+          app.events30,
+          app.connections30,
+          app.restores30,
+          app.transactions30,
+        ),
         parts: {
           reach: round(parts.reach, 4),
           retention: round(parts.retention, 4),
@@ -315,10 +349,17 @@ export async function computeRanking(sql: SqlRunner, now: Date = new Date()): Pr
   const unranked = results.filter((app) => app.score === null).sort(byName);
   const ordered = [...ranked, ...unranked];
 
-  const rows = ordered.map((app) => ({ app_id: app.appId, rank: app.rank, score: app.score, components: app.components }));
+  const rows = ordered.map((app) => ({
+    app_id: app.appId,
+    rank: app.rank,
+    score: app.score,
+    components: app.components,
+  }));
   await sql.transaction(async (tx) => {
     if (rows.length > 0) await tx.query(WRITE_SCORES, [JSON.stringify(rows), now.toISOString()]);
-    await tx.query(`DELETE FROM app_scores WHERE NOT (app_id = ANY($1::int[]))`, [intArrayLiteral(rows.map((row) => row.app_id))]);
+    await tx.query(`DELETE FROM app_scores WHERE NOT (app_id = ANY($1::int[]))`, [
+      intArrayLiteral(rows.map((row) => row.app_id)),
+    ]);
   });
   return ordered;
 }

@@ -1,7 +1,7 @@
 // Public catalog: GET /api/catalog (JSON) and GET /catalog (HTML), both from app_scores as last computed.
 import type { FastifyInstance } from 'fastify';
 import type { SqlRunner } from '../db/sql.ts';
-import { escape, page } from '../site/layout.ts';
+import { escapeHtml, page } from '../site/layout.ts';
 import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
 import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS, type WindowMetrics } from './compute.ts';
 import { RANKING_EVERY_MS } from './schedule.ts';
@@ -60,11 +60,11 @@ const HEAD = `<style>
 </style>`;
 
 function cell(value: string, week: string, title: string): string {
-  return `<td class="num hide-narrow" title="${escape(title)}">${value}<span class="sub">7 d: ${week}</span></td>`;
+  return `<td class="num hide-narrow" title="${escapeHtml(title)}">${value}<span class="sub">7 d: ${week}</span></td>`;
 }
 
 function appCell(app: CatalogEntry, summary: string): string {
-  return `<td class="app"><strong>${escape(app.appName)}</strong><a href="${escape(botUrl(app.bot))}" rel="noopener">${escape(app.bot)}</a>${summary}</td>`;
+  return `<td class="app"><strong>${escapeHtml(app.appName)}</strong><a href="${escapeHtml(botUrl(app.bot))}" rel="noopener">${escapeHtml(app.bot)}</a>${summary}</td>`;
 }
 
 function summaryLine(month: WindowMetrics): string {
@@ -87,9 +87,21 @@ function rankedRow(app: CatalogEntry): string {
     `<div class="bar-track" aria-hidden="true"><div class="bar-fill" style="width:${Math.max(0, Math.min(100, score)).toFixed(1)}%"></div></div></td>` +
     cell(integer.format(month.active_users), integer.format(week.active_users), `reach: ${part(parts.reach)}`) +
     cell(percent(month.retention), percent(week.retention), `retention: ${part(parts.retention)}`) +
-    cell(decimal.format(month.events_per_user), decimal.format(week.events_per_user), `engagement: ${part(parts.engagement)}`) +
-    cell(integer.format(month.wallet_connections), integer.format(week.wallet_connections), `wallet connections: ${part(parts.wallet_connections)}`) +
-    cell(integer.format(month.signed_transactions), integer.format(week.signed_transactions), `signed transactions: ${part(parts.signed_transactions)}`) +
+    cell(
+      decimal.format(month.events_per_user),
+      decimal.format(week.events_per_user),
+      `engagement: ${part(parts.engagement)}`,
+    ) +
+    cell(
+      integer.format(month.wallet_connections),
+      integer.format(week.wallet_connections),
+      `wallet connections: ${part(parts.wallet_connections)}`,
+    ) +
+    cell(
+      integer.format(month.signed_transactions),
+      integer.format(week.signed_transactions),
+      `signed transactions: ${part(parts.signed_transactions)}`,
+    ) +
     `</tr>`
   );
 }
@@ -98,7 +110,7 @@ function unrankedRow(app: CatalogEntry): string {
   const month = app.components.window_30d;
   return (
     `<tr>${appCell(app, '')}<td class="num">${integer.format(month.active_users)}</td>` +
-    `<td>${escape(app.components.unranked_reason ?? 'Not enough data.')}</td></tr>`
+    `<td>${escapeHtml(app.components.unranked_reason ?? 'Not enough data.')}</td></tr>`
   );
 }
 
@@ -141,7 +153,11 @@ export function catalogHtml(catalog: Catalog): string {
     : '';
 
   const formula = `<div class="card"><h2>How the score works</h2>${formulaParagraph()}</div>`;
-  return page({ title: 'Catalog', head: HEAD, body: `<h1>App catalog</h1>${intro}${rankedCard}${unrankedCard}${formula}` });
+  return page({
+    title: 'Catalog',
+    head: HEAD,
+    body: `<h1>App catalog</h1>${intro}${rankedCard}${unrankedCard}${formula}`,
+  });
 }
 
 /** public routes: no sign-in */

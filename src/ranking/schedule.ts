@@ -37,7 +37,11 @@ export function startRankingSchedule(sql: SqlRunner, options: RankingScheduleOpt
       const apps = await computeRanking(sql);
       if (!stopped) {
         log.info(
-          { apps: apps.length, ranked: apps.filter((app) => app.rank !== null).length, ms: Math.round(performance.now() - started) },
+          {
+            apps: apps.length,
+            ranked: apps.filter((app) => app.rank !== null).length,
+            ms: Math.round(performance.now() - started),
+          },
           'catalog ranking computed',
         );
       }

@@ -47,8 +47,11 @@ function asLaunch(user: TelegramUser | undefined, platform: unknown, startParam:
 
 /** undefined outside Telegram (no user): the SDK then stays idle */
 export function readLaunch(): Launch | undefined {
-  const webApp = (window as { Telegram?: { WebApp?: { initDataUnsafe?: { user?: TelegramUser; start_param?: unknown }; platform?: unknown } } })
-    .Telegram?.WebApp;
+  const webApp = (
+    window as {
+      Telegram?: { WebApp?: { initDataUnsafe?: { user?: TelegramUser; start_param?: unknown }; platform?: unknown } };
+    }
+  ).Telegram?.WebApp;
   const fromWebApp = asLaunch(webApp?.initDataUnsafe?.user, webApp?.platform, webApp?.initDataUnsafe?.start_param);
   if (fromWebApp) return fromWebApp;
   const params = launchParams();

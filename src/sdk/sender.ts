@@ -100,7 +100,8 @@ export class Sender {
       return false;
     }
     // "Failed to record" is the service's own storage trouble: the events are fine, try again later
-    if (response.status >= 500 || body.message === 'Failed to record') return this.backOff(`${response.status} ${body.message ?? ''}`);
+    if (response.status >= 500 || body.message === 'Failed to record')
+      return this.backOff(`${response.status} ${body.message ?? ''}`);
     this.report(`${response.status} ${body.message ?? ''}`, body.errors);
     const refused = (body.errors ?? []).map((error) => /^events\[(\d+)\]/.exec(error)?.[1]);
     // the service named the bad events: drop just those and send the rest again

@@ -29,14 +29,24 @@ function start(options: InitOptions, defaultEndpoint: string | undefined): void 
   const log = (...parts: unknown[]) => {
     if (debug) console.info('[tma-analytics]', ...parts);
   };
-  if (track) return log('init was already called; this call is ignored');
+  if (track) {
+    log('init was already called; this call is ignored');
+    return;
+  }
   if (typeof options?.token !== 'string' || typeof options.appName !== 'string') {
-    return log('init needs { token, appName } strings');
+    log('init needs { token, appName } strings');
+    return;
   }
   const endpoint = (options.endpoint ?? defaultEndpoint ?? '').replace(/\/+$/, '');
-  if (!endpoint) return log('no endpoint: pass init({ endpoint })');
+  if (!endpoint) {
+    log('no endpoint: pass init({ endpoint })');
+    return;
+  }
   const launch = readLaunch();
-  if (!launch) return log('not opened in Telegram (no user in the launch data): nothing is collected');
+  if (!launch) {
+    log('not opened in Telegram (no user in the launch data): nothing is collected');
+    return;
+  }
 
   const sessionKey = `tma-analytics/session:${options.appName}`;
   let launchState = load(session, sessionKey, { id: uuid(), initSent: false, hides: 0 });

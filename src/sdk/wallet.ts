@@ -37,13 +37,18 @@ export function listenToWallets(track: (name: string, fields: Fields) => void): 
       if (typeof fields.valid_until === 'number') fields.valid_until = String(fields.valid_until);
       const now = Date.now();
       const trace = fields.trace_id;
-      const answered = (open[other + type] = (open[other + type] ?? []).filter((report) => report.at > now - SAME_ACTION_MS));
+      const answered = (open[other + type] = (open[other + type] ?? []).filter(
+        (report) => report.at > now - SAME_ACTION_MS,
+      ));
       const same = answered.findIndex((report) => report.trace == null || trace == null || report.trace === trace);
       if (same >= 0) {
         answered.splice(same, 1);
         return;
       }
-      (open[library + type] = (open[library + type] ?? []).filter((report) => report.at > now - SAME_ACTION_MS)).push({ at: now, trace });
+      (open[library + type] = (open[library + type] ?? []).filter((report) => report.at > now - SAME_ACTION_MS)).push({
+        at: now,
+        trace,
+      });
       track(type, fields);
     });
   for (const type of WALLET_EVENTS) {

@@ -39,7 +39,19 @@ function periodOf(query: { days?: string }): Period {
   return lastDays(days);
 }
 
-const CSV_COLUMNS = ['received_at', 'occurred_at', 'event_name', 'session_id', 'user', 'platform', 'locale', 'start_param', 'is_premium', 'is_success', 'props'];
+const CSV_COLUMNS = [
+  'received_at',
+  'occurred_at',
+  'event_name',
+  'session_id',
+  'user',
+  'platform',
+  'locale',
+  'start_param',
+  'is_premium',
+  'is_success',
+  'props',
+];
 
 /** a spreadsheet runs a cell starting with one of these as a formula (values come from mini app users) */
 const FORMULA_START = /^[=+\-@\t\r]/;
@@ -59,7 +71,8 @@ function inertJson(value: unknown): string {
   let escaped = false;
   let previous = '';
   for (const char of json) {
-    if (inString && !escaped && '=+-@'.includes(char) && SEPARATOR.test(previous)) out += `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    if (inString && !escaped && '=+-@'.includes(char) && SEPARATOR.test(previous))
+      out += `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
     else out += char;
     if (escaped) escaped = false;
     else if (char === '\\') escaped = inString;
@@ -72,7 +85,10 @@ function inertJson(value: unknown): string {
 /** every text cell quoted; no formula can start the cell or anything a separator could split off */
 export function csvCell(value: unknown): string {
   if (typeof value === 'boolean') return String(value);
-  let text = typeof value === 'object' && value !== null ? inertJson(value) : String(value ?? '').replace(FORMULA_AFTER_SEPARATOR, "$1'");
+  let text =
+    typeof value === 'object' && value !== null
+      ? inertJson(value)
+      : String(value ?? '').replace(FORMULA_AFTER_SEPARATOR, "$1'");
   if (FORMULA_START.test(text)) text = `'${text}`;
   return `"${text.replace(/"/g, '""')}"`;
 }
@@ -110,7 +126,13 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       last_event_at: activity.lastEventAt?.toISOString() ?? null,
       events_total: activity.eventsTotal,
       last_rejection: rejection
-        ? { at: rejection.at.toISOString(), status: rejection.status, message: rejection.message, reason: rejection.reason ?? null, origin: rejection.origin }
+        ? {
+            at: rejection.at.toISOString(),
+            status: rejection.status,
+            message: rejection.message,
+            reason: rejection.reason ?? null,
+            origin: rejection.origin,
+          }
         : null,
     };
   };
@@ -119,7 +141,8 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const guard = async (request: FastifyRequest): Promise<SiteUser> => {
     const user = await site.user(request);
     if (!user) throw new ApiError(401, 'Sign in first.');
-    if (request.method !== 'GET' && !isSameOriginJson(request, services.config.publicUrl)) throw new ApiError(403, 'Cross-site or non-JSON request refused.');
+    if (request.method !== 'GET' && !isSameOriginJson(request, services.config.publicUrl))
+      throw new ApiError(403, 'Cross-site or non-JSON request refused.');
     return user;
   };
 
@@ -129,9 +152,14 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       if (request.method === 'GET') await services.caughtUp();
     });
     api.setErrorHandler((error: Error & { statusCode?: number }, request, reply: FastifyReply) => {
-      if (error instanceof ApiError) return reply.code(error.status).send({ message: error.message, ...(error.field ? { field: error.field } : {}) });
-      if (error instanceof RegistryError) return reply.code(REGISTRY_STATUS[error.code]).send({ message: error.message });
-      if (error.statusCode && error.statusCode < 500) return reply.code(error.statusCode).send({ message: error.message });
+      if (error instanceof ApiError)
+        return reply
+          .code(error.status)
+          .send({ message: error.message, ...(error.field ? { field: error.field } : {}) });
+      if (error instanceof RegistryError)
+        return reply.code(REGISTRY_STATUS[error.code]).send({ message: error.message });
+      if (error.statusCode && error.statusCode < 500)
+        return reply.code(error.statusCode).send({ message: error.message });
       request.log.error({ err: error }, 'site api failed');
       return reply.code(500).send({ message: 'Something went wrong. Please try again.' });
     });
@@ -144,13 +172,17 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       return { name: user.name, is_admin: user.isAdmin };
     });
 
-    api.get<{ Querystring: { all?: string } }>('/api/apps', validated({ querystring: fields({ all: text(8) }) }), async (request) => {
-      const user = await guard(request);
-      const actor = actorOf(user);
-      const everyone = request.query.all === '1' && user.isAdmin;
-      const apps = await registry.listApps(everyone ? actor : { ...actor, isAdmin: false });
-      return Promise.all(apps.map(summary));
-    });
+    api.get<{ Querystring: { all?: string } }>(
+      '/api/apps',
+      validated({ querystring: fields({ all: text(8) }) }),
+      async (request) => {
+        const user = await guard(request);
+        const actor = actorOf(user);
+        const everyone = request.query.all === '1' && user.isAdmin;
+        const apps = await registry.listApps(everyone ? actor : { ...actor, isAdmin: false });
+        return Promise.all(apps.map(summary));
+      },
+    );
 
     api.post<{ Body: { bot?: string; domain?: string; app_name?: string } }>('/api/apps', async (request, reply) => {
       const user = await guard(request);
@@ -158,7 +190,12 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       const { token, app: created } = await registry.createApp(
         {
           bot: accepted(parseBotAddress(String(body.bot ?? '')), 'bot'),
-          domains: [accepted(parseDomain(String(body.domain ?? ''), { allowLocalhost: services.config.allowLocalhostDomains }), 'domain')],
+          domains: [
+            accepted(
+              parseDomain(String(body.domain ?? ''), { allowLocalhost: services.config.allowLocalhostDomains }),
+              'domain',
+            ),
+          ],
           appName: accepted(parseAppName(String(body.app_name ?? '')), 'app_name'),
           ownerTelegramId: user.id,
         },
@@ -181,27 +218,45 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       return { token, ...(await summary(renewed)) };
     });
 
-    api.post<{ Params: { name: string }; Body: { add?: string; remove?: string } }>('/api/apps/:name/domains', nameOnly, async (request) => {
-      const actor = actorOf(await guard(request));
-      const { add, remove } = request.body ?? {};
-      if (typeof add === 'string') {
-        const domain = accepted(parseDomain(add, { allowLocalhost: services.config.allowLocalhostDomains }), 'domain');
-        return summary(await registry.addDomain(request.params.name, domain, actor));
-      }
-      if (typeof remove === 'string') return summary(await registry.removeDomain(request.params.name, remove, actor));
-      throw new ApiError(400, 'Send {"add": "<domain>"} or {"remove": "<domain>"}.', 'domain');
-    });
+    api.post<{ Params: { name: string }; Body: { add?: string; remove?: string } }>(
+      '/api/apps/:name/domains',
+      nameOnly,
+      async (request) => {
+        const actor = actorOf(await guard(request));
+        const { add, remove } = request.body ?? {};
+        if (typeof add === 'string') {
+          const domain = accepted(
+            parseDomain(add, { allowLocalhost: services.config.allowLocalhostDomains }),
+            'domain',
+          );
+          return summary(await registry.addDomain(request.params.name, domain, actor));
+        }
+        if (typeof remove === 'string') return summary(await registry.removeDomain(request.params.name, remove, actor));
+        throw new ApiError(400, 'Send {"add": "<domain>"} or {"remove": "<domain>"}.', 'domain');
+      },
+    );
 
     api.delete<{ Params: { name: string } }>('/api/apps/:name', nameOnly, async (request, reply) => {
       await registry.deleteApp(request.params.name, actorOf(await guard(request)));
       return reply.code(204).send();
     });
 
-    api.get<{ Params: { name: string }; Querystring: { days?: string } }>('/api/apps/:name/dashboard', nameAndDays, async (request) => {
-      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
-      const [dashboard, rejections] = await Promise.all([rollups.dashboard(record.appId, periodOf(request.query)), services.rejections.recent(record.appId, 20)]);
-      return { app: await summary(record), ...dashboard, rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection) };
-    });
+    api.get<{ Params: { name: string }; Querystring: { days?: string } }>(
+      '/api/apps/:name/dashboard',
+      nameAndDays,
+      async (request) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const [dashboard, rejections] = await Promise.all([
+          rollups.dashboard(record.appId, periodOf(request.query)),
+          services.rejections.recent(record.appId, 20),
+        ]);
+        return {
+          app: await summary(record),
+          ...dashboard,
+          rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection),
+        };
+      },
+    );
 
     api.get<{ Params: { name: string } }>('/api/apps/:name/recent', nameOnly, async (request) => {
       const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
@@ -209,34 +264,45 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     });
 
     const exportSchema = validated({
-      params: { ...appNameParams, required: ['name', 'format'], properties: { ...appNameParams.properties, format: text(16) } },
+      params: {
+        ...appNameParams,
+        required: ['name', 'format'],
+        properties: { ...appNameParams.properties, format: text(16) },
+      },
       querystring: fields({ days: text(8) }),
     });
-    api.get<{ Params: { name: string; format: string }; Querystring: { days?: string } }>('/api/apps/:name/export.:format', exportSchema, async (request, reply) => {
-      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
-      const format = request.params.format;
-      if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
-      const period = periodOf(request.query);
-      reply.raw.writeHead(200, {
-        'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-        'content-disposition': `attachment; filename="${record.appName}-${period.from}-${period.to}.${format}"`,
-      });
-      if (format === 'csv') reply.raw.write(CSV_COLUMNS.join(',') + '\n');
-      for await (const rows of rollups.export(record.appId, period)) {
-        const lines = rows.map((row) => {
-          const record = exportRecord(row);
-          return format === 'csv' ? CSV_COLUMNS.map((column) => csvCell(record[column as keyof typeof record])).join(',') : JSON.stringify(record);
+    api.get<{ Params: { name: string; format: string }; Querystring: { days?: string } }>(
+      '/api/apps/:name/export.:format',
+      exportSchema,
+      async (request, reply) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const format = request.params.format;
+        if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
+        const period = periodOf(request.query);
+        reply.raw.writeHead(200, {
+          'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+          'content-disposition': `attachment; filename="${record.appName}-${period.from}-${period.to}.${format}"`,
         });
-        if (!reply.raw.write(lines.join('\n') + '\n')) await new Promise((resolve) => reply.raw.once('drain', resolve));
-      }
-      reply.raw.end();
-      return reply;
-    });
+        if (format === 'csv') reply.raw.write(CSV_COLUMNS.join(',') + '\n');
+        for await (const rows of rollups.export(record.appId, period)) {
+          const lines = rows.map((row) => {
+            const record = exportRecord(row);
+            return format === 'csv'
+              ? CSV_COLUMNS.map((column) => csvCell(record[column as keyof typeof record])).join(',')
+              : JSON.stringify(record);
+          });
+          if (!reply.raw.write(lines.join('\n') + '\n'))
+            await new Promise((resolve) => reply.raw.once('drain', resolve));
+        }
+        reply.raw.end();
+        return reply;
+      },
+    );
 
     // administrators end every session of a user (a lost phone, a stolen cookie, a departed operator)
     api.post<{ Body: { telegram_id?: unknown } }>('/api/sessions/end', async (request) => {
       const user = await guard(request);
-      if (!user.isAdmin) throw new ApiError(403, 'Only administrators can end other users\' sessions.');
+      if (!user.isAdmin) throw new ApiError(403, "Only administrators can end other users' sessions.");
       const id = String(request.body?.telegram_id ?? '').trim();
       if (!/^\d{1,20}$/.test(id)) throw new ApiError(400, 'A Telegram user id is a number.', 'telegram_id');
       return { ended: await site.sessions.endAllOf(id) };

@@ -65,7 +65,8 @@ function helmetOptions({ widget, miniApp, public: open, secure }: Policy): Helme
 }
 
 async function policyOf(request: FastifyRequest, route: string, site: SiteContext): Promise<Policy> {
-  const miniApp = route === '/webapp' || (!route.startsWith('/assets/') && ((await site.user(request))?.miniApp ?? false));
+  const miniApp =
+    route === '/webapp' || (!route.startsWith('/assets/') && ((await site.user(request))?.miniApp ?? false));
   return { widget: route === '/login', miniApp, public: route === '/api/catalog', secure: site.secureCookies };
 }
 

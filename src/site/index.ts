@@ -11,7 +11,11 @@ import { registerPages } from './pages.ts';
 
 export type { SiteOptions };
 
-export async function registerSite(app: FastifyInstance, services: Services, options: SiteOptions = {}): Promise<SiteContext> {
+export async function registerSite(
+  app: FastifyInstance,
+  services: Services,
+  options: SiteOptions = {},
+): Promise<SiteContext> {
   await app.register(cookie, { secret: services.secrets.key('site-cookie').toString('base64url') });
   const site = new SiteContext(services, options);
   registerSecurityHeaders(app, site);

@@ -1,7 +1,12 @@
 // The page shell of every site page: one stylesheet (light and dark, readable on a phone), header, nav.
 
-export function escape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 const STYLE = `
@@ -63,11 +68,11 @@ export function page({ title, body, user, head = '' }: PageOptions): string {
     : `<a href="/catalog">Catalog</a><a href="/login">Sign in</a>`;
   // sign-out is a same-origin POST (a link could be followed from any site)
   const who = user
-    ? `<span class="who">${escape(user)} · <form class="signout" method="post" action="/logout"><button type="submit" class="link">Sign out</button></form></span>`
+    ? `<span class="who">${escapeHtml(user)} · <form class="signout" method="post" action="/logout"><button type="submit" class="link">Sign out</button></form></span>`
     : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escape(title)} · Mini App Analytics</title><style>${STYLE}</style>${head}</head>
+<title>${escapeHtml(title)} · Mini App Analytics</title><style>${STYLE}</style>${head}</head>
 <body><header><div class="bar"><a class="brand" href="/">${LOGO} Mini App Analytics</a><nav>${nav}</nav>${who}</div></header>
 <main>${body}</main></body></html>`;
 }

@@ -24,7 +24,11 @@ export class LoginLinks {
   }
 
   create(telegramId: string, baseUrl: string): string {
-    const payload: LinkPayload = { id: telegramId, exp: Math.floor(Date.now() / 1000) + LINK_SECONDS, nonce: crypto.randomBytes(16).toString('base64url') };
+    const payload: LinkPayload = {
+      id: telegramId,
+      exp: Math.floor(Date.now() / 1000) + LINK_SECONDS,
+      nonce: crypto.randomBytes(16).toString('base64url'),
+    };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
     return `${baseUrl.replace(/\/+$/, '')}/login/link?token=${body}.${this.sign(body)}`;
   }
@@ -42,7 +46,13 @@ export class LoginLinks {
     } catch {
       return null;
     }
-    if (typeof payload?.id !== 'string' || typeof payload.nonce !== 'string' || typeof payload.exp !== 'number' || payload.exp < Date.now() / 1000) return null;
+    if (
+      typeof payload?.id !== 'string' ||
+      typeof payload.nonce !== 'string' ||
+      typeof payload.exp !== 'number' ||
+      payload.exp < Date.now() / 1000
+    )
+      return null;
     return (await this.used.claim('link', payload.nonce, new Date(payload.exp * 1000))) ? payload.id : null;
   }
 

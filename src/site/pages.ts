@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
-import { escape, page } from './layout.ts';
+import { escapeHtml, page } from './layout.ts';
 import { fields, text, validated } from './schemas.ts';
 
 const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
@@ -32,12 +32,18 @@ const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
 </form></div>`;
 
 export function registerPages(app: FastifyInstance, site: SiteContext): void {
-  const assets = new Map(Object.entries(ASSETS).map(([name, asset]) => [name, { body: fs.readFileSync(asset.file), type: asset.type }]));
-  app.get<{ Params: { name: string } }>('/assets/:name', validated({ params: fields({ name: text(64) }) }), async (request, reply) => {
-    const asset = assets.get(request.params.name);
-    if (!asset) return reply.code(404).send({ message: 'No such asset.' });
-    return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
-  });
+  const assets = new Map(
+    Object.entries(ASSETS).map(([name, asset]) => [name, { body: fs.readFileSync(asset.file), type: asset.type }]),
+  );
+  app.get<{ Params: { name: string } }>(
+    '/assets/:name',
+    validated({ params: fields({ name: text(64) }) }),
+    async (request, reply) => {
+      const asset = assets.get(request.params.name);
+      if (!asset) return reply.code(404).send({ message: 'No such asset.' });
+      return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
+    },
+  );
 
   app.get('/', async (request, reply) => {
     const user = await site.user(request);
@@ -49,7 +55,7 @@ export function registerPages(app: FastifyInstance, site: SiteContext): void {
 <div class="grid">
   <div class="card"><h2>1 · Get a token</h2><p>Register your mini app here or in the management bot: bot address, domain, app name.</p></div>
   <div class="card"><h2>2 · Add the SDK</h2><p>One 3 KB script or the package; launches, hides and TON Connect events are collected automatically.</p>
-    <pre>&lt;script async src="${escape(site.services.config.publicUrl ?? '')}/index.js"
+    <pre>&lt;script async src="${escapeHtml(site.services.config.publicUrl ?? '')}/index.js"
   onload="telegramAnalytics.init({ token, appName })"&gt;&lt;/script&gt;</pre></div>
   <div class="card"><h2>3 · See it</h2><p>Last event time, rejected requests with their reason, daily users, sessions, the wallet funnel, and a public catalog ranking.</p></div>
 </div>
@@ -57,15 +63,18 @@ export function registerPages(app: FastifyInstance, site: SiteContext): void {
     });
   });
 
-  app.get<{ Querystring: { all?: string } }>('/analytics', validated({ querystring: fields({ all: text(8) }) }), async (request, reply) => {
-    const user = await site.pageUser(request, reply);
-    if (!user) return reply;
-    const everyone = request.query.all === '1' && user.isAdmin;
-    reply.type('text/html; charset=utf-8');
-    return page({
-      title: 'Analytics',
-      user: user.name,
-      body: `<h1>Analytics</h1>
+  app.get<{ Querystring: { all?: string } }>(
+    '/analytics',
+    validated({ querystring: fields({ all: text(8) }) }),
+    async (request, reply) => {
+      const user = await site.pageUser(request, reply);
+      if (!user) return reply;
+      const everyone = request.query.all === '1' && user.isAdmin;
+      reply.type('text/html; charset=utf-8');
+      return page({
+        title: 'Analytics',
+        user: user.name,
+        body: `<h1>Analytics</h1>
 ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/analytics?all=1">All apps (admin)</a></p>` : ''}
 <div class="card"><h2>${everyone ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${everyone ? '1' : ''}"><p class="muted">Loading…</p></div></div>
 <div class="card"><h2>New token</h2>
@@ -79,23 +88,28 @@ ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/a
 <div id="issued"></div></div>
 ${everyone ? ADMIN_SESSIONS : ''}
 <script src="/assets/common.js"></script><script src="/assets/apps.js"></script>${everyone ? '<script src="/assets/sessions.js"></script>' : ''}`,
-    });
-  });
+      });
+    },
+  );
 
-  app.get<{ Params: { name: string } }>('/analytics/:name', validated({ params: fields({ name: text(256) }) }), async (request, reply) => {
-    const user = await site.pageUser(request, reply);
-    if (!user) return reply;
-    const name = escape(request.params.name);
-    reply.type('text/html; charset=utf-8');
-    return page({
-      title: `${request.params.name} dashboard`,
-      user: user.name,
-      head: '<link rel="stylesheet" href="/assets/uplot.css">',
-      body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
+  app.get<{ Params: { name: string } }>(
+    '/analytics/:name',
+    validated({ params: fields({ name: text(256) }) }),
+    async (request, reply) => {
+      const user = await site.pageUser(request, reply);
+      if (!user) return reply;
+      const name = escapeHtml(request.params.name);
+      reply.type('text/html; charset=utf-8');
+      return page({
+        title: `${request.params.name} dashboard`,
+        user: user.name,
+        head: '<link rel="stylesheet" href="/assets/uplot.css">',
+        body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
   <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>
   <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
 <script src="/assets/uplot.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
-    });
-  });
+      });
+    },
+  );
 }

@@ -20,14 +20,26 @@ export function fields(properties: Record<string, object>, additional?: object) 
   return { type: 'object', properties, ...(additional ? { additionalProperties: additional } : {}) } as const;
 }
 
-const PLACE: Record<SchemaErrorDataVar, string> = { params: 'path parameter', querystring: 'query parameter', headers: 'header', body: 'body field' };
+const PLACE: Record<SchemaErrorDataVar, string> = {
+  params: 'path parameter',
+  querystring: 'query parameter',
+  headers: 'header',
+  body: 'body field',
+};
 
 function formatErrors(errors: FastifySchemaValidationError[], dataVar: SchemaErrorDataVar): Error {
   const [error] = errors;
-  const field = String(error?.params?.additionalProperty ?? error?.instancePath.split('/').filter(Boolean).join('.') ?? '');
+  const field = String(
+    error?.params?.additionalProperty ?? error?.instancePath.split('/').filter(Boolean).join('.') ?? '',
+  );
   if (dataVar === 'params' && field === 'name' && error?.keyword === 'pattern') return new Error(APP_NAME_MESSAGE);
-  const problem = error?.keyword === 'type' ? `must be given once, as ${String(error.params.type)}` : (error?.message ?? 'is not valid');
-  return new Error(field ? `The ${PLACE[dataVar]} "${field}" ${problem}.` : `The ${PLACE[dataVar]}s are not valid: ${problem}.`);
+  const problem =
+    error?.keyword === 'type'
+      ? `must be given once, as ${String(error.params.type)}`
+      : (error?.message ?? 'is not valid');
+  return new Error(
+    field ? `The ${PLACE[dataVar]} "${field}" ${problem}.` : `The ${PLACE[dataVar]}s are not valid: ${problem}.`,
+  );
 }
 
 /** route options that validate params and query with the site's messages */

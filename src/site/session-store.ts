@@ -40,7 +40,12 @@ export class SiteSessions {
     const id = crypto.randomBytes(32).toString('base64url');
     await this.prisma.siteSession.deleteMany({ where: { expiresAt: { lt: new Date() } } });
     await this.prisma.siteSession.create({
-      data: { idHash: idHash(id), userKey: this.userKey(telegramId), miniApp: options.miniApp, expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000) },
+      data: {
+        idHash: idHash(id),
+        userKey: this.userKey(telegramId),
+        miniApp: options.miniApp,
+        expiresAt: new Date(Date.now() + SESSION_SECONDS * 1000),
+      },
     });
     return id;
   }
@@ -53,12 +58,18 @@ export class SiteSessions {
     if (!entry || entry.until <= now) {
       const before = this.revocations;
       const row = await this.prisma.siteSession.findUnique({ where: { idHash: key } });
-      const session = row && { userKey: row.userKey, miniApp: row.miniApp, expiresAt: row.expiresAt.getTime(), revoked: row.revokedAt !== null };
+      const session = row && {
+        userKey: row.userKey,
+        miniApp: row.miniApp,
+        expiresAt: row.expiresAt.getTime(),
+        revoked: row.revokedAt !== null,
+      };
       entry = { session, until: now + CACHE_MS };
       if (before === this.revocations) this.remember(key, entry);
     }
     const { session } = entry;
-    if (!session || session.revoked || session.expiresAt <= now || session.userKey !== this.userKey(telegramId)) return null;
+    if (!session || session.revoked || session.expiresAt <= now || session.userKey !== this.userKey(telegramId))
+      return null;
     return { miniApp: session.miniApp };
   }
 
@@ -67,7 +78,10 @@ export class SiteSessions {
     const key = idHash(id);
     this.revocations++;
     this.cache.delete(key);
-    await this.prisma.siteSession.updateMany({ where: { idHash: key, revokedAt: null }, data: { revokedAt: new Date() } });
+    await this.prisma.siteSession.updateMany({
+      where: { idHash: key, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
     this.revocations++;
     this.cache.delete(key);
   }

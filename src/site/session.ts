@@ -29,7 +29,12 @@ export interface CookieOptions {
   miniApp: boolean;
 }
 
-export async function startSession(reply: FastifyReply, sessions: SiteSessions, identity: TelegramIdentity, options: CookieOptions): Promise<void> {
+export async function startSession(
+  reply: FastifyReply,
+  sessions: SiteSessions,
+  identity: TelegramIdentity,
+  options: CookieOptions,
+): Promise<void> {
   const sid = await sessions.start(identity.id, { miniApp: options.miniApp });
   const data: CookieData = { sid, id: identity.id, name: identity.name };
   const framed = options.miniApp && options.secure;
@@ -65,7 +70,11 @@ export async function endSession(request: FastifyRequest, reply: FastifyReply, s
   reply.clearCookie(SESSION_COOKIE, { path: '/' });
 }
 
-export async function sessionUser(request: FastifyRequest, sessions: SiteSessions, admins: ReadonlySet<string>): Promise<SiteUser | null> {
+export async function sessionUser(
+  request: FastifyRequest,
+  sessions: SiteSessions,
+  admins: ReadonlySet<string>,
+): Promise<SiteUser | null> {
   const data = cookieData(request);
   if (!data) return null;
   const session = await sessions.find(data.sid, data.id);
@@ -80,7 +89,11 @@ export function actorOf(user: SiteUser): Actor {
 function isOwnOrigin(request: FastifyRequest, origin: string, publicUrl: string | undefined): boolean {
   try {
     const { host } = new URL(origin);
-    return host === request.headers.host || host === request.host || (publicUrl !== undefined && host === new URL(publicUrl).host);
+    return (
+      host === request.headers.host ||
+      host === request.host ||
+      (publicUrl !== undefined && host === new URL(publicUrl).host)
+    );
   } catch {
     return false;
   }

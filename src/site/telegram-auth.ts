@@ -22,7 +22,13 @@ export interface VerifiedSignIn {
   expiresAt: Date;
 }
 
-function displayName(user: { first_name?: string; last_name?: string; username?: string; firstName?: string; lastName?: string }): string {
+function displayName(user: {
+  first_name?: string;
+  last_name?: string;
+  username?: string;
+  firstName?: string;
+  lastName?: string;
+}): string {
   const name = [user.first_name ?? user.firstName, user.last_name ?? user.lastName].filter(Boolean).join(' ');
   return name || (user.username ? `@${user.username}` : 'Telegram user');
 }
@@ -31,7 +37,11 @@ function displayName(user: { first_name?: string; last_name?: string; username?:
  * Telegram Login Widget: hash = HMAC-SHA256(key = SHA256(bot token), "key=value" lines of every other
  * field, sorted). https://core.telegram.org/widgets/login#checking-authorization
  */
-export function verifyLoginWidget(fields: Record<string, string>, botToken: string, now = new Date()): VerifiedSignIn | null {
+export function verifyLoginWidget(
+  fields: Record<string, string>,
+  botToken: string,
+  now = new Date(),
+): VerifiedSignIn | null {
   const { hash, ...data } = fields;
   if (!hash || !/^\d{1,20}$/.test(data.id ?? '') || !/^\d{1,12}$/.test(data.auth_date ?? '')) return null;
   const checkString = Object.keys(data)
@@ -45,7 +55,11 @@ export function verifyLoginWidget(fields: Record<string, string>, botToken: stri
   const authDate = Number(data.auth_date);
   const age = now.getTime() / 1000 - authDate;
   if (age > MAX_AUTH_AGE_SECONDS || age < -MAX_CLOCK_SKEW_SECONDS) return null;
-  return { identity: { id: data.id!, name: displayName(data) }, signature: expected.toString('hex'), expiresAt: new Date((authDate + MAX_AUTH_AGE_SECONDS) * 1000) };
+  return {
+    identity: { id: data.id!, name: displayName(data) },
+    signature: expected.toString('hex'),
+    expiresAt: new Date((authDate + MAX_AUTH_AGE_SECONDS) * 1000),
+  };
 }
 
 /** Mini App mode: initData of the dashboard opened as a web app from the bot. */

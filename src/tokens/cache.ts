@@ -80,7 +80,9 @@ export class TokenCache {
     }
     // too old to serve while the store answers; while it fails or stalls, the last grant it gave stands
     let timer: NodeJS.Timeout | undefined;
-    const stale = new Promise<TokenGrant | null>((resolve) => (timer = setTimeout(() => resolve(entry.value), this.staleWaitMs)));
+    const stale = new Promise<TokenGrant | null>(
+      (resolve) => (timer = setTimeout(() => resolve(entry.value), this.staleWaitMs)),
+    );
     return Promise.race([refreshed.catch(() => entry.value), stale]).finally(() => clearTimeout(timer));
   }
 

@@ -29,7 +29,13 @@ export interface AppRecord {
   tokenCreatedAt: Date | null;
 }
 
-export type RegistryErrorCode = 'app_exists' | 'app_not_found' | 'domain_exists' | 'last_domain' | 'domain_not_found' | 'not_allowed';
+export type RegistryErrorCode =
+  | 'app_exists'
+  | 'app_not_found'
+  | 'domain_exists'
+  | 'last_domain'
+  | 'domain_not_found'
+  | 'not_allowed';
 
 export class RegistryError extends Error {
   constructor(
@@ -68,7 +74,10 @@ const WITH_ACTIVE_TOKEN = { tokens: { where: { revokedAt: null }, orderBy: { id:
 const tokenRow = (token: string) => ({ hash: hashToken(token), prefix: displayPrefix(token), checksummed: true });
 
 const notFound = (name: string | number) =>
-  new RegistryError('app_not_found', typeof name === 'number' ? 'There is no such app.' : `There is no app named "${name}".`);
+  new RegistryError(
+    'app_not_found',
+    typeof name === 'number' ? 'There is no such app.' : `There is no app named "${name}".`,
+  );
 
 export class TokenRegistry {
   constructor(
@@ -155,17 +164,28 @@ export class TokenRegistry {
 
   async addDomain(appName: string, domain: string, actor: Actor): Promise<AppRecord> {
     const app = await this.accessibleApp({ appName }, actor, appName);
-    if (app.domains.includes(domain)) throw new RegistryError('domain_exists', `${domain} is already a domain of ${appName}.`);
+    if (app.domains.includes(domain))
+      throw new RegistryError('domain_exists', `${domain} is already a domain of ${appName}.`);
     return this.setDomains(app, [...app.domains, domain], actor, 'app.domain.add', domain);
   }
 
   async removeDomain(appName: string, domain: string, actor: Actor): Promise<AppRecord> {
     const app = await this.accessibleApp({ appName }, actor, appName);
-    if (!app.domains.includes(domain)) throw new RegistryError('domain_not_found', `${domain} is not a domain of ${appName}.`);
+    if (!app.domains.includes(domain))
+      throw new RegistryError('domain_not_found', `${domain} is not a domain of ${appName}.`);
     if (app.domains.length === 1) {
-      throw new RegistryError('last_domain', `${domain} is the only domain of ${appName}: add the new one before removing it.`);
+      throw new RegistryError(
+        'last_domain',
+        `${domain} is the only domain of ${appName}: add the new one before removing it.`,
+      );
     }
-    return this.setDomains(app, app.domains.filter((entry) => entry !== domain), actor, 'app.domain.remove', domain);
+    return this.setDomains(
+      app,
+      app.domains.filter((entry) => entry !== domain),
+      actor,
+      'app.domain.remove',
+      domain,
+    );
   }
 
   /**
@@ -176,23 +196,30 @@ export class TokenRegistry {
     if (!actor.isAdmin) throw new RegistryError('not_allowed', 'Only an administrator may change quotas.');
     const app = await this.accessibleApp({ appName }, actor, appName);
     const data = {
-      ...(change.eventsPerDay === undefined ? {} : { quotaEventsPerDay: change.eventsPerDay === null ? null : BigInt(change.eventsPerDay) }),
-      ...(change.bytesPerDay === undefined ? {} : { quotaBytesPerDay: change.bytesPerDay === null ? null : BigInt(change.bytesPerDay) }),
+      ...(change.eventsPerDay === undefined
+        ? {}
+        : { quotaEventsPerDay: change.eventsPerDay === null ? null : BigInt(change.eventsPerDay) }),
+      ...(change.bytesPerDay === undefined
+        ? {}
+        : { quotaBytesPerDay: change.bytesPerDay === null ? null : BigInt(change.bytesPerDay) }),
     };
     const select = { quotaEventsPerDay: true, quotaBytesPerDay: true } as const;
-    const [quotas] = Object.keys(data).length === 0
-      ? [await this.prisma.app.findUniqueOrThrow({ where: { id: app.id }, select })]
-      : await this.prisma.$transaction([
-          this.prisma.app.update({ where: { id: app.id }, data, select }),
-          this.prisma.auditLog.create({
-            data: {
-              ...this.auditEntry(actor, 'app.quota', app.appName, {
-                events_per_day: change.eventsPerDay, bytes_per_day: change.bytesPerDay, admin: this.actsAsAdmin(app, actor),
-              }),
-              appId: app.id,
-            },
-          }),
-        ]);
+    const [quotas] =
+      Object.keys(data).length === 0
+        ? [await this.prisma.app.findUniqueOrThrow({ where: { id: app.id }, select })]
+        : await this.prisma.$transaction([
+            this.prisma.app.update({ where: { id: app.id }, data, select }),
+            this.prisma.auditLog.create({
+              data: {
+                ...this.auditEntry(actor, 'app.quota', app.appName, {
+                  events_per_day: change.eventsPerDay,
+                  bytes_per_day: change.bytesPerDay,
+                  admin: this.actsAsAdmin(app, actor),
+                }),
+                appId: app.id,
+              },
+            }),
+          ]);
     const toNumber = (value: bigint | null) => (value === null ? null : Number(value));
     return { eventsPerDay: toNumber(quotas.quotaEventsPerDay), bytesPerDay: toNumber(quotas.quotaBytesPerDay) };
   }
@@ -206,7 +233,9 @@ export class TokenRegistry {
     const app = await this.accessibleApp({ appName }, actor, appName);
     const tokens = await this.prisma.token.findMany({ where: { appId: app.id }, select: { hash: true } });
     await this.prisma.$transaction([
-      this.prisma.auditLog.create({ data: this.auditEntry(actor, 'app.delete', appName, { admin: this.actsAsAdmin(app, actor) }) }),
+      this.prisma.auditLog.create({
+        data: this.auditEntry(actor, 'app.delete', appName, { admin: this.actsAsAdmin(app, actor) }),
+      }),
       // the app row's lock waits for event commits in flight; commits after it store nothing for the app
       this.prisma.app.delete({ where: { id: app.id } }),
     ]);
@@ -214,44 +243,75 @@ export class TokenRegistry {
     this.onAppDeleted();
   }
 
-  private async setDomains(app: AppRow, domains: string[], actor: Actor, action: string, domain: string): Promise<AppRecord> {
+  private async setDomains(
+    app: AppRow,
+    domains: string[],
+    actor: Actor,
+    action: string,
+    domain: string,
+  ): Promise<AppRecord> {
     await this.prisma.$transaction([
       this.prisma.app.update({ where: { id: app.id }, data: { domains } }),
       this.prisma.auditLog.create({
-        data: { ...this.auditEntry(actor, action, app.appName, { domain, admin: this.actsAsAdmin(app, actor) }), appId: app.id },
+        data: {
+          ...this.auditEntry(actor, action, app.appName, { domain, admin: this.actsAsAdmin(app, actor) }),
+          appId: app.id,
+        },
       }),
     ]);
-    const tokens = await this.prisma.token.findMany({ where: { appId: app.id, revokedAt: null }, select: { hash: true } });
+    const tokens = await this.prisma.token.findMany({
+      where: { appId: app.id, revokedAt: null },
+      select: { hash: true },
+    });
     tokens.forEach((token) => this.onTokenChanged(token.hash));
     return this.getApp(app.appName, actor);
   }
 
   /** revokes every active token of the app, runs the extra writes, audits, all in one transaction */
-  private async changeTokens(app: AppRow, actor: Actor, action: string, extra: ReturnType<PrismaClient['token']['create']>[]) {
-    const active = await this.prisma.token.findMany({ where: { appId: app.id, revokedAt: null }, select: { hash: true } });
+  private async changeTokens(
+    app: AppRow,
+    actor: Actor,
+    action: string,
+    extra: ReturnType<PrismaClient['token']['create']>[],
+  ) {
+    const active = await this.prisma.token.findMany({
+      where: { appId: app.id, revokedAt: null },
+      select: { hash: true },
+    });
     await this.prisma.$transaction([
       this.prisma.token.updateMany({ where: { appId: app.id, revokedAt: null }, data: { revokedAt: new Date() } }),
       ...extra,
       this.prisma.auditLog.create({
-        data: { ...this.auditEntry(actor, action, app.appName, { admin: this.actsAsAdmin(app, actor) }), appId: app.id },
+        data: {
+          ...this.auditEntry(actor, action, app.appName, { admin: this.actsAsAdmin(app, actor) }),
+          appId: app.id,
+        },
       }),
     ]);
     active.forEach((token) => this.onTokenChanged(token.hash));
   }
 
-  private async accessibleApp(where: { appName: string } | { id: number }, actor: Actor, name: string | number): Promise<AppRow> {
+  private async accessibleApp(
+    where: { appName: string } | { id: number },
+    actor: Actor,
+    name: string | number,
+  ): Promise<AppRow> {
     const app = await this.prisma.app.findUnique({ where, include: WITH_ACTIVE_TOKEN });
     if (!app || !this.mayManage(app, actor)) throw notFound(name);
     return app;
   }
 
   private mayManage(app: { ownerKey: string | null }, actor: Actor): boolean {
-    return actor.isAdmin === true || (actor.telegramId !== undefined && app.ownerKey === this.ownerKey(actor.telegramId));
+    return (
+      actor.isAdmin === true || (actor.telegramId !== undefined && app.ownerKey === this.ownerKey(actor.telegramId))
+    );
   }
 
   /** an administrator acting on somebody else's app: marked in the audit log */
   private actsAsAdmin(app: { ownerKey: string | null }, actor: Actor): boolean {
-    return actor.isAdmin === true && (actor.telegramId === undefined || app.ownerKey !== this.ownerKey(actor.telegramId));
+    return (
+      actor.isAdmin === true && (actor.telegramId === undefined || app.ownerKey !== this.ownerKey(actor.telegramId))
+    );
   }
 
   private auditEntry(actor: Actor, action: string, appName: string, detail?: object) {

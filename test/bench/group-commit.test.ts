@@ -1,7 +1,12 @@
 // Group commit: requests arriving during a commit share the next one, a commit is cut at its event and
 // byte budgets, and waiting work beyond its budget is refused at once instead of growing memory.
 import { describe, expect, it } from 'vitest';
-import { GroupCommitWriter, OverloadedError, StoreUnavailableError, type BatchStore } from '../../bench/lib/group-commit.ts';
+import {
+  GroupCommitWriter,
+  OverloadedError,
+  StoreUnavailableError,
+  type BatchStore,
+} from '../../bench/lib/group-commit.ts';
 
 /** resolves after the current event-loop turn: lets the writer cut and start its next commit */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -53,7 +58,11 @@ describe('group commit writer', () => {
     const writer = new GroupCommitWriter(store, { maxBatchBytes: 2.5 * MB });
     const done = [writer.submit(['first'], 10)];
     await started();
-    done.push(...['1', '2', '3', '4', '5'].map((row) => writer.submit([row], MB)), writer.submit(['huge'], 3 * MB), writer.submit(['small'], 10));
+    done.push(
+      ...['1', '2', '3', '4', '5'].map((row) => writer.submit([row], MB)),
+      writer.submit(['huge'], 3 * MB),
+      writer.submit(['small'], 10),
+    );
     await releaseAll();
     await Promise.all(done);
     expect(commits).toEqual([['first'], ['1', '2'], ['3', '4'], ['5'], ['huge'], ['small']]);

@@ -40,7 +40,14 @@ describe('bench load generator without wrk', () => {
   it('sends the bodies in turn at the asked rate and counts the refused answers', async () => {
     expect(loadGeneratorName()).toBe('autocannon');
     const { file } = writeBodyFile(path.join(work, 'bodies.bin'), bodies);
-    const result = await runLoad({ url, headers: { 'content-type': 'application/json' }, bodyFile: file, connections: 2, durationSec: 2, rate: 150 });
+    const result = await runLoad({
+      url,
+      headers: { 'content-type': 'application/json' },
+      bodyFile: file,
+      connections: 2,
+      durationSec: 2,
+      rate: 150,
+    });
 
     expect(result.tool).toBe('autocannon');
     // 150 req/s for 2 s, paced: neither as fast as the server goes nor far below the rate (autocannon

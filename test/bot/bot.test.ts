@@ -35,7 +35,9 @@ async function register(user: number, bot: string, domain: string, appName: stri
 
 /** the texts of the last `count` messages of a step: inside a dialog, the new ones come last */
 function lastTexts(calls: Awaited<ReturnType<BotHarness['send']>>, count = 1): string {
-  return textsOf(calls.filter((call) => call.method === 'sendMessage' || call.method === 'editMessageText').slice(-count));
+  return textsOf(
+    calls.filter((call) => call.method === 'sendMessage' || call.method === 'editMessageText').slice(-count),
+  );
 }
 
 async function appId(appName: string): Promise<number> {
@@ -50,8 +52,12 @@ describe('menus', () => {
     const analytics = await harness.click(ALICE, 'menu:analytics');
     expect(buttonsOf(analytics)).toEqual(['menu:new', 'menu:apps', '']);
     // the dashboards open inside Telegram as a Mini App (PUBLIC_URL is https)
-    const keyboard = analytics.find((call) => call.method === 'editMessageText')!.payload.reply_markup as { inline_keyboard: { web_app?: { url: string } }[][] };
-    expect(keyboard.inline_keyboard.flat().find((button) => button.web_app)?.web_app?.url).toBe('https://analytics.example.net/webapp');
+    const keyboard = analytics.find((call) => call.method === 'editMessageText')!.payload.reply_markup as {
+      inline_keyboard: { web_app?: { url: string } }[][];
+    };
+    expect(keyboard.inline_keyboard.flat().find((button) => button.web_app)?.web_app?.url).toBe(
+      'https://analytics.example.net/webapp',
+    );
     expect(alertsOf(analytics)).toEqual(['']); // the button press is answered
     expect(buttonsOf(await harness.send(ADMIN, '/analytics'))).toEqual(['menu:new', 'menu:apps', '', 'admin:apps']);
   });
@@ -59,10 +65,10 @@ describe('menus', () => {
 
 describe('new token dialog', () => {
   it('explains each bad answer, asks again, and ends with the token and snippets', async () => {
-    expect(textsOf(await harness.click(ALICE, 'menu:new'))).toContain('address of your mini app\'s bot');
+    expect(textsOf(await harness.click(ALICE, 'menu:new'))).toContain("address of your mini app's bot");
     const badBot = textsOf(await harness.send(ALICE, 'https://example.com/shop'));
     expect(badBot).toContain('ending in "bot"');
-    expect(badBot).toContain('address of your mini app\'s bot');
+    expect(badBot).toContain("address of your mini app's bot");
     expect(textsOf(await harness.send(ALICE, 't.me/alice_shop_bot'))).toContain('Send the domain');
     const badDomain = textsOf(await harness.send(ALICE, '192.168.0.10'));
     expect(badDomain).toContain('not an IP address');
@@ -78,14 +84,18 @@ describe('new token dialog', () => {
     expect(done).toContain('import { init } from');
     const app = await service.services.registry.getApp('alice_shop', { surface: 'bot', telegramId: String(ALICE) });
     expect(app).toMatchObject({ bot: '@alice_shop_bot', domains: ['shop.example.com'] });
-    expect((await postEvents(service.url, makeEvent('alice_shop'), { token, origin: 'https://shop.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_shop'), { token, origin: 'https://shop.example.com' })).status,
+    ).toBe(201);
   });
 
   it('refuses a taken app name and asks for another', async () => {
     await harness.click(BOB, 'menu:new');
     await harness.send(BOB, '@bob_shop_bot');
     await harness.send(BOB, 'bob.example.com');
-    expect(textsOf(await harness.send(BOB, 'alice_shop'))).toContain('The app name "alice_shop" is already taken. Choose another name.');
+    expect(textsOf(await harness.send(BOB, 'alice_shop'))).toContain(
+      'The app name "alice_shop" is already taken. Choose another name.',
+    );
     tokenIn(textsOf(await harness.send(BOB, 'bob_shop')));
   });
 
@@ -94,7 +104,9 @@ describe('new token dialog', () => {
     await harness.send(BOB, '@bob_other_bot');
     expect(textsOf(await harness.send(BOB, '/cancel'))).toContain('Cancelled. Nothing was changed.');
     expect(textsOf(await harness.send(BOB, 'bob-other'))).toContain('Use /analytics');
-    expect((await service.services.registry.listApps({ surface: 'bot', telegramId: String(BOB) })).map((app) => app.appName)).toEqual(['bob_shop']);
+    expect(
+      (await service.services.registry.listApps({ surface: 'bot', telegramId: String(BOB) })).map((app) => app.appName),
+    ).toEqual(['bob_shop']);
   });
 
   it('survives a restart of the bot in the middle of the dialog', async () => {
@@ -123,11 +135,15 @@ describe('my tokens', () => {
     expect(before).toMatch(/alice_live[\s\S]*Last event: no events yet/);
     expect(before).not.toContain(token);
 
-    expect((await postEvents(service.url, makeEvent('alice_live'), { token, origin: 'https://live.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_live'), { token, origin: 'https://live.example.com' })).status,
+    ).toBe(201);
     const after = textsOf(await harness.send(ALICE, '/mytokens'));
     expect(after).toMatch(/alice_live[\s\S]*Last event: just now \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)/);
 
-    expect((await postEvents(service.url, makeEvent('alice_live'), { token, origin: 'https://other.site' })).status).toBe(403);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_live'), { token, origin: 'https://other.site' })).status,
+    ).toBe(403);
     const rejected = textsOf(await harness.send(ALICE, '/mytokens'));
     expect(rejected).toContain('⚠️ Last rejected request: 403 domain mismatch from https://other.site, just now');
     expect(textsOf(await harness.send(BOB, '/mytokens'))).not.toContain('alice_live');
@@ -138,11 +154,15 @@ describe('my tokens', () => {
     const id = await appId('alice_rev');
     expect(buttonsOf(await harness.click(ALICE, `app:${id}`))).toContain(`rev:${id}`);
     expect(buttonsOf(await harness.click(ALICE, `rev:${id}`))).toEqual([`rev!:${id}`, `app:${id}`]);
-    expect((await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).status,
+    ).toBe(201);
     const revoked = await harness.click(ALICE, `rev!:${id}`);
     expect(alertsOf(revoked)).toEqual(['Token revoked']);
     expect(textsOf(revoked)).toContain('Token: revoked');
-    expect((await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).text).toBe('{"message":"Token is invalid."}');
+    expect(
+      (await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).text,
+    ).toBe('{"message":"Token is invalid."}');
   });
 
   it('regenerates: the old token stops, the new one works', async () => {
@@ -151,8 +171,14 @@ describe('my tokens', () => {
     await harness.click(ALICE, `regen:${id}`);
     const fresh = tokenIn(textsOf(await harness.click(ALICE, `regen!:${id}`)));
     expect(fresh).not.toBe(old);
-    expect((await postEvents(service.url, makeEvent('alice_regen'), { token: old, origin: 'https://regen.example.com' })).text).toBe('{"message":"Token is invalid."}');
-    expect((await postEvents(service.url, makeEvent('alice_regen'), { token: fresh, origin: 'https://regen.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_regen'), { token: old, origin: 'https://regen.example.com' }))
+        .text,
+    ).toBe('{"message":"Token is invalid."}');
+    expect(
+      (await postEvents(service.url, makeEvent('alice_regen'), { token: fresh, origin: 'https://regen.example.com' }))
+        .status,
+    ).toBe(201);
   });
 
   it('adds and removes domains', async () => {
@@ -161,11 +187,17 @@ describe('my tokens', () => {
     expect(buttonsOf(await harness.click(ALICE, `dom:${id}`))).toEqual([`domadd:${id}`, `app:${id}`]);
     expect(textsOf(await harness.click(ALICE, `domadd:${id}`))).toContain('Send the domain to add');
     expect(textsOf(await harness.send(ALICE, 'not a domain'))).toContain('host name');
-    expect(textsOf(await harness.send(ALICE, 'https://two.example.com'))).toContain('two.example.com added. Domains of alice_dom: one.example.com, two.example.com');
-    expect((await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://two.example.com' })).status).toBe(201);
+    expect(textsOf(await harness.send(ALICE, 'https://two.example.com'))).toContain(
+      'two.example.com added. Domains of alice_dom: one.example.com, two.example.com',
+    );
+    expect(
+      (await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://two.example.com' })).status,
+    ).toBe(201);
     const removed = await harness.click(ALICE, `domdel:${id}:0`);
     expect(alertsOf(removed)).toEqual(['one.example.com removed']);
-    expect((await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://one.example.com' })).status).toBe(403);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://one.example.com' })).status,
+    ).toBe(403);
   });
 
   it('deletes an app after confirmation', async () => {
@@ -173,7 +205,9 @@ describe('my tokens', () => {
     const id = await appId('alice_del');
     await harness.click(ALICE, `del:${id}`);
     expect(textsOf(await harness.click(ALICE, `del!:${id}`))).toContain('was deleted');
-    expect((await postEvents(service.url, makeEvent('alice_del'), { token, origin: 'https://del.example.com' })).text).toBe('{"message":"Token is invalid."}');
+    expect(
+      (await postEvents(service.url, makeEvent('alice_del'), { token, origin: 'https://del.example.com' })).text,
+    ).toBe('{"message":"Token is invalid."}');
   });
 });
 
@@ -186,7 +220,9 @@ describe('authorisation', () => {
       expect(alertsOf(calls), data).toEqual(['This app does not exist or is not yours.']);
       expect(textsOf(calls)).toBe('');
     }
-    expect((await postEvents(service.url, makeEvent('alice_safe'), { token, origin: 'https://safe.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('alice_safe'), { token, origin: 'https://safe.example.com' })).status,
+    ).toBe(201);
   });
 
   it('keeps administrator commands from other users', async () => {
@@ -203,8 +239,12 @@ describe('authorisation', () => {
     expect(textsOf(await harness.send(ADMIN, `/find ${BOB}`))).not.toContain('<b>alice_safe</b>');
     expect(textsOf(await harness.send(ADMIN, '/find bob_watch'))).toContain('<b>bob_watch</b>');
     expect(textsOf(await harness.send(ADMIN, '/revoke bob_watch'))).toBe('🚫 The token of bob_watch is revoked.');
-    expect((await postEvents(service.url, makeEvent('bob_watch'), { token, origin: 'https://watch.example.com' })).text).toBe('{"message":"Token is invalid."}');
-    const audit = await service.store.prisma.auditLog.findFirstOrThrow({ where: { appName: 'bob_watch', action: 'token.revoke' } });
+    expect(
+      (await postEvents(service.url, makeEvent('bob_watch'), { token, origin: 'https://watch.example.com' })).text,
+    ).toBe('{"message":"Token is invalid."}');
+    const audit = await service.store.prisma.auditLog.findFirstOrThrow({
+      where: { appName: 'bob_watch', action: 'token.revoke' },
+    });
     expect(audit).toMatchObject({ surface: 'bot', detail: { admin: true } });
   });
 });
@@ -213,10 +253,26 @@ describe('robustness', () => {
   it('ignores group chats and odd updates without failing', async () => {
     const calls = await harness.handle({
       update_id: 900001,
-      message: { message_id: 1, date: 0, chat: { id: -100, type: 'supergroup', title: 'g' }, from: { id: ALICE, is_bot: false, first_name: 'A' }, text: '/mytokens' },
+      message: {
+        message_id: 1,
+        date: 0,
+        chat: { id: -100, type: 'supergroup', title: 'g' },
+        from: { id: ALICE, is_bot: false, first_name: 'A' },
+        text: '/mytokens',
+      },
     });
     expect(calls).toEqual([]);
-    await harness.handle({ update_id: 900002, edited_message: { message_id: 1, date: 0, edit_date: 1, chat: { id: ALICE, type: 'private', first_name: 'A' }, from: { id: ALICE, is_bot: false, first_name: 'A' }, text: 'x' } });
+    await harness.handle({
+      update_id: 900002,
+      edited_message: {
+        message_id: 1,
+        date: 0,
+        edit_date: 1,
+        chat: { id: ALICE, type: 'private', first_name: 'A' },
+        from: { id: ALICE, is_bot: false, first_name: 'A' },
+        text: 'x',
+      },
+    });
     await harness.handle({ update_id: 900003, my_chat_member: undefined as never });
     expect(harness.errors).toEqual([]);
   });
@@ -230,11 +286,27 @@ describe('refusals inside dialogs', () => {
     await harness.click(CAROL, 'menu:new');
     const sticker = await harness.handle({
       update_id: 900101,
-      message: { message_id: 1, date: 0, chat, from, sticker: { file_id: 'f', file_unique_id: 'u', type: 'regular', width: 1, height: 1, is_animated: false, is_video: false } },
+      message: {
+        message_id: 1,
+        date: 0,
+        chat,
+        from,
+        sticker: {
+          file_id: 'f',
+          file_unique_id: 'u',
+          type: 'regular',
+          width: 1,
+          height: 1,
+          is_animated: false,
+          is_video: false,
+        },
+      },
     });
     expect(lastTexts(sticker)).toBe('Please answer with a text message, or /cancel.');
     expect(lastTexts(await harness.send(CAROL, '@carol_shop_bot'))).toContain('Send the domain');
-    expect(lastTexts(await harness.send(CAROL, '/cancel@tma_analytics_test_bot'))).toBe('Cancelled. Nothing was changed.');
+    expect(lastTexts(await harness.send(CAROL, '/cancel@tma_analytics_test_bot'))).toBe(
+      'Cancelled. Nothing was changed.',
+    );
     expect(lastTexts(await harness.send(CAROL, 'carol.example.com'))).toBe('Use /analytics to manage your tokens.');
     expect(await service.services.registry.listApps({ surface: 'bot', telegramId: String(CAROL) })).toEqual([]);
   });
@@ -242,14 +314,18 @@ describe('refusals inside dialogs', () => {
   it('domains: the only domain stays, a domain already there is asked again, an app deleted meanwhile ends the dialog', async () => {
     await register(CAROL, '@carol_dom_bot', 'carol.example.com', 'carol_dom');
     const id = await appId('carol_dom');
-    expect(alertsOf(await harness.click(CAROL, `domdel:${id}:0`))).toEqual(['carol.example.com is the only domain of carol_dom: add the new one before removing it.']);
+    expect(alertsOf(await harness.click(CAROL, `domdel:${id}:0`))).toEqual([
+      'carol.example.com is the only domain of carol_dom: add the new one before removing it.',
+    ]);
     await harness.click(CAROL, `domadd:${id}`);
     expect(lastTexts(await harness.send(CAROL, 'carol.example.com'), 2)).toBe(
       'carol.example.com is already a domain of carol_dom.\n---\nSend the domain to add, for example <code>new.example.com</code>.\n/cancel to stop.',
     );
     expect(alertsOf(await harness.click(ADMIN, `del!:${id}`))).toEqual(['App deleted']);
     expect(lastTexts(await harness.send(CAROL, 'new.carol.example.com'))).toBe('There is no app named "carol_dom".');
-    expect(lastTexts(await harness.send(CAROL, 'other.carol.example.com'))).toBe('Use /analytics to manage your tokens.');
+    expect(lastTexts(await harness.send(CAROL, 'other.carol.example.com'))).toBe(
+      'Use /analytics to manage your tokens.',
+    );
   });
 });
 
@@ -267,7 +343,14 @@ describe('refusals outside dialogs', () => {
   it('serves no bot accounts, even in a private chat', async () => {
     const calls = await harness.handle({
       update_id: 900102,
-      message: { message_id: 1, date: 0, chat: { id: CAROL, type: 'private', first_name: 'C' }, from: { id: CAROL, is_bot: true, first_name: 'C' }, text: '/start', entities: [{ type: 'bot_command', offset: 0, length: 6 }] },
+      message: {
+        message_id: 1,
+        date: 0,
+        chat: { id: CAROL, type: 'private', first_name: 'C' },
+        from: { id: CAROL, is_bot: true, first_name: 'C' },
+        text: '/start',
+        entities: [{ type: 'bot_command', offset: 0, length: 6 }],
+      },
     });
     expect(calls).toEqual([]);
   });

@@ -22,9 +22,19 @@ let service: ServiceProcess;
 let client: ReturnType<TelegramServer['getClient']>;
 
 beforeAll(async () => {
-  telegram = new (emulator as unknown as typeof TelegramServer)({ port: await freePort(), host: '127.0.0.1', storeTimeout: 600 });
+  telegram = new (emulator as unknown as typeof TelegramServer)({
+    port: await freePort(),
+    host: '127.0.0.1',
+    storeTimeout: 600,
+  });
   await telegram.start();
-  client = telegram.getClient(BOT_TOKEN, { userId: USER, chatId: USER, type: 'private', firstName: 'Erin', userName: 'erin' });
+  client = telegram.getClient(BOT_TOKEN, {
+    userId: USER,
+    chatId: USER,
+    type: 'private',
+    firstName: 'Erin',
+    userName: 'erin',
+  });
   service = await startServiceProcess({ DATA_DIR: tempDir(), BOT_TOKEN, TELEGRAM_API_ROOT: telegram.config.apiURL });
 });
 afterAll(async () => {
@@ -62,8 +72,12 @@ async function after(action: () => Promise<unknown>): Promise<BotMessage> {
   throw new Error(`the bot did not answer; service output:\n${service.output()}`);
 }
 
-const say = (text: string) => after(() => (text.startsWith('/') ? client.sendCommand(client.makeCommand(text)) : client.sendMessage(client.makeMessage(text))));
-const press = (data: string, on: BotMessage) => after(() => client.sendCallback(client.makeCallbackQuery(data, { message: { message_id: on.messageId } })));
+const say = (text: string) =>
+  after(() =>
+    text.startsWith('/') ? client.sendCommand(client.makeCommand(text)) : client.sendMessage(client.makeMessage(text)),
+  );
+const press = (data: string, on: BotMessage) =>
+  after(() => client.sendCallback(client.makeCallbackQuery(data, { message: { message_id: on.messageId } })));
 
 describe('bot against a Bot API emulator', () => {
   it('issues a working token, shows its last event, and revokes it', async () => {
@@ -82,7 +96,9 @@ describe('bot against a Bot API emulator', () => {
     const token = /<code>(tma_[0-9A-Za-z]{40})<\/code>/.exec(issued.text)?.[1];
     expect(token, issued.text).toBeDefined();
 
-    expect((await postEvents(service.url, makeEvent('erin_shop'), { token, origin: 'https://erin.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('erin_shop'), { token, origin: 'https://erin.example.com' })).status,
+    ).toBe(201);
     const apps = await press('menu:apps', issued);
     expect(apps.text).toMatch(/<b>erin_shop<\/b>[\s\S]*Last event: just now \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)/);
 
@@ -92,6 +108,8 @@ describe('bot against a Bot API emulator', () => {
     expect(confirm.text).toContain('Revoke the token of <b>erin_shop</b>?');
     const revoked = await press(confirm.buttons.find((data) => data.startsWith('rev!:'))!, confirm);
     expect(revoked.text).toContain('Token: revoked');
-    expect((await postEvents(service.url, makeEvent('erin_shop'), { token, origin: 'https://erin.example.com' })).text).toBe('{"message":"Token is invalid."}');
+    expect(
+      (await postEvents(service.url, makeEvent('erin_shop'), { token, origin: 'https://erin.example.com' })).text,
+    ).toBe('{"message":"Token is invalid."}');
   });
 });

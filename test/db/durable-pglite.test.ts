@@ -13,7 +13,10 @@ let db: PGlite;
 let clusterFiles: string[];
 
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
 beforeAll(async () => {
@@ -51,7 +54,8 @@ describe('embedded durability', () => {
   it('syncs the data files at a checkpoint', async () => {
     synced.length = 0;
     await db.exec('CHECKPOINT');
-    const table = (await db.query<{ file: string }>(`SELECT pg_relation_filepath('durable_check') AS file`)).rows[0]!.file;
+    const table = (await db.query<{ file: string }>(`SELECT pg_relation_filepath('durable_check') AS file`)).rows[0]!
+      .file;
     expect(synced).toContain(path.join(pgdata, table));
   });
 });

@@ -35,7 +35,9 @@ describe.each(BARE_BACKENDS)('migrations on $name', ({ open }) => {
          (1, '2026-11-20', $1, 'ios', 'en', ''), (1, '2026-11-21', $1, 'ios', 'en', ''), (1, '2026-11-21', $2, 'android', 'en', '')`,
       [crossing, single],
     );
-    await sql.query(`INSERT INTO daily_app_stats (app_id, day, users, sessions) VALUES (1, '2026-11-20', 1, 1), (1, '2026-11-21', 2, 2)`);
+    await sql.query(
+      `INSERT INTO daily_app_stats (app_id, day, users, sessions) VALUES (1, '2026-11-20', 1, 1), (1, '2026-11-21', 2, 2)`,
+    );
     await sql.query(
       `INSERT INTO daily_dimensions (app_id, day, dimension, value, sessions) VALUES
          (1, '2026-11-20', 'platform', 'ios', 1), (1, '2026-11-20', 'locale', 'en', 1), (1, '2026-11-20', 'start_param', '', 1),
@@ -54,7 +56,11 @@ describe.each(BARE_BACKENDS)('migrations on $name', ({ open }) => {
       { day: '2026-11-20', users: 1, sessions: 1 },
       { day: '2026-11-21', users: 2, sessions: 1 },
     ]);
-    expect(await sql.query(`SELECT day::text, dimension, value, sessions::int FROM daily_dimensions ORDER BY day, dimension, value`)).toEqual([
+    expect(
+      await sql.query(
+        `SELECT day::text, dimension, value, sessions::int FROM daily_dimensions ORDER BY day, dimension, value`,
+      ),
+    ).toEqual([
       { day: '2026-11-20', dimension: 'locale', value: 'en', sessions: 1 },
       { day: '2026-11-20', dimension: 'platform', value: 'ios', sessions: 1 },
       { day: '2026-11-20', dimension: 'start_param', value: '', sessions: 1 },

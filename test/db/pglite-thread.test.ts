@@ -9,7 +9,9 @@ let store: Store;
 
 beforeAll(async () => {
   store = await openStore({ dataDir: tempDir() });
-  await store.sql.exec('CREATE TABLE thread_check (id int PRIMARY KEY, at timestamptz, data bytea, doc jsonb, tags text[])');
+  await store.sql.exec(
+    'CREATE TABLE thread_check (id int PRIMARY KEY, at timestamptz, data bytea, doc jsonb, tags text[])',
+  );
 });
 afterAll(() => store?.close());
 
@@ -17,7 +19,9 @@ const count = async () => (await store.sql.query<{ n: number }>('SELECT count(*)
 
 describe('PGlite on its own thread', () => {
   it('gives values their types: dates, bytes, JSON, arrays, numbers', async () => {
-    await store.sql.query(`INSERT INTO thread_check VALUES (1, '2026-11-22T06:00:00.123Z', '\\x00ff10', '{"a":[1,"x"]}', '{one,two}')`);
+    await store.sql.query(
+      `INSERT INTO thread_check VALUES (1, '2026-11-22T06:00:00.123Z', '\\x00ff10', '{"a":[1,"x"]}', '{one,two}')`,
+    );
     const [row] = await store.sql.query<Record<string, unknown>>('SELECT * FROM thread_check WHERE id = $1', [1]);
     expect(row!.id).toBe(1);
     expect(row!.at).toEqual(new Date('2026-11-22T06:00:00.123Z'));
@@ -42,7 +46,9 @@ describe('PGlite on its own thread', () => {
   it('reports database errors with their SQLSTATE, in raw SQL and through Prisma', async () => {
     await expect(store.sql.query('INSERT INTO thread_check (id) VALUES (1)')).rejects.toMatchObject({ code: '23505' });
     await store.prisma.setting.create({ data: { key: 'thread_check', value: 'a' } });
-    const duplicate = await store.prisma.setting.create({ data: { key: 'thread_check', value: 'b' } }).catch((error: unknown) => error);
+    const duplicate = await store.prisma.setting
+      .create({ data: { key: 'thread_check', value: 'b' } })
+      .catch((error: unknown) => error);
     expect(isUniqueViolation(duplicate), String(duplicate)).toBe(true);
     expect((duplicate as { cause?: unknown }).cause).toMatchObject({ kind: 'postgres', code: '23505' }); // mapped by the adapter
     // Prisma's interactive transaction, rolled back by the error inside it

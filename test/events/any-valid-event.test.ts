@@ -31,8 +31,24 @@ const ABSENT = Symbol('absent');
 // ---- building blocks ----
 
 const ODD_UNITS = [
-  '\u0000', '\ud800', '\udfff', '\udbff\udfff', '\ud83d\ude80', '\u2028', '\ufeff', '\uffff', '\u0301', '\u001f', '\u007f',
-  '\\', '"', '%00', ' ', '\u00e9', '\u202e', 'a',
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\udbff\udfff',
+  '\ud83d\ude80',
+  '\u2028',
+  '\ufeff',
+  '\uffff',
+  '\u0301',
+  '\u001f',
+  '\u007f',
+  '\\',
+  '"',
+  '%00',
+  ' ',
+  '\u00e9',
+  '\u202e',
+  'a',
 ];
 const unit = fc.oneof(fc.constantFrom(...ODD_UNITS), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
 const shortText = fc.string({ unit, maxLength: 12 });
@@ -40,13 +56,37 @@ const shortText = fc.string({ unit, maxLength: 12 });
 /** text around a maxLength: empty, just under and at it (and over it when invalid), of one maybe astral or broken unit */
 function boundaryText(maxLength: number, invalid: boolean) {
   const lengths = invalid ? [maxLength + 1, maxLength + 2] : [0, 1, maxLength - 1, maxLength];
-  return fc.oneof(shortText, fc.tuple(fc.constantFrom(...lengths), unit).map(([length, char]) => char.repeat(length)));
+  return fc.oneof(
+    shortText,
+    fc.tuple(fc.constantFrom(...lengths), unit).map(([length, char]) => char.repeat(length)),
+  );
 }
 
 const NUMBER_EDGES = [
-  '0', '-0', '0.0', '1.0', '1', '-1', '0.1', '1E+2', '-1.5e-7', '1e308', '-1e308', '1.7976931348623157e308', '5e-324', '-5e-324',
-  '1e400', '-1e400', '1e-400', '123456789012345678901234567890', '9007199254740991', '9007199254740992', '9007199254740993',
-  '-9007199254740993', '1' + '0'.repeat(400), '0.' + '0'.repeat(400) + '1',
+  '0',
+  '-0',
+  '0.0',
+  '1.0',
+  '1',
+  '-1',
+  '0.1',
+  '1E+2',
+  '-1.5e-7',
+  '1e308',
+  '-1e308',
+  '1.7976931348623157e308',
+  '5e-324',
+  '-5e-324',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '123456789012345678901234567890',
+  '9007199254740991',
+  '9007199254740992',
+  '9007199254740993',
+  '-9007199254740993',
+  '1' + '0'.repeat(400),
+  '0.' + '0'.repeat(400) + '1',
 ];
 const numberText = fc
   .oneof(
@@ -56,7 +96,10 @@ const numberText = fc
   )
   .map((text) => new NumberText(text));
 
-const key = fc.oneof(shortText, fc.constantFrom('', 'constructor', 'prototype', 'toString', 'user_id', 'a'.repeat(300)));
+const key = fc.oneof(
+  shortText,
+  fc.constantFrom('', 'constructor', 'prototype', 'toString', 'user_id', 'a'.repeat(300)),
+);
 
 const jsonValue = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
@@ -82,17 +125,47 @@ function deepCustomData(invalid: boolean) {
 const NOW = Date.now();
 const DAY = 86_400_000;
 const DATE_EDGES = [
-  '9007199254740991', '99999999999999999999', '8640000000000000', '8640000000000001', '0', '1', '1795303097', '1e3', '-1', ' 1 ',
-  '+275760-09-13T00:00:00.000Z', '+275760-09-13T00:00:00.001Z', '-271821-04-20T00:00:00.000Z', '-271821-04-19T23:59:59.999Z',
-  '0000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z', '+010000-01-01T00:00:00Z', '2024-02-30',
-  'Tue, 01 Jan 0000 00:00:00 GMT', '1970', 'Infinity', 'NaN', '', 'yesterday', '2024-01-01T00:00:00+25:00', '2024-13-01',
-  String(NOW), String(NOW - 90 * DAY), String(NOW - 90 * DAY - 1), String(NOW + 600_000), String(NOW + 600_001),
-  new Date(NOW).toISOString(), String(Math.floor(NOW / 1000)),
+  '9007199254740991',
+  '99999999999999999999',
+  '8640000000000000',
+  '8640000000000001',
+  '0',
+  '1',
+  '1795303097',
+  '1e3',
+  '-1',
+  ' 1 ',
+  '+275760-09-13T00:00:00.000Z',
+  '+275760-09-13T00:00:00.001Z',
+  '-271821-04-20T00:00:00.000Z',
+  '-271821-04-19T23:59:59.999Z',
+  '0000-01-01T00:00:00Z',
+  '-000001-01-01T00:00:00Z',
+  '9999-12-31T23:59:59.999Z',
+  '+010000-01-01T00:00:00Z',
+  '2024-02-30',
+  'Tue, 01 Jan 0000 00:00:00 GMT',
+  '1970',
+  'Infinity',
+  'NaN',
+  '',
+  'yesterday',
+  '2024-01-01T00:00:00+25:00',
+  '2024-13-01',
+  String(NOW),
+  String(NOW - 90 * DAY),
+  String(NOW - 90 * DAY - 1),
+  String(NOW + 600_000),
+  String(NOW + 600_001),
+  new Date(NOW).toISOString(),
+  String(Math.floor(NOW / 1000)),
 ];
 const dateText = fc.oneof(
   { arbitrary: fc.constantFrom(...DATE_EDGES), weight: 3 },
   // epoch ms around the last time a Date holds (8.64e15)
-  fc.bigInt({ min: 8_639_999_999_999_000n, max: 9_999_999_999_999_999n }).map(String),
+  fc
+    .bigInt({ min: 8_639_999_999_999_000n, max: 9_999_999_999_999_999n })
+    .map(String),
   fc.stringMatching(/^\d{1,22}$/),
   fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
   fc.integer({ min: -100 * DAY, max: DAY }).map((offset) => String(NOW + offset)),
@@ -106,13 +179,38 @@ const validUserId = fc.oneof(
   fc.constantFrom('123', '9'.repeat(20), '9007199254740993'),
 );
 const invalidUserId = fc.oneof(
-  fc.constantFrom('0', '-5', '1.5', '1e308', '-0', '9007199254740992', '9007199254740993', '1e400').map((text) => new NumberText(text)),
-  fc.constantFrom('0123', '0', '', '+1', ' 1', '1e3', '-1', '\u0661\u0662', '9'.repeat(21), '12\u0000', null, true, {}, [1]),
+  fc
+    .constantFrom('0', '-5', '1.5', '1e308', '-0', '9007199254740992', '9007199254740993', '1e400')
+    .map((text) => new NumberText(text)),
+  fc.constantFrom(
+    '0123',
+    '0',
+    '',
+    '+1',
+    ' 1',
+    '1e3',
+    '-1',
+    '\u0661\u0662',
+    '9'.repeat(21),
+    '12\u0000',
+    null,
+    true,
+    {},
+    [1],
+  ),
 );
 
 const URL_EDGES = [
-  'javascript:alert(1)', 'http://[::1]:80/a?b#c', 'https://x.example/%E0%A4%A', 'blob:https://a.example/uuid', 'http://a.example/\ud800?x',
-  'data:text/html,<x>', 'file:///etc/passwd?x', 'https://xn--80ak6aa92e.com/?q#f', 'http://a.example/' + 'a'.repeat(8200), 'http://',
+  'javascript:alert(1)',
+  'http://[::1]:80/a?b#c',
+  'https://x.example/%E0%A4%A',
+  'blob:https://a.example/uuid',
+  'http://a.example/\ud800?x',
+  'data:text/html,<x>',
+  'file:///etc/passwd?x',
+  'https://xn--80ak6aa92e.com/?q#f',
+  'http://a.example/' + 'a'.repeat(8200),
+  'http://',
   'https://app.example.com/shop?tgWebAppData=user%3D%7B%22id%22%3A1%7D#tgWebAppData=x',
 ];
 
@@ -128,28 +226,48 @@ function optional(value: fc.Arbitrary<unknown>, invalid: boolean) {
 
 function eventArbitrary(invalid: boolean) {
   const messages = fc.oneof(
-    fc.array(fc.record({ address: boundaryText(512, invalid), amount: boundaryText(256, invalid), extra: optional(jsonValue, invalid) }), { maxLength: 3 }),
+    fc.array(
+      fc.record({
+        address: boundaryText(512, invalid),
+        amount: boundaryText(256, invalid),
+        extra: optional(jsonValue, invalid),
+      }),
+      { maxLength: 3 },
+    ),
     fc.constant(Array.from({ length: invalid ? 257 : 256 }, () => ({ address: '0:ab', amount: '1' }))),
     ...(invalid ? [fc.constant([{ amount: '5' }])] : []),
   );
   const textFields = Object.fromEntries(
     Object.entries(eventSchema.properties)
       .filter(([, schema]) => 'maxLength' in schema && Array.isArray(schema.type))
-      .map(([name, schema]) => [name, optional(boundaryText((schema as { maxLength: number }).maxLength, invalid), invalid)]),
+      .map(([name, schema]) => [
+        name,
+        optional(boundaryText((schema as { maxLength: number }).maxLength, invalid), invalid),
+      ]),
   );
   const fields = {
     ...textFields,
     user_id: invalid ? fc.oneof(validUserId, invalidUserId, fc.constant(ABSENT)) : validUserId,
     event_name: invalid ? fc.constantFrom('app-launch', ABSENT, null, 1) : fc.constantFrom(...EVENT_NAMES),
-    session_id: fc.constantFrom(new SessionId('lower'), new SessionId('upper'), ...(invalid ? [new SessionId('invalid')] : [])),
+    session_id: fc.constantFrom(
+      new SessionId('lower'),
+      new SessionId('upper'),
+      ...(invalid ? [new SessionId('invalid')] : []),
+    ),
     app_name: fc.constant(APP),
     is_premium: optional(fc.boolean(), invalid),
     is_success: optional(fc.boolean(), invalid),
     error_code: optional(numberText, invalid),
-    auth_type: optional(fc.constantFrom<unknown>(0, 1, 'wallet_addr', 'wallet_proof', 'ton_addr', 'ton_proof', new NumberText('-0')), invalid),
+    auth_type: optional(
+      fc.constantFrom<unknown>(0, 1, 'wallet_addr', 'wallet_proof', 'ton_addr', 'ton_proof', new NumberText('-0')),
+      invalid,
+    ),
     valid_until: optional(dateText, invalid),
     client_timestamp: optional(dateText, invalid),
-    url_referer: optional(fc.oneof(fc.constantFrom(...URL_EDGES), fc.webUrl({ withQueryParameters: true, withFragments: true })), invalid),
+    url_referer: optional(
+      fc.oneof(fc.constantFrom(...URL_EDGES), fc.webUrl({ withQueryParameters: true, withFragments: true })),
+      invalid,
+    ),
     messages: optional(messages, invalid),
     custom_data: optional(fc.oneof(fc.dictionary(key, jsonValue, { maxKeys: 4 }), deepCustomData(invalid)), invalid),
     extras: fc.dictionary(key, jsonValue, { maxKeys: 3 }),
@@ -179,7 +297,8 @@ function prepare(generated: unknown): { text: string; events: Record<string, unk
       return value.shape === 'upper' ? id.toUpperCase() : value.shape === 'lower' ? id : id.slice(0, 30);
     }
     if (Array.isArray(value)) return value.map(resolve);
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v)]));
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v)]));
     return value;
   };
   const resolved = resolve(generated);
@@ -191,7 +310,7 @@ function prepare(generated: unknown): { text: string; events: Record<string, unk
 
 /** what PostgreSQL can hold of a sent value: NUL and lone surrogates become U+FFFD, numbers as JSON writes them */
 function storableForm(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(/\u0000/g, '\ufffd').toWellFormed();
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\ufffd').toWellFormed();
   if (typeof value === 'number') return JSON.parse(JSON.stringify(value));
   if (Array.isArray(value)) return value.map(storableForm);
   if (value !== null && typeof value === 'object') {
@@ -208,8 +327,19 @@ function hasNonFiniteNumber(value: unknown): boolean {
 
 /** fields stored in columns or transformed on the way in, each checked on its own below */
 const NOT_KEPT_AS_SENT = new Set([
-  'user_id', 'app_name', 'event_name', 'session_id', 'is_premium', 'is_success', 'platform', 'locale', 'start_param', 'client_timestamp',
-  'auth_type', 'url_referer', 'valid_until',
+  'user_id',
+  'app_name',
+  'event_name',
+  'session_id',
+  'is_premium',
+  'is_success',
+  'platform',
+  'locale',
+  'start_param',
+  'client_timestamp',
+  'auth_type',
+  'url_referer',
+  'valid_until',
 ]);
 
 interface StoredRow {
@@ -237,11 +367,12 @@ function expectStoredAsSent(sent: Record<string, unknown>, row: StoredRow) {
   if (typeof sent.valid_until === 'string') {
     // kept as sent, or read as a time and stored as its ISO form
     const stored = row.props.valid_until;
-    if (stored !== storableForm(sent.valid_until)) expect(new Date(Date.parse(stored as string)).toISOString()).toBe(stored);
+    if (stored !== storableForm(sent.valid_until))
+      expect(new Date(Date.parse(stored as string)).toISOString()).toBe(stored);
   }
 }
 
-describe.each(SERVICE_BACKENDS)('events from the schema\'s edges, on $name', (backend) => {
+describe.each(SERVICE_BACKENDS)("events from the schema's edges, on $name", (backend) => {
   let service: TestService;
   let token: string;
   let drop: () => Promise<void> = async () => {};
@@ -249,7 +380,11 @@ describe.each(SERVICE_BACKENDS)('events from the schema\'s edges, on $name', (ba
   beforeAll(async () => {
     const opened = await backend.open();
     drop = opened.drop;
-    service = await startTestService({ ...opened.env, RATE_LIMIT_MAX: '1000000', MAX_BODY_BYTES: String(16 * 1_048_576) });
+    service = await startTestService({
+      ...opened.env,
+      RATE_LIMIT_MAX: '1000000',
+      MAX_BODY_BYTES: String(16 * 1_048_576),
+    });
     token = await service.createApp(APP);
   });
   afterAll(async () => {

@@ -19,7 +19,11 @@ function row(appId: number, seq: number, overrides: Partial<EventRow> = {}): Eve
   return {
     appId,
     eventKey: crypto.createHash('sha256').update(`event ${seq}`).digest().subarray(0, 16),
-    userKey: crypto.createHash('sha256').update(`user ${seq % 7}`).digest().subarray(0, 16),
+    userKey: crypto
+      .createHash('sha256')
+      .update(`user ${seq % 7}`)
+      .digest()
+      .subarray(0, 16),
     receivedAt,
     occurredAt: receivedAt,
     day: DAY,
@@ -81,14 +85,31 @@ for (const backend of STORE_BACKENDS) {
     async function setUp() {
       opened = await backend.open();
       const { store } = opened;
-      const app = await store.prisma.app.create({ data: { appName: `loader_${crypto.randomUUID().slice(0, 8)}`, bot: '@loader_test_bot', domains: ['a.example.com'] } });
+      const app = await store.prisma.app.create({
+        data: {
+          appName: `loader_${crypto.randomUUID().slice(0, 8)}`,
+          bot: '@loader_test_bot',
+          domains: ['a.example.com'],
+        },
+      });
       const dataDir = tempDir('tma-loader-');
       dirs.push(dataDir);
       return { store, appId: app.id, dataDir, events: new SqlEventStore(store.sql) };
     }
 
-    async function openLog(dataDir: string, events: EventStore, errors: string[] = [], options: Partial<IngestLogOptions> = {}) {
-      const log = await IngestLog.open(dataDir, events, { maxBytes: 64 * 1024 ** 2, minFreeBytes: 0, maxBatchBytes: 64 * 1024, onError: (_error, what) => errors.push(what), ...options });
+    async function openLog(
+      dataDir: string,
+      events: EventStore,
+      errors: string[] = [],
+      options: Partial<IngestLogOptions> = {},
+    ) {
+      const log = await IngestLog.open(dataDir, events, {
+        maxBytes: 64 * 1024 ** 2,
+        minFreeBytes: 0,
+        maxBatchBytes: 64 * 1024,
+        onError: (_error, what) => errors.push(what),
+        ...options,
+      });
       logs.push(log);
       return log;
     }
@@ -109,7 +130,14 @@ for (const backend of STORE_BACKENDS) {
       const log = await openLog(dataDir, events);
       let seq = 0;
       // more than one batch's worth (64 KiB), appended concurrently like requests
-      await Promise.all(Array.from({ length: 200 }, () => log.append(Array.from({ length: 5 }, () => row(appId, seq++)), 500)));
+      await Promise.all(
+        Array.from({ length: 200 }, () =>
+          log.append(
+            Array.from({ length: 5 }, () => row(appId, seq++)),
+            500,
+          ),
+        ),
+      );
       expect(await log.loader.caughtUp(30_000)).toBe(true);
       expect(await counts(store, appId)).toEqual({ rows: 1000, counted: 1000, total: 1000, usage: 1000 });
       expect(log.stats().records).toBe(0);
@@ -119,7 +147,10 @@ for (const backend of STORE_BACKENDS) {
     it('under a stream of requests commits at most once per interval, and a reader waiting for its writes cuts the wait short', async () => {
       const { store, appId, dataDir, events } = await setUp();
       const commits: number[] = [];
-      const log = await openLog(dataDir, events, [], { minCommitIntervalMs: 2_000, onCommit: (commit) => commits.push(commit.records) });
+      const log = await openLog(dataDir, events, [], {
+        minCommitIntervalMs: 2_000,
+        onCommit: (commit) => commits.push(commit.records),
+      });
       // the first request of a quiet log is stored at once
       await log.append([row(appId, 0)], 100);
       for (let i = 0; i < 100 && commits.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -138,8 +169,20 @@ for (const backend of STORE_BACKENDS) {
     it('stores every character of the events exactly: quotes, backslashes, and text of several bytes per character', async () => {
       const { store, appId, dataDir, events } = await setUp();
       const log = await openLog(dataDir, events);
-      const texts = [`it's "quoted"`, 'back\\slash \\\\ and \\u0041', 'Привет, мир', 'ünïcødé 🎉👩‍👩‍👧', '中文 テキスト', "E'' '' \\'", '\t tab and\nnewline'];
-      await Promise.all(texts.map((text, i) => log.append([row(appId, i, { props: { custom_data: { seq: i, text } }, startParam: text })], 100)));
+      const texts = [
+        `it's "quoted"`,
+        'back\\slash \\\\ and \\u0041',
+        'Привет, мир',
+        'ünïcødé 🎉👩‍👩‍👧',
+        '中文 テキスト',
+        "E'' '' \\'",
+        '\t tab and\nnewline',
+      ];
+      await Promise.all(
+        texts.map((text, i) =>
+          log.append([row(appId, i, { props: { custom_data: { seq: i, text } }, startParam: text })], 100),
+        ),
+      );
       expect(await log.loader.caughtUp(30_000)).toBe(true);
       const stored = await store.sql.query<{ text: string; start_param: string }>(
         `SELECT props->'custom_data'->>'text' AS text, start_param FROM events WHERE app_id = $1 ORDER BY (props->'custom_data'->>'seq')::int`,
@@ -160,7 +203,9 @@ for (const backend of STORE_BACKENDS) {
       await first.close(0);
       logs.splice(logs.indexOf(first), 1);
       // the loader's commit of the first request went through, and the process died before the log heard of it
-      await events.insertBatch(batchOf([decodeRequest(encodeRequest(rows[0]!, 200))], { node: first.node, through: firstSeq }));
+      await events.insertBatch(
+        batchOf([decodeRequest(encodeRequest(rows[0]!, 200))], { node: first.node, through: firstSeq }),
+      );
 
       const second = await openLog(dataDir, events);
       expect(second.node).toBe(first.node);

@@ -27,7 +27,9 @@ describe('event keys', () => {
   });
 
   it('keep content apart when the client time is out of their range', () => {
-    const keys = [-5, 2 ** 48, Number.MAX_SAFE_INTEGER].flatMap((time) => [1, 2].map((n) => pseudonymiser.eventKey(7, event(n), time, RECEIVED)));
+    const keys = [-5, 2 ** 48, Number.MAX_SAFE_INTEGER].flatMap((time) =>
+      [1, 2].map((n) => pseudonymiser.eventKey(7, event(n), time, RECEIVED)),
+    );
     expect(new Set(keys.map((key) => key.toString('hex'))).size).toBe(2);
     for (const key of keys) expect(key.readUIntBE(0, 6)).toBe(0);
   });

@@ -35,7 +35,6 @@ function row(appId: number, overrides: Partial<EventRow> = {}): EventRow {
   };
 }
 
-
 describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
@@ -45,7 +44,9 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   beforeAll(async () => {
     ({ store, cleanup } = await open());
     events = new SqlEventStore(store.sql);
-    appId = (await store.prisma.app.create({ data: { appName: 'store_app', bot: '@store_bot', domains: ['a.example'] } })).id;
+    appId = (
+      await store.prisma.app.create({ data: { appName: 'store_app', bot: '@store_bot', domains: ['a.example'] } })
+    ).id;
   });
   afterAll(() => cleanup?.());
 
@@ -55,8 +56,14 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
 
   async function rollupsMatchRawRows(app: number) {
     const raw = await one<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE app_id = $1', [app]);
-    const counted = await one<{ n: number }>('SELECT coalesce(sum(events), 0)::int AS n FROM daily_event_counts WHERE app_id = $1', [app]);
-    const total = await one<{ n: number }>('SELECT coalesce(max(events_total), 0)::int AS n FROM app_activity WHERE app_id = $1', [app]);
+    const counted = await one<{ n: number }>(
+      'SELECT coalesce(sum(events), 0)::int AS n FROM daily_event_counts WHERE app_id = $1',
+      [app],
+    );
+    const total = await one<{ n: number }>(
+      'SELECT coalesce(max(events_total), 0)::int AS n FROM app_activity WHERE app_id = $1',
+      [app],
+    );
     const users = await store.sql.query<{ day: string; users: number; distinct_users: number }>(
       `SELECT s.day::text, s.users, (SELECT count(DISTINCT user_key)::int FROM events e WHERE e.app_id = s.app_id AND e.day = s.day) AS distinct_users
        FROM daily_app_stats s WHERE s.app_id = $1`,
@@ -96,7 +103,8 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     expect(dimensionMismatches.n).toBe(0);
     // every new session is counted once under each launch dimension
     for (const dimension of dimensions) expect(dimension.sessions, dimension.dimension).toBe(dimension.daily_sessions);
-    if (raw.n > 0) expect(dimensions.map((dimension) => dimension.dimension)).toEqual(['locale', 'platform', 'start_param']);
+    if (raw.n > 0)
+      expect(dimensions.map((dimension) => dimension.dimension)).toEqual(['locale', 'platform', 'start_param']);
     for (const day of users) expect(day.users, day.day).toBe(day.distinct_users);
     return raw.n;
   }
@@ -108,7 +116,12 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
       row(appId, { userKey: user, sessionId: session }),
       row(appId, { userKey: user, sessionId: session, eventName: 'app-hide' }),
       row(appId, { userKey: user, sessionId: session, eventName: 'app-hide' }),
-      row(appId, { day: '2026-11-21', receivedAt: new Date('2026-11-21T01:00:00Z'), occurredAt: new Date('2026-11-21T01:00:00Z'), userKey: user }),
+      row(appId, {
+        day: '2026-11-21',
+        receivedAt: new Date('2026-11-21T01:00:00Z'),
+        occurredAt: new Date('2026-11-21T01:00:00Z'),
+        userKey: user,
+      }),
     ];
     expect(await events.insert(rows)).toBe(4);
     const counts = await store.sql.query<{ day: string; event_name: string; events: number }>(
@@ -153,7 +166,10 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
         platform: 'android',
         locale: 'pt-br',
         startParam: 'ref_42',
-        props: { custom_data: { nested: [1, 'two', { three: null }], text: 'ünï "quoted" \\ \u{1F600}' }, auth_type: 1 },
+        props: {
+          custom_data: { nested: [1, 'two', { three: null }], text: 'ünï "quoted" \\ \u{1F600}' },
+          auth_type: 1,
+        },
       }),
       row(appId, { occurredAt: new Date(-1), day: '1969-12-31', platform: null, locale: null, startParam: null }),
     ];
@@ -165,11 +181,22 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
       [appId, given.map((r) => r.eventKey.toString('hex'))],
     );
     const expected = given.map((r) => ({
-      event_key: r.eventKey.toString('hex'), received_at: r.receivedAt, occurred_at: r.occurredAt, day: r.day, event_name: r.eventName,
-      session_id: r.sessionId, user_key: r.userKey.toString('hex'), is_premium: r.isPremium, is_success: r.isSuccess,
-      platform: r.platform, locale: r.locale, start_param: r.startParam, props: r.props,
+      event_key: r.eventKey.toString('hex'),
+      received_at: r.receivedAt,
+      occurred_at: r.occurredAt,
+      day: r.day,
+      event_name: r.eventName,
+      session_id: r.sessionId,
+      user_key: r.userKey.toString('hex'),
+      is_premium: r.isPremium,
+      is_success: r.isSuccess,
+      platform: r.platform,
+      locale: r.locale,
+      start_param: r.startParam,
+      props: r.props,
     }));
-    const byKey = (a: Record<string, unknown>, b: Record<string, unknown>) => String(a.event_key).localeCompare(String(b.event_key));
+    const byKey = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+      String(a.event_key).localeCompare(String(b.event_key));
     expect(stored.sort(byKey)).toEqual(expected.sort(byKey));
   });
 
@@ -195,11 +222,16 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   });
 
   it('stores nothing for an app that does not exist (any more)', async () => {
-    const gone = (await store.prisma.app.create({ data: { appName: 'gone_app', bot: '@gone_bot', domains: ['g.example'] } })).id;
+    const gone = (
+      await store.prisma.app.create({ data: { appName: 'gone_app', bot: '@gone_bot', domains: ['g.example'] } })
+    ).id;
     await store.prisma.app.delete({ where: { id: gone } });
     expect(await events.insert([row(gone), row(gone, { eventName: 'app-hide' }), row(appId)])).toBe(1);
     for (const table of EVENT_PLANE_TABLES) {
-      expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [gone])).n, table).toBe(0);
+      expect(
+        (await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [gone])).n,
+        table,
+      ).toBe(0);
     }
     await rollupsMatchRawRows(appId);
   });
@@ -213,23 +245,45 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   }
   const nothing = Object.fromEntries(EVENT_PLANE_TABLES.map((table) => [table, 0]));
 
-  it('purges a deleted app\'s events and rollups in chunks, finishes a purge cut short, and leaves live apps alone', async () => {
+  it("purges a deleted app's events and rollups in chunks, finishes a purge cut short, and leaves live apps alone", async () => {
     const [doomed, kept] = await Promise.all(
-      ['purged_app', 'kept_app'].map(async (appName) => (await store.prisma.app.create({ data: { appName, bot: '@p_bot', domains: ['p.example'] } })).id),
+      ['purged_app', 'kept_app'].map(
+        async (appName) =>
+          (await store.prisma.app.create({ data: { appName, bot: '@p_bot', domains: ['p.example'] } })).id,
+      ),
     );
     const users = Array.from({ length: 12 }, () => crypto.randomBytes(16));
     for (const app of [doomed, kept]) {
-      await events.insert(users.flatMap((userKey, i) => [row(app, { userKey }), row(app, { userKey, eventName: i % 2 ? 'app-hide' : 'connection-started', startParam: `p${i % 3}` })]));
+      await events.insert(
+        users.flatMap((userKey, i) => [
+          row(app, { userKey }),
+          row(app, { userKey, eventName: i % 2 ? 'app-hide' : 'connection-started', startParam: `p${i % 3}` }),
+        ]),
+      );
     }
     const keptBefore = await rowsOf(kept);
     // a purge that stopped after a few chunks of events: rows remain in every table
     await store.prisma.app.delete({ where: { id: doomed } });
-    await store.sql.query(`DELETE FROM events WHERE ctid = ANY(ARRAY(SELECT ctid FROM events WHERE app_id = $1 LIMIT 5))`, [doomed]);
+    await store.sql.query(
+      `DELETE FROM events WHERE ctid = ANY(ARRAY(SELECT ctid FROM events WHERE app_id = $1 LIMIT 5))`,
+      [doomed],
+    );
     expect(Object.values(await rowsOf(doomed)).every((n) => n > 0)).toBe(true);
 
     const statements: string[] = [];
-    const counting = { ...store.sql, query: ((text: string, params?: unknown[]) => (statements.push(text), store.sql.query(text, params))) as Store['sql']['query'] };
-    await new DeletedAppPurger(counting, (error) => { throw error; }, 7).purgeDeletedApps();
+    const counting = {
+      ...store.sql,
+      query: ((text: string, params?: unknown[]) => (
+        statements.push(text), store.sql.query(text, params)
+      )) as Store['sql']['query'],
+    };
+    await new DeletedAppPurger(
+      counting,
+      (error) => {
+        throw error;
+      },
+      7,
+    ).purgeDeletedApps();
     expect(await rowsOf(doomed)).toEqual(nothing);
     // 19 events left, 7 rows a statement: several DELETEs of events alone
     expect(statements.filter((text) => text.includes('DELETE FROM events')).length).toBe(3);
@@ -238,32 +292,40 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   });
 
   // the race needs two connections: only a PostgreSQL server has them
-  if (name === 'PostgreSQL') it('deletes an app whose events are being committed: the deletion waits, then leaves no rows', async () => {
-    const doomed = (await store.prisma.app.create({ data: { appName: 'racing_app', bot: '@racing_bot', domains: ['r.example'] } })).id;
-    const registry = new TokenRegistry(store.prisma, new Secrets(Buffer.from('store-contract-secret')));
-    let deletion: Promise<void> | undefined;
-    let deleted = false;
-    await store.sql.transaction(async (tx) => {
-      const inFlight = new SqlEventStore({ ...store.sql, query: tx.query });
-      expect(await inFlight.insert([row(doomed), row(doomed, { eventName: 'app-hide' })])).toBe(2);
-      deletion = registry.deleteApp('racing_app', OPERATOR).then(() => {
-        deleted = true;
+  if (name === 'PostgreSQL')
+    it('deletes an app whose events are being committed: the deletion waits, then leaves no rows', async () => {
+      const doomed = (
+        await store.prisma.app.create({ data: { appName: 'racing_app', bot: '@racing_bot', domains: ['r.example'] } })
+      ).id;
+      const registry = new TokenRegistry(store.prisma, new Secrets(Buffer.from('store-contract-secret')));
+      let deletion: Promise<void> | undefined;
+      let deleted = false;
+      await store.sql.transaction(async (tx) => {
+        const inFlight = new SqlEventStore({ ...store.sql, query: tx.query });
+        expect(await inFlight.insert([row(doomed), row(doomed, { eventName: 'app-hide' })])).toBe(2);
+        deletion = registry.deleteApp('racing_app', OPERATOR).then(() => {
+          deleted = true;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        // asked before COMMIT is sent: after it, PostgreSQL frees the lock before the committing backend
+        // answers, so on a loaded machine the deletion could finish before that answer is read
+        expect(deleted).toBe(false);
       });
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      // asked before COMMIT is sent: after it, PostgreSQL frees the lock before the committing backend
-      // answers, so on a loaded machine the deletion could finish before that answer is read
-      expect(deleted).toBe(false);
+      await deletion;
+      expect(deleted).toBe(true);
+      await new DeletedAppPurger(store.sql).purgeDeletedApps();
+      for (const table of EVENT_PLANE_TABLES) {
+        expect(
+          (await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [doomed])).n,
+          table,
+        ).toBe(0);
+      }
     });
-    await deletion;
-    expect(deleted).toBe(true);
-    await new DeletedAppPurger(store.sql).purgeDeletedApps();
-    for (const table of EVENT_PLANE_TABLES) {
-      expect((await one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [doomed])).n, table).toBe(0);
-    }
-  });
 
   it('counts distinct users of a period, also when some were seen again after it', async () => {
-    const app = (await store.prisma.app.create({ data: { appName: 'users_app', bot: '@users_bot', domains: ['u.example'] } })).id;
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'users_app', bot: '@users_bot', domains: ['u.example'] } })
+    ).id;
     const [alice, bob, carol] = [crypto.randomBytes(16), crypto.randomBytes(16), crypto.randomBytes(16)];
     const on = (day: string, userKey: Buffer) => {
       const at = new Date(`${day}T12:00:00Z`);
@@ -273,7 +335,8 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     await events.insert([on('2026-11-01', alice), on('2026-11-05', bob), on('2026-11-10', carol)]);
     await events.insert([on('2026-11-10', alice), on('2026-11-10', carol)]);
     await rollupsMatchRawRows(app);
-    const users = async (from: string, to: string) => (await new RollupReader(store.sql).dashboard(app, { from, to })).totals.users;
+    const users = async (from: string, to: string) =>
+      (await new RollupReader(store.sql).dashboard(app, { from, to })).totals.users;
     expect(await users('2026-11-01', '2026-11-30')).toBe(3);
     expect(await users('2026-11-06', '2026-11-30')).toBe(2);
     expect(await users('2026-11-11', '2026-11-30')).toBe(0);
@@ -284,17 +347,27 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   });
 
   it('counts a session that crosses midnight once, on the day it started, in one commit or across commits', async () => {
-    const app = (await store.prisma.app.create({ data: { appName: 'midnight_app', bot: '@midnight_bot', domains: ['m.example'] } })).id;
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'midnight_app', bot: '@midnight_bot', domains: ['m.example'] } })
+    ).id;
     const at = (iso: string, sessionId: string, platform = 'ios') =>
       row(app, { sessionId, platform, day: iso.slice(0, 10), receivedAt: new Date(iso), occurredAt: new Date(iso) });
     const [late, split] = [crypto.randomUUID(), crypto.randomUUID()];
     // `late` crosses midnight inside one commit; `split` is seen again in a later commit, on a later day
-    await events.insert([at('2026-11-20T23:59:00Z', late), at('2026-11-21T00:01:00Z', late), at('2026-11-20T22:00:00Z', split)]);
+    await events.insert([
+      at('2026-11-20T23:59:00Z', late),
+      at('2026-11-21T00:01:00Z', late),
+      at('2026-11-20T22:00:00Z', split),
+    ]);
     await events.insert([at('2026-11-21T00:30:00Z', split, 'android'), at('2026-11-22T00:30:00Z', split)]);
     await rollupsMatchRawRows(app);
     const dashboard = await new RollupReader(store.sql).dashboard(app, { from: '2026-11-20', to: '2026-11-22' });
     expect(dashboard.totals).toEqual({ events: 5, users: 5, sessions: 2 });
-    expect(dashboard.days.map((day) => [day.day, day.sessions])).toEqual([['2026-11-20', 2], ['2026-11-21', 0], ['2026-11-22', 0]]);
+    expect(dashboard.days.map((day) => [day.day, day.sessions])).toEqual([
+      ['2026-11-20', 2],
+      ['2026-11-21', 0],
+      ['2026-11-22', 0],
+    ]);
     // counted under the launch values it started with
     expect(dashboard.dimensions.platform).toEqual([{ value: 'ios', sessions: 2 }]);
   });
@@ -319,12 +392,19 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
 
   it('applies migrations once, records them for Prisma, and refuses an edited migration', async () => {
     expect(await applyMigrations(store.sql)).toEqual([]);
-    const recorded = await store.sql.query<{ migration_name: string }>('SELECT migration_name FROM "_prisma_migrations"');
-    expect(recorded.map((entry) => entry.migration_name)).toEqual(fs.readdirSync(MIGRATIONS_DIR).filter((name) => !name.endsWith('.toml')));
+    const recorded = await store.sql.query<{ migration_name: string }>(
+      'SELECT migration_name FROM "_prisma_migrations"',
+    );
+    expect(recorded.map((entry) => entry.migration_name)).toEqual(
+      fs.readdirSync(MIGRATIONS_DIR).filter((name) => !name.endsWith('.toml')),
+    );
     const edited = tempDir('tma-migrations-');
     for (const name of fs.readdirSync(MIGRATIONS_DIR).filter((entry) => !entry.endsWith('.toml'))) {
       fs.mkdirSync(path.join(edited, name));
-      fs.writeFileSync(path.join(edited, name, 'migration.sql'), fs.readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8') + '\n-- edited\n');
+      fs.writeFileSync(
+        path.join(edited, name, 'migration.sql'),
+        fs.readFileSync(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8') + '\n-- edited\n',
+      );
     }
     await expect(applyMigrations(store.sql, edited)).rejects.toThrow(/was changed after it was applied/);
   });

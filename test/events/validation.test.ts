@@ -37,8 +37,7 @@ function without(field: string) {
 
 describe('required fields', () => {
   it.each(['user_id', 'event_name', 'session_id', 'app_name'])('refuses an event without %s', (field) =>
-    expectRejected(without(field), `event.${field} is required`),
-  );
+    expectRejected(without(field), `event.${field} is required`));
 
   it.each([
     ['user_id', null, 'event.user_id must be a positive integer below 2^53 or a string of digits'],
@@ -55,9 +54,22 @@ describe('user ids', () => {
   const rule = 'event.user_id must be a positive integer below 2^53 or a string of digits';
 
   it.each([
-    ['1e308', '1e308'], ['-5', '-5'], ['1.5', '1.5'], ['0', '0'], ['2^53', '9007199254740992'], ['2^53 + 1', '9007199254740993'],
-    ['1e400', '1e400'], ['"0123"', '"0123"'], ['""', '""'], ['"+1"', '"+1"'], ['"-1"', '"-1"'], ['"1e3"', '"1e3"'], ['" 1"', '" 1"'],
-    ['21 digits', `"${'9'.repeat(21)}"`], ['true', 'true'], ['an object', '{}'],
+    ['1e308', '1e308'],
+    ['-5', '-5'],
+    ['1.5', '1.5'],
+    ['0', '0'],
+    ['2^53', '9007199254740992'],
+    ['2^53 + 1', '9007199254740993'],
+    ['1e400', '1e400'],
+    ['"0123"', '"0123"'],
+    ['""', '""'],
+    ['"+1"', '"+1"'],
+    ['"-1"', '"-1"'],
+    ['"1e3"', '"1e3"'],
+    ['" 1"', '" 1"'],
+    ['21 digits', `"${'9'.repeat(21)}"`],
+    ['true', 'true'],
+    ['an object', '{}'],
   ])('refuses %s, naming the field once', async (_label, json) => {
     const text = JSON.stringify(makeEvent('matrix_app')).replace('"user_id":279058397', `"user_id":${json}`);
     const response = await postEvents(service.url, text, { token });
@@ -91,16 +103,27 @@ describe('values JSON or the store cannot hold as sent', () => {
     expect(response.status, response.text).toBe(201);
     await service.loaded();
     const sessionId = (JSON.parse(text) as { session_id: string }).session_id;
-    const [row] = await service.store.sql.query<{ props: Record<string, unknown> }>('SELECT props FROM events WHERE session_id = $1', [sessionId]);
+    const [row] = await service.store.sql.query<{ props: Record<string, unknown> }>(
+      'SELECT props FROM events WHERE session_id = $1',
+      [sessionId],
+    );
     return row!.props;
   }
 
-  it('stores a valid_until out of a date\'s range as sent instead of failing the request', async () => {
+  it("stores a valid_until out of a date's range as sent instead of failing the request", async () => {
     for (const validUntil of ['9007199254740991', '8640000000000001', '9999999999999999']) {
-      const props = await storedEvent(JSON.stringify(makeEvent('matrix_app', { event_name: 'transaction-sent-for-signature', valid_until: validUntil })));
+      const props = await storedEvent(
+        JSON.stringify(
+          makeEvent('matrix_app', { event_name: 'transaction-sent-for-signature', valid_until: validUntil }),
+        ),
+      );
       expect(props.valid_until).toBe(validUntil);
     }
-    const last = await storedEvent(JSON.stringify(makeEvent('matrix_app', { event_name: 'transaction-sent-for-signature', valid_until: '8640000000000000' })));
+    const last = await storedEvent(
+      JSON.stringify(
+        makeEvent('matrix_app', { event_name: 'transaction-sent-for-signature', valid_until: '8640000000000000' }),
+      ),
+    );
     expect(last.valid_until).toBe('+275760-09-13T00:00:00.000Z');
   });
 
@@ -108,13 +131,22 @@ describe('values JSON or the store cannot hold as sent', () => {
     const event = JSON.stringify(makeEvent('matrix_app'));
     const withField = (json: string) => `${event.slice(0, -1)},${json}}`;
     await expectRejected(withField('"error_code":1e400'), 'event.error_code must be a finite number');
-    await expectRejected(withField('"custom_data":{"a":{"b":[1,-1e999]}}'), 'event.custom_data.a.b[1] must be a finite number');
+    await expectRejected(
+      withField('"custom_data":{"a":{"b":[1,-1e999]}}'),
+      'event.custom_data.a.b[1] must be a finite number',
+    );
     await expectRejected(withField(`"extra":${'9'.repeat(400)}`), 'event.extra must be a finite number');
-    await expectRejected(`[${event},${withField('"messages":[{"address":"a","amount":"1","fee":1e309}]')}]`, 'events[1].messages[0].fee must be a finite number');
+    await expectRejected(
+      `[${event},${withField('"messages":[{"address":"a","amount":"1","fee":1e309}]')}]`,
+      'events[1].messages[0].fee must be a finite number',
+    );
   });
 
   it('stores the largest, smallest and negative-zero numbers JSON carries', async () => {
-    const props = await storedEvent(JSON.stringify(makeEvent('matrix_app')).slice(0, -1) + ',"error_code":1.7976931348623157e308,"custom_data":{"tiny":5e-324,"zero":-0,"big":123456789012345678901234567890}}');
+    const props = await storedEvent(
+      JSON.stringify(makeEvent('matrix_app')).slice(0, -1) +
+        ',"error_code":1.7976931348623157e308,"custom_data":{"tiny":5e-324,"zero":-0,"big":123456789012345678901234567890}}',
+    );
     expect(props.error_code).toBe(Number.MAX_VALUE);
     expect(props.custom_data).toEqual({ tiny: 5e-324, zero: 0, big: 1.2345678901234568e29 });
   });
@@ -141,23 +173,37 @@ describe('optional fields of the wrong type', () => {
     ['url_referer', {}, 'a string'],
     ['scope', 0, 'a string'],
   ])('refuses %s = %j', (field, value, type) =>
-    expectRejected(makeEvent('matrix_app', { [field]: value }), `event.${field} must be ${type}`),
-  );
+    expectRejected(makeEvent('matrix_app', { [field]: value }), `event.${field} must be ${type}`));
 
   it('refuses an auth_type outside 0/1 and the known names', async () => {
-    await expectRejected(makeEvent('matrix_app', { auth_type: 2 }), 'event.auth_type must be one of 0, 1, "wallet_addr", "wallet_proof", "ton_addr", "ton_proof"');
-    await expectRejected(makeEvent('matrix_app', { auth_type: 'password' }), 'event.auth_type must be one of 0, 1, "wallet_addr", "wallet_proof", "ton_addr", "ton_proof"');
+    await expectRejected(
+      makeEvent('matrix_app', { auth_type: 2 }),
+      'event.auth_type must be one of 0, 1, "wallet_addr", "wallet_proof", "ton_addr", "ton_proof"',
+    );
+    await expectRejected(
+      makeEvent('matrix_app', { auth_type: 'password' }),
+      'event.auth_type must be one of 0, 1, "wallet_addr", "wallet_proof", "ton_addr", "ton_proof"',
+    );
   });
 
   it('refuses messages that are not {address, amount} strings', async () => {
-    await expectRejected(makeEvent('matrix_app', { messages: [{ address: 'EQA', amount: 5 }] }), 'event.messages[0].amount must be a string');
-    await expectRejected(makeEvent('matrix_app', { messages: [{ amount: '5' }] }), 'event.messages[0].address is required');
+    await expectRejected(
+      makeEvent('matrix_app', { messages: [{ address: 'EQA', amount: 5 }] }),
+      'event.messages[0].amount must be a string',
+    );
+    await expectRejected(
+      makeEvent('matrix_app', { messages: [{ amount: '5' }] }),
+      'event.messages[0].address is required',
+    );
   });
 
   it('refuses nesting deeper than 16 levels and never crashes on very deep input', async () => {
     let deep: unknown = {};
     for (let i = 0; i < 20; i++) deep = { inner: deep };
-    await expectRejected(makeEvent('matrix_app', { custom_data: deep }), 'event is nested too deeply (at most 16 levels)');
+    await expectRejected(
+      makeEvent('matrix_app', { custom_data: deep }),
+      'event is nested too deeply (at most 16 levels)',
+    );
     const hostile = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
     const response = await postEvents(service.url, `{"custom_data":${hostile}}`, { token });
     expect(response.status).toBe(400);
@@ -192,7 +238,14 @@ describe('what is accepted', () => {
   }
 
   it('stores auth_type in one numeric form whatever name was sent', async () => {
-    const forms: [unknown, number][] = [[0, 0], [1, 1], ['wallet_addr', 0], ['wallet_proof', 1], ['ton_addr', 0], ['ton_proof', 1]];
+    const forms: [unknown, number][] = [
+      [0, 0],
+      [1, 1],
+      ['wallet_addr', 0],
+      ['wallet_proof', 1],
+      ['ton_addr', 0],
+      ['ton_proof', 1],
+    ];
     for (const [sent, stored] of forms) {
       const event = makeEvent('matrix_app', { event_name: 'connection-completed', auth_type: sent });
       expect((await postEvents(service.url, event, { token })).status).toBe(201);
@@ -240,16 +293,23 @@ describe('what is accepted', () => {
   });
 
   it('stores text PostgreSQL cannot hold as is (NUL, lone surrogates) instead of failing the batch', async () => {
-    const event = makeEvent('matrix_app', { event_name: 'custom-event', custom_data: { 'k\u0000ey': 'a\u0000b\ud800c', emoji: '🚀' } });
+    const event = makeEvent('matrix_app', {
+      event_name: 'custom-event',
+      custom_data: { 'k\u0000ey': 'a\u0000b\ud800c', emoji: '🚀' },
+    });
     expect((await postEvents(service.url, event, { token })).status).toBe(201);
     const row = await storedProps(event.session_id as string);
     expect(row!.props.custom_data).toEqual({ 'k\ufffdey': 'a\ufffdb\ufffdc', emoji: '🚀' });
   });
 
-  it.each(['purchase-init', 'purchase-success', 'purchase-cancelled', 'purchase-failed', 'register-invoice', 'disconnection'])(
-    'accepts the event name %s',
-    async (name) => {
-      expect((await postEvents(service.url, makeEvent('matrix_app', { event_name: name }), { token })).status).toBe(201);
-    },
-  );
+  it.each([
+    'purchase-init',
+    'purchase-success',
+    'purchase-cancelled',
+    'purchase-failed',
+    'register-invoice',
+    'disconnection',
+  ])('accepts the event name %s', async (name) => {
+    expect((await postEvents(service.url, makeEvent('matrix_app', { event_name: name }), { token })).status).toBe(201);
+  });
 });

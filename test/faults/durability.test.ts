@@ -9,7 +9,17 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/store.ts';
 import { available } from '../helpers/environment.ts';
-import { APP_ORIGIN, BatchFactory, InFlight, runLoad, sendBody, SUCCESS, tallyAnswers, type Batch, type Outcome } from '../helpers/load.ts';
+import {
+  APP_ORIGIN,
+  BatchFactory,
+  InFlight,
+  runLoad,
+  sendBody,
+  SUCCESS,
+  tallyAnswers,
+  type Batch,
+  type Outcome,
+} from '../helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
 import { killAllChildren, runCliJson, startServiceProcess } from '../helpers/service-process.ts';
@@ -51,7 +61,9 @@ async function readState(query: Query): Promise<StoreState> {
     `SELECT (props->'custom_data'->>'seq')::int AS seq, count(*)::int AS n FROM events WHERE app_id = $1 GROUP BY 1`,
     [appId],
   );
-  const [{ n: rows }] = (await query(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [appId])) as [{ n: number }];
+  const [{ n: rows }] = (await query(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [appId])) as [
+    { n: number },
+  ];
   const [{ n: dailyCountsSum }] = (await query(
     `SELECT coalesce(sum(events), 0)::int AS n FROM daily_event_counts WHERE app_id = $1`,
     [appId],
@@ -84,7 +96,14 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
   const first = await startServiceProcess(env);
   phase('start');
   const created = await runCliJson<{ token: string; app_name: string; domain: string; bot: string }>(env, [
-    'tokens', 'create', '--bot', '@dur_test_bot', '--domain', 'app.example.com', '--app-name', APP,
+    'tokens',
+    'create',
+    '--bot',
+    '@dur_test_bot',
+    '--domain',
+    'app.example.com',
+    '--app-name',
+    APP,
   ]);
   expect(created).toMatchObject({ app_name: APP, domain: 'app.example.com', bot: '@dur_test_bot' });
   const token = created.token;
@@ -98,7 +117,8 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
     concurrency: CLIENT_LOOPS,
     keepGoing: () => !killed,
     next: () => factory.next(),
-    send: (batch) => inFlight.wrap(sendBody(first.url, batch.body, { token, origin: APP_ORIGIN, timeoutMs: REQUEST_TIMEOUT_MS })),
+    send: (batch) =>
+      inFlight.wrap(sendBody(first.url, batch.body, { token, origin: APP_ORIGIN, timeoutMs: REQUEST_TIMEOUT_MS })),
   });
   await sleep(LOAD_MS);
   const inFlightAtKill = inFlight.count;
@@ -121,10 +141,16 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
   expect(new Set(seqsOf(factory.batches)).size).toBe(sentSeqs); // markers are unique
 
   // 3. restart on the same DATA_DIR / database (embedded: the dead owner's lock is taken over)
-  if (variant.embedded) expect(fs.existsSync(path.join(dataDir, 'owner.lock')), 'the killed owner left its lock').toBe(true);
+  if (variant.embedded)
+    expect(fs.existsSync(path.join(dataDir, 'owner.lock')), 'the killed owner left its lock').toBe(true);
   const second = await startServiceProcess(env);
   phase('restart');
-  const shownAfterKill = await runCliJson<{ events_total: number; last_event_at: string | null }>(env, ['apps', 'show', '--app-name', APP]);
+  const shownAfterKill = await runCliJson<{ events_total: number; last_event_at: string | null }>(env, [
+    'apps',
+    'show',
+    '--app-name',
+    APP,
+  ]);
   expect(shownAfterKill.events_total).toBeGreaterThanOrEqual(acknowledgedSeqs.length);
   expect(shownAfterKill.events_total).toBeLessThanOrEqual(sentSeqs);
   expect(shownAfterKill.last_event_at).not.toBeNull();
@@ -136,7 +162,10 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
   const afterKill = await variant.direct(dataDir, readState);
   phase('direct read');
   const lost = acknowledgedSeqs.filter((seq) => !afterKill.perSeq.has(seq));
-  expect(lost.length, `acknowledged events missing after SIGKILL (of ${acknowledgedSeqs.length}): ${lost.slice(0, 20).join(',')}`).toBe(0);
+  expect(
+    lost.length,
+    `acknowledged events missing after SIGKILL (of ${acknowledgedSeqs.length}): ${lost.slice(0, 20).join(',')}`,
+  ).toBe(0);
   expect([...afterKill.perSeq].filter(([, n]) => n !== 1)).toEqual([]);
   expect(afterKill.rows).toBe(shownAfterKill.events_total);
   expect(afterKill.dailyCountsSum).toBe(afterKill.rows);
@@ -152,7 +181,11 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let outcome = queue.shift(); outcome; outcome = queue.shift()) {
-        const answer = await sendBody(third.url, outcome.batch.body, { token, origin: APP_ORIGIN, timeoutMs: REQUEST_TIMEOUT_MS });
+        const answer = await sendBody(third.url, outcome.batch.body, {
+          token,
+          origin: APP_ORIGIN,
+          timeoutMs: REQUEST_TIMEOUT_MS,
+        });
         retries.push({ ...answer, batch: outcome.batch, startedAt: 0 });
       }
     }),

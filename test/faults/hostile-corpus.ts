@@ -42,7 +42,11 @@ export interface CorpusOptions {
 const VALIDATION = [400];
 const ACCEPTED_OR_REFUSED = [201, 400];
 
-function validEvent(appName: string, random: () => number, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+function validEvent(
+  appName: string,
+  random: () => number,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     event_name: 'custom-event',
     session_id: crypto.randomUUID(),
@@ -83,7 +87,10 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
     ['TGA-Auth-Token', token],
     ['Origin', origin],
   ];
-  const add = (c: Omit<HostileCase, 'id' | 'method' | 'path' | 'headers'> & Partial<Pick<HostileCase, 'method' | 'path' | 'headers'>>) => {
+  const add = (
+    c: Omit<HostileCase, 'id' | 'method' | 'path' | 'headers'> &
+      Partial<Pick<HostileCase, 'method' | 'path' | 'headers'>>,
+  ) => {
     cases.push({ id: cases.length, method: 'POST', path: '/events', headers: base(), jsonMessage: true, ...c });
   };
   const event = (overrides: Record<string, unknown> = {}) => validEvent(appName, random, overrides);
@@ -96,23 +103,74 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
   const bombGzip64M = bombOf(64 * 1024 * 1024, 'gzip');
   const bombDeflate = bombOf(32 * 1024 * 1024, 'deflate');
   const bombBrotli = bombOf(64 * 1024 * 1024, 'br');
-  const bombJsonInside = zlib.gzipSync(Buffer.from(JSON.stringify([event({ custom_data: { pad: 'x'.repeat(maxBody + 10) } })])));
+  const bombJsonInside = zlib.gzipSync(
+    Buffer.from(JSON.stringify([event({ custom_data: { pad: 'x'.repeat(maxBody + 10) } })])),
+  );
   const nestedGzip = zlib.gzipSync(zlib.gzipSync(json(event())));
 
   // ---- fixed cases: every kind at least a few times ----
   for (let i = 0; i < 6; i++) {
     add({ category: '10MB body', label: '10 MiB of JSON whitespace with Content-Length', body: tenMiB, expect: [413] });
-    add({ category: '10MB body', label: '10 MiB of JSON whitespace, chunked (no Content-Length)', body: tenMiB, chunked: 64 * 1024, expect: [413] });
+    add({
+      category: '10MB body',
+      label: '10 MiB of JSON whitespace, chunked (no Content-Length)',
+      body: tenMiB,
+      chunked: 64 * 1024,
+      expect: [413],
+    });
   }
   for (let i = 0; i < 5; i++) {
     const gz = [['Content-Encoding', 'gzip']] as [string, string][];
-    add({ category: 'gzip bomb', label: 'gzip of 10 MiB of zeros', headers: [...base(), ...gz], body: bombGzip10M, expect: [413] });
-    add({ category: 'gzip bomb', label: 'gzip of 64 MiB of zeros', headers: [...base(), ...gz], body: bombGzip64M, expect: [413] });
-    add({ category: 'gzip bomb', label: 'deflate of 32 MiB of zeros', headers: [...base(), ['Content-Encoding', 'deflate']], body: bombDeflate, expect: [413] });
-    add({ category: 'gzip bomb', label: 'brotli of 64 MiB of zeros', headers: [...base(), ['Content-Encoding', 'br']], body: bombBrotli, expect: [413] });
-    add({ category: 'gzip bomb', label: 'gzip of a valid event padded past the limit', headers: [...base(), ...gz], body: bombJsonInside, expect: [413] });
-    add({ category: 'gzip bomb', label: 'gzip inside gzip', headers: [...base(), ...gz], body: nestedGzip, expect: VALIDATION });
-    add({ category: 'gzip bomb', label: 'gzip declared, chunked body of a bomb', headers: [...base(), ...gz], body: bombGzip10M, chunked: 997, expect: [413] });
+    add({
+      category: 'gzip bomb',
+      label: 'gzip of 10 MiB of zeros',
+      headers: [...base(), ...gz],
+      body: bombGzip10M,
+      expect: [413],
+    });
+    add({
+      category: 'gzip bomb',
+      label: 'gzip of 64 MiB of zeros',
+      headers: [...base(), ...gz],
+      body: bombGzip64M,
+      expect: [413],
+    });
+    add({
+      category: 'gzip bomb',
+      label: 'deflate of 32 MiB of zeros',
+      headers: [...base(), ['Content-Encoding', 'deflate']],
+      body: bombDeflate,
+      expect: [413],
+    });
+    add({
+      category: 'gzip bomb',
+      label: 'brotli of 64 MiB of zeros',
+      headers: [...base(), ['Content-Encoding', 'br']],
+      body: bombBrotli,
+      expect: [413],
+    });
+    add({
+      category: 'gzip bomb',
+      label: 'gzip of a valid event padded past the limit',
+      headers: [...base(), ...gz],
+      body: bombJsonInside,
+      expect: [413],
+    });
+    add({
+      category: 'gzip bomb',
+      label: 'gzip inside gzip',
+      headers: [...base(), ...gz],
+      body: nestedGzip,
+      expect: VALIDATION,
+    });
+    add({
+      category: 'gzip bomb',
+      label: 'gzip declared, chunked body of a bomb',
+      headers: [...base(), ...gz],
+      body: bombGzip10M,
+      chunked: 997,
+      expect: [413],
+    });
   }
 
   // slow bodies: trickled and completed (answered normally), and abandoned half-way (no answer)
@@ -144,40 +202,262 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
   // header abuse and protocol-level garbage (answered by Node's HTTP parser or Fastify)
   const headerCases: [string, () => Partial<HostileCase>, number[], boolean][] = [
     ['32 KiB header value', () => ({ headers: [...base(), ['X-Pad', 'a'.repeat(32 * 1024)]] }), [431], false],
-    ['5000 small headers', () => ({ headers: [...base(), ...Array.from({ length: 5000 }, (_, i) => [`X-H${i}`, 'v'] as [string, string])] }), [431], false],
+    [
+      '5000 small headers',
+      () => ({ headers: [...base(), ...Array.from({ length: 5000 }, (_, i) => [`X-H${i}`, 'v'] as [string, string])] }),
+      [431],
+      false,
+    ],
     ['URL with a 20 KiB query', () => ({ path: `/events?q=${'q'.repeat(20 * 1024)}` }), [431], false],
-    ['token of 10 KiB', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', 't'.repeat(10 * 1024)], ['Origin', origin]], body: json(event()) }), [400], true],
-    ['token with spaces inside', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', 'tma_ abc def'], ['Origin', origin]], body: json(event()) }), [400], true],
-    ['token of latin-1 bytes', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', 'tma_\u00e9\u00e8\u00ff\u00fe'], ['Origin', origin]], body: json(event()) }), [400], true],
-    ['token never issued', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', 'tma_' + 'A'.repeat(40)], ['Origin', origin]], body: json(event()) }), [400], true],
-    ['no token', () => ({ headers: [['Content-Type', 'application/json'], ['Origin', origin]], body: json(event()) }), [400], true],
-    ['two different token headers', () => ({ headers: [...base(), ['ANALYTICS-Auth-Token', 'tma_' + 'B'.repeat(40)]], body: json(event()) }), [400], true],
-    ['token header twice', () => ({ headers: [...base(), ['TGA-Auth-Token', token]], body: json(event()) }), [400, 201], true],
-    ['origin "null"', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', 'null']], body: json(event()) }), [403], true],
-    ['origin of another site', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', 'https://evil.example']], body: json(event()) }), [403], true],
-    ['origin of 8 KiB garbage', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', 'h'.repeat(8 * 1024)]], body: json(event()) }), [403], true],
-    ['referer javascript: URL, no origin', () => ({ headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Referer', 'javascript:alert(1)']], body: json(event()) }), [403], true],
-    ['Content-Length larger than the body, then the client leaves', () => {
-      const raw = rawRequest('POST', '/events', [...base(), ['Content-Length', '500']], '{"a":1}', false);
-      return { raw, abandonAfterBytes: raw.length - 1 };
-    }, [], false],
-    ['Content-Length not a number', () => ({ raw: rawRequest('POST', '/events', [...base(), ['Content-Length', 'abc']], '{}', false) }), [400], false],
-    ['two different Content-Lengths', () => ({ raw: rawRequest('POST', '/events', [...base(), ['Content-Length', '2'], ['Content-Length', '3']], '{}', false) }), [400], false],
-    ['Content-Length and chunked together', () => ({ raw: rawRequest('POST', '/events', [...base(), ['Content-Length', '2'], ['Transfer-Encoding', 'chunked']], '2\r\n{}\r\n0\r\n\r\n', false) }), [400], false],
-    ['chunk size not hex', () => ({ raw: rawRequest('POST', '/events', [...base(), ['Transfer-Encoding', 'chunked']], 'zz\r\n{}\r\n0\r\n\r\n', false) }), [400], false],
-    ['Transfer-Encoding chunked, gzip (chunked not last)', () => ({ raw: rawRequest('POST', '/events', [...base(), ['Transfer-Encoding', 'chunked, gzip']], '2\r\n{}\r\n0\r\n\r\n', false) }), [400], false],
-    ['header name with a space', () => ({ raw: rawRequest('POST', '/events', [...base(), ['Bad Header', 'x'], ['Content-Length', '2']], '{}', false) }), [400], false],
-    ['header value with a raw control byte', () => ({ raw: rawRequest('POST', '/events', [...base(), ['X-Ctl', 'a\u0001b'], ['Content-Length', '2']], '{}', false) }), [400], false],
-    ['NUL in the request line', () => ({ raw: Buffer.from('POST /ev\u0000ents HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n', 'latin1') }), [400], false],
+    [
+      'token of 10 KiB',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', 't'.repeat(10 * 1024)],
+          ['Origin', origin],
+        ],
+        body: json(event()),
+      }),
+      [400],
+      true,
+    ],
+    [
+      'token with spaces inside',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', 'tma_ abc def'],
+          ['Origin', origin],
+        ],
+        body: json(event()),
+      }),
+      [400],
+      true,
+    ],
+    [
+      'token of latin-1 bytes',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', 'tma_\u00e9\u00e8\u00ff\u00fe'],
+          ['Origin', origin],
+        ],
+        body: json(event()),
+      }),
+      [400],
+      true,
+    ],
+    [
+      'token never issued',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', 'tma_' + 'A'.repeat(40)],
+          ['Origin', origin],
+        ],
+        body: json(event()),
+      }),
+      [400],
+      true,
+    ],
+    [
+      'no token',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['Origin', origin],
+        ],
+        body: json(event()),
+      }),
+      [400],
+      true,
+    ],
+    [
+      'two different token headers',
+      () => ({ headers: [...base(), ['ANALYTICS-Auth-Token', 'tma_' + 'B'.repeat(40)]], body: json(event()) }),
+      [400],
+      true,
+    ],
+    [
+      'token header twice',
+      () => ({ headers: [...base(), ['TGA-Auth-Token', token]], body: json(event()) }),
+      [400, 201],
+      true,
+    ],
+    [
+      'origin "null"',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', token],
+          ['Origin', 'null'],
+        ],
+        body: json(event()),
+      }),
+      [403],
+      true,
+    ],
+    [
+      'origin of another site',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', token],
+          ['Origin', 'https://evil.example'],
+        ],
+        body: json(event()),
+      }),
+      [403],
+      true,
+    ],
+    [
+      'origin of 8 KiB garbage',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', token],
+          ['Origin', 'h'.repeat(8 * 1024)],
+        ],
+        body: json(event()),
+      }),
+      [403],
+      true,
+    ],
+    [
+      'referer javascript: URL, no origin',
+      () => ({
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', token],
+          ['Referer', 'javascript:alert(1)'],
+        ],
+        body: json(event()),
+      }),
+      [403],
+      true,
+    ],
+    [
+      'Content-Length larger than the body, then the client leaves',
+      () => {
+        const raw = rawRequest('POST', '/events', [...base(), ['Content-Length', '500']], '{"a":1}', false);
+        return { raw, abandonAfterBytes: raw.length - 1 };
+      },
+      [],
+      false,
+    ],
+    [
+      'Content-Length not a number',
+      () => ({ raw: rawRequest('POST', '/events', [...base(), ['Content-Length', 'abc']], '{}', false) }),
+      [400],
+      false,
+    ],
+    [
+      'two different Content-Lengths',
+      () => ({
+        raw: rawRequest('POST', '/events', [...base(), ['Content-Length', '2'], ['Content-Length', '3']], '{}', false),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'Content-Length and chunked together',
+      () => ({
+        raw: rawRequest(
+          'POST',
+          '/events',
+          [...base(), ['Content-Length', '2'], ['Transfer-Encoding', 'chunked']],
+          '2\r\n{}\r\n0\r\n\r\n',
+          false,
+        ),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'chunk size not hex',
+      () => ({
+        raw: rawRequest(
+          'POST',
+          '/events',
+          [...base(), ['Transfer-Encoding', 'chunked']],
+          'zz\r\n{}\r\n0\r\n\r\n',
+          false,
+        ),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'Transfer-Encoding chunked, gzip (chunked not last)',
+      () => ({
+        raw: rawRequest(
+          'POST',
+          '/events',
+          [...base(), ['Transfer-Encoding', 'chunked, gzip']],
+          '2\r\n{}\r\n0\r\n\r\n',
+          false,
+        ),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'header name with a space',
+      () => ({
+        raw: rawRequest('POST', '/events', [...base(), ['Bad Header', 'x'], ['Content-Length', '2']], '{}', false),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'header value with a raw control byte',
+      () => ({
+        raw: rawRequest('POST', '/events', [...base(), ['X-Ctl', 'a\u0001b'], ['Content-Length', '2']], '{}', false),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'NUL in the request line',
+      () => ({ raw: Buffer.from('POST /ev\u0000ents HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n', 'latin1') }),
+      [400],
+      false,
+    ],
     ['not HTTP at all', () => ({ raw: crypto.randomBytes(512) }), [400], false],
     ['HTTP/0.9 style request', () => ({ raw: Buffer.from('GET /events\r\n\r\n') }), [400, 404], false],
-    ['HTTP/2 preface on an HTTP/1.1 port', () => ({ raw: Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n') }), [400, 404, 505], false],
-    ['no Host header', () => ({ raw: Buffer.from('POST /events HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}') }), [400], false],
-    ['Expect: something unknown', () => ({ headers: [...base(), ['Expect', 'teapot']], body: json(event()) }), [417], false],
-    ['Expect: 100-continue', () => ({ headers: [...base(), ['Expect', '100-continue']], body: json(event()) }), [201], true],
+    [
+      'HTTP/2 preface on an HTTP/1.1 port',
+      () => ({ raw: Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n') }),
+      [400, 404, 505],
+      false,
+    ],
+    [
+      'no Host header',
+      () => ({
+        raw: Buffer.from(
+          'POST /events HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+        ),
+      }),
+      [400],
+      false,
+    ],
+    [
+      'Expect: something unknown',
+      () => ({ headers: [...base(), ['Expect', 'teapot']], body: json(event()) }),
+      [417],
+      false,
+    ],
+    [
+      'Expect: 100-continue',
+      () => ({ headers: [...base(), ['Expect', '100-continue']], body: json(event()) }),
+      [201],
+      true,
+    ],
   ];
   for (let round = 0; round < 8; round++) {
-    for (const [label, build, expect, jsonMessage] of headerCases) add({ category: 'header abuse', label, expect, jsonMessage, ...build() });
+    for (const [label, build, expect, jsonMessage] of headerCases)
+      add({ category: 'header abuse', label, expect, jsonMessage, ...build() });
   }
 
   // wrong methods and paths
@@ -193,7 +473,16 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
     ['GET', '/events?' + '&a=1'.repeat(500), [404, 200, 400]],
   ];
   for (let round = 0; round < 10; round++) {
-    for (const [method, path, expect] of routeCases) add({ category: 'method or path', label: `${method} ${path.slice(0, 40)}`, method, path, body: json(event()), expect, jsonMessage: !expect.includes(200) });
+    for (const [method, path, expect] of routeCases)
+      add({
+        category: 'method or path',
+        label: `${method} ${path.slice(0, 40)}`,
+        method,
+        path,
+        body: json(event()),
+        expect,
+        jsonMessage: !expect.includes(200),
+      });
   }
 
   // wrong content types (answered 415, or accepted when the type is JSON spelt oddly)
@@ -214,8 +503,22 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
 
   // ---- the generated bulk: random mutations until the corpus has `size` cases ----
   const unicodeStrings = [
-    'a\u0000b', '\u0000', 'x\ud800y', '\udfff', '\ud83d', '🚀🔥👨‍👩‍👧', '\u202eevil\u202c', '\u200b\u200c\u200d', 'Ω≈ç√∫',
-    '\ufeffbom', 'नमस्ते', '中文字符', '\u0001\u0002\u001f', '\\u0000', '"\'\\/<script>', '\r\n\t',
+    'a\u0000b',
+    '\u0000',
+    'x\ud800y',
+    '\udfff',
+    '\ud83d',
+    '🚀🔥👨‍👩‍👧',
+    '\u202eevil\u202c',
+    '\u200b\u200c\u200d',
+    'Ω≈ç√∫',
+    '\ufeffbom',
+    'नमस्ते',
+    '中文字符',
+    '\u0001\u0002\u001f',
+    '\\u0000',
+    '"\'\\/<script>',
+    '\r\n\t',
   ];
   /** a generator that makes at most `max` cases (heavy payloads stay a handful) */
   const capped = (max: number, generate: () => void) => {
@@ -228,51 +531,205 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
     // invalid JSON: truncations and garbage
     () => {
       const text = JSON.stringify([event(), event()]);
-      add({ category: 'invalid JSON', label: 'truncated JSON', body: Buffer.from(text.slice(0, 1 + Math.floor(random() * (text.length - 2)))), expect: VALIDATION });
+      add({
+        category: 'invalid JSON',
+        label: 'truncated JSON',
+        body: Buffer.from(text.slice(0, 1 + Math.floor(random() * (text.length - 2)))),
+        expect: VALIDATION,
+      });
     },
-    () => add({ category: 'invalid JSON', label: 'random bytes', body: crypto.randomBytes(1 + Math.floor(random() * 4096)), expect: VALIDATION }),
-    () => add({ category: 'invalid JSON', label: 'JSON with a trailing comma / comments / NaN', body: Buffer.from(pick(['[{"a":1},]', '{"a":1 /* c */}', '{"a":NaN}', "{'a':1}", '{"a":01}', '{"a":1}{"b":2}', '', ' ', 'null', 'true', '"event"', '12345', '[]', '{}', '[[]]', '[null]', '[1,2,3]'])), expect: VALIDATION }),
-    () => add({ category: 'invalid JSON', label: 'invalid UTF-8 bytes in a string', body: Buffer.concat([Buffer.from('{"event_name":"custom-event","x":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xa0, 0xa1]), Buffer.from('"}')]), expect: VALIDATION }),
+    () =>
+      add({
+        category: 'invalid JSON',
+        label: 'random bytes',
+        body: crypto.randomBytes(1 + Math.floor(random() * 4096)),
+        expect: VALIDATION,
+      }),
+    () =>
+      add({
+        category: 'invalid JSON',
+        label: 'JSON with a trailing comma / comments / NaN',
+        body: Buffer.from(
+          pick([
+            '[{"a":1},]',
+            '{"a":1 /* c */}',
+            '{"a":NaN}',
+            "{'a':1}",
+            '{"a":01}',
+            '{"a":1}{"b":2}',
+            '',
+            ' ',
+            'null',
+            'true',
+            '"event"',
+            '12345',
+            '[]',
+            '{}',
+            '[[]]',
+            '[null]',
+            '[1,2,3]',
+          ]),
+        ),
+        expect: VALIDATION,
+      }),
+    () =>
+      add({
+        category: 'invalid JSON',
+        label: 'invalid UTF-8 bytes in a string',
+        body: Buffer.concat([
+          Buffer.from('{"event_name":"custom-event","x":"'),
+          Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xa0, 0xa1]),
+          Buffer.from('"}'),
+        ]),
+        expect: VALIDATION,
+      }),
     // deep nesting, as the whole body and inside an event
     capped(20, () => {
       const depth = pick([1_000, 10_000, 100_000, 400_000]);
-      add({ category: 'deep nesting', label: `array ${depth} deep`, body: Buffer.from(deepText(depth, 'array')), expect: [400, 413] });
+      add({
+        category: 'deep nesting',
+        label: `array ${depth} deep`,
+        body: Buffer.from(deepText(depth, 'array')),
+        expect: [400, 413],
+      });
     }),
     capped(30, () => {
       const depth = pick([17, 50, 1_000, 50_000]);
-      const text = JSON.stringify(event({ custom_data: { placeholder: 0 } })).replace('{"placeholder":0}', deepText(depth, 'object'));
-      add({ category: 'deep nesting', label: `custom_data ${depth} deep`, body: Buffer.from(text), expect: VALIDATION });
+      const text = JSON.stringify(event({ custom_data: { placeholder: 0 } })).replace(
+        '{"placeholder":0}',
+        deepText(depth, 'object'),
+      );
+      add({
+        category: 'deep nesting',
+        label: `custom_data ${depth} deep`,
+        body: Buffer.from(text),
+        expect: VALIDATION,
+      });
     }),
     () => {
-      const text = JSON.stringify(event({ custom_data: { placeholder: 0 } })).replace('{"placeholder":0}', deepText(15, 'object'));
+      const text = JSON.stringify(event({ custom_data: { placeholder: 0 } })).replace(
+        '{"placeholder":0}',
+        deepText(15, 'object'),
+      );
       add({ category: 'deep nesting', label: 'custom_data 16 deep (allowed)', body: Buffer.from(text), expect: [201] });
     },
     // huge strings and many keys within the body limit
     capped(15, () => {
-      const field = pick(['start_param', 'error_message', 'platform', 'locale', 'wallet_address', 'url_referer', 'event_name', 'session_id', 'app_name']);
-      add({ category: 'huge strings', label: `${field} of 600 KB`, body: json(event({ [field]: 'z'.repeat(600_000) })), expect: VALIDATION });
+      const field = pick([
+        'start_param',
+        'error_message',
+        'platform',
+        'locale',
+        'wallet_address',
+        'url_referer',
+        'event_name',
+        'session_id',
+        'app_name',
+      ]);
+      add({
+        category: 'huge strings',
+        label: `${field} of 600 KB`,
+        body: json(event({ [field]: 'z'.repeat(600_000) })),
+        expect: VALIDATION,
+      });
     }),
-    capped(8, () => add({ category: 'huge strings', label: 'custom_data string of 400 KB (valid)', body: json(event({ custom_data: { note: 'n'.repeat(400_000) } })), expect: [201] })),
-    capped(8, () => add({ category: 'huge strings', label: 'custom_data key of 100 KB (valid)', body: json(event({ custom_data: { ['k'.repeat(100_000)]: 1 } })), expect: [201] })),
-    capped(10, () => add({ category: 'huge strings', label: 'body just over the limit', body: json(event({ custom_data: { pad: 'p'.repeat(maxBody) } })), expect: [413] })),
-    capped(5, () => add({ category: 'huge strings', label: '20,000 keys in custom_data', body: json(event({ custom_data: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])) })), expect: [201] })),
-    capped(5, () => add({ category: 'huge strings', label: '200,000 events in one array', body: Buffer.from('[' + Array(200_000).fill('{}').join(',') + ']'), expect: VALIDATION })),
-    capped(10, () => add({ category: 'huge strings', label: '101 valid events (one over the cap)', body: json(Array.from({ length: 101 }, () => event())), expect: VALIDATION })),
-    capped(10, () => add({ category: 'huge strings', label: '100 valid events (the cap)', body: json(Array.from({ length: 100 }, () => event())), expect: [201] })),
-    capped(10, () => add({ category: 'huge strings', label: '99 valid events and one invalid', body: json([...Array.from({ length: 99 }, () => event()), event({ user_id: 'x' })]), expect: VALIDATION })),
+    capped(8, () =>
+      add({
+        category: 'huge strings',
+        label: 'custom_data string of 400 KB (valid)',
+        body: json(event({ custom_data: { note: 'n'.repeat(400_000) } })),
+        expect: [201],
+      }),
+    ),
+    capped(8, () =>
+      add({
+        category: 'huge strings',
+        label: 'custom_data key of 100 KB (valid)',
+        body: json(event({ custom_data: { ['k'.repeat(100_000)]: 1 } })),
+        expect: [201],
+      }),
+    ),
+    capped(10, () =>
+      add({
+        category: 'huge strings',
+        label: 'body just over the limit',
+        body: json(event({ custom_data: { pad: 'p'.repeat(maxBody) } })),
+        expect: [413],
+      }),
+    ),
+    capped(5, () =>
+      add({
+        category: 'huge strings',
+        label: '20,000 keys in custom_data',
+        body: json(event({ custom_data: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])) })),
+        expect: [201],
+      }),
+    ),
+    capped(5, () =>
+      add({
+        category: 'huge strings',
+        label: '200,000 events in one array',
+        body: Buffer.from('[' + Array(200_000).fill('{}').join(',') + ']'),
+        expect: VALIDATION,
+      }),
+    ),
+    capped(10, () =>
+      add({
+        category: 'huge strings',
+        label: '101 valid events (one over the cap)',
+        body: json(Array.from({ length: 101 }, () => event())),
+        expect: VALIDATION,
+      }),
+    ),
+    capped(10, () =>
+      add({
+        category: 'huge strings',
+        label: '100 valid events (the cap)',
+        body: json(Array.from({ length: 100 }, () => event())),
+        expect: [201],
+      }),
+    ),
+    capped(10, () =>
+      add({
+        category: 'huge strings',
+        label: '99 valid events and one invalid',
+        body: json([...Array.from({ length: 99 }, () => event()), event({ user_id: 'x' })]),
+        expect: VALIDATION,
+      }),
+    ),
     // unicode: NUL, lone surrogates, odd but valid text anywhere a string goes
     () => {
       const text = pick(unicodeStrings);
       const where = pick(['value', 'key', 'platform', 'start_param', 'nested']);
       const overrides =
-        where === 'value' ? { custom_data: { text } }
-          : where === 'key' ? { custom_data: { [text]: 1 } }
-            : where === 'nested' ? { custom_data: { a: [{ [text]: [text] }] } }
+        where === 'value'
+          ? { custom_data: { text } }
+          : where === 'key'
+            ? { custom_data: { [text]: 1 } }
+            : where === 'nested'
+              ? { custom_data: { a: [{ [text]: [text] }] } }
               : { [where]: text };
-      add({ category: 'unicode', label: `${JSON.stringify(text)} as ${where}`, body: json(event(overrides)), expect: [201] });
+      add({
+        category: 'unicode',
+        label: `${JSON.stringify(text)} as ${where}`,
+        body: json(event(overrides)),
+        expect: [201],
+      });
     },
-    () => add({ category: 'unicode', label: 'unicode app_name (not the token\'s)', body: json(event({ app_name: 'bench_\u0000app' })), expect: VALIDATION }),
-    () => add({ category: 'unicode', label: 'session_id with unicode digits', body: json(event({ session_id: '٠a927a1d-6036-4e04-9d40-26e041d4026e' })), expect: VALIDATION }),
+    () =>
+      add({
+        category: 'unicode',
+        label: "unicode app_name (not the token's)",
+        body: json(event({ app_name: 'bench_\u0000app' })),
+        expect: VALIDATION,
+      }),
+    () =>
+      add({
+        category: 'unicode',
+        label: 'session_id with unicode digits',
+        body: json(event({ session_id: '٠a927a1d-6036-4e04-9d40-26e041d4026e' })),
+        expect: VALIDATION,
+      }),
     // prototype pollution and other odd keys
     () => {
       const text = pick([
@@ -283,49 +740,188 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
       ]);
       add({ category: '__proto__', label: 'prototype-polluting key', body: Buffer.from(text), expect: VALIDATION });
     },
-    () => add({ category: '__proto__', label: 'harmless "constructor" and "prototype" keys', body: json(event({ custom_data: { constructor: 'x', prototype: 1, toString: 2, hasOwnProperty: 3 } })), expect: [201] }),
+    () =>
+      add({
+        category: '__proto__',
+        label: 'harmless "constructor" and "prototype" keys',
+        body: json(event({ custom_data: { constructor: 'x', prototype: 1, toString: 2, hasOwnProperty: 3 } })),
+        expect: [201],
+      }),
     // types: numbers at the edges, wrong types everywhere
     () => {
       const [value, expect] = pick<[unknown, number[]]>([
-        [1e308, VALIDATION], [-1, VALIDATION], [0, VALIDATION], [-0, VALIDATION], [2 ** 53, VALIDATION], [1.5, VALIDATION],
-        [123456789012345678901234567890, VALIDATION], [1, [201]], [2 ** 53 - 1, [201]], ['"18446744073709551615"', [201]], ['"0123"', VALIDATION],
+        [1e308, VALIDATION],
+        [-1, VALIDATION],
+        [0, VALIDATION],
+        [-0, VALIDATION],
+        [2 ** 53, VALIDATION],
+        [1.5, VALIDATION],
+        [1.2345678901234568e29, VALIDATION],
+        [1, [201]],
+        [2 ** 53 - 1, [201]],
+        ['"18446744073709551615"', [201]],
+        ['"0123"', VALIDATION],
       ]);
-      add({ category: 'types', label: `user_id ${value}`, body: Buffer.from(JSON.stringify(event()).replace(/"user_id":\d+/, `"user_id":${value}`)), expect });
+      add({
+        category: 'types',
+        label: `user_id ${value}`,
+        body: Buffer.from(JSON.stringify(event()).replace(/"user_id":\d+/, `"user_id":${value}`)),
+        expect,
+      });
     },
     () => {
       const text = JSON.stringify(event()).replace(/"user_id":\d+/, `"user_id":${pick(['1e999', '-1e999'])}`);
-      add({ category: 'types', label: 'user_id that JSON parses to Infinity', body: Buffer.from(text), expect: ACCEPTED_OR_REFUSED });
+      add({
+        category: 'types',
+        label: 'user_id that JSON parses to Infinity',
+        body: Buffer.from(text),
+        expect: ACCEPTED_OR_REFUSED,
+      });
     },
     () => {
-      const field = pick(['user_id', 'event_name', 'session_id', 'app_name', 'is_premium', 'custom_data', 'messages', 'auth_type', 'error_code', 'client_timestamp']);
+      const field = pick([
+        'user_id',
+        'event_name',
+        'session_id',
+        'app_name',
+        'is_premium',
+        'custom_data',
+        'messages',
+        'auth_type',
+        'error_code',
+        'client_timestamp',
+      ]);
       const value = pick([[], {}, 'str', 123, true, [1, 2], { a: 1 }]);
-      add({ category: 'types', label: `${field} = ${JSON.stringify(value)}`, body: json(event({ [field]: value })), expect: ACCEPTED_OR_REFUSED });
+      add({
+        category: 'types',
+        label: `${field} = ${JSON.stringify(value)}`,
+        body: json(event({ [field]: value })),
+        expect: ACCEPTED_OR_REFUSED,
+      });
     },
-    () => add({ category: 'types', label: 'client_timestamp far future / far past / not a time', body: json(event({ client_timestamp: pick(['99999999999999999999', '0', '-5', 'yesterday', '2026-13-45', '1e21']) })), expect: [201] }),
-    capped(20, () => add({ category: 'types', label: '257 messages', body: json(event({ event_name: 'transaction-signed', messages: Array.from({ length: 257 }, () => ({ address: '0:a', amount: '1' })) })), expect: VALIDATION })),
+    () =>
+      add({
+        category: 'types',
+        label: 'client_timestamp far future / far past / not a time',
+        body: json(
+          event({ client_timestamp: pick(['99999999999999999999', '0', '-5', 'yesterday', '2026-13-45', '1e21']) }),
+        ),
+        expect: [201],
+      }),
+    capped(20, () =>
+      add({
+        category: 'types',
+        label: '257 messages',
+        body: json(
+          event({
+            event_name: 'transaction-signed',
+            messages: Array.from({ length: 257 }, () => ({ address: '0:a', amount: '1' })),
+          }),
+        ),
+        expect: VALIDATION,
+      }),
+    ),
     // wrong content types
     () => {
       const [type, expect] = pick(types);
-      const headers: [string, string][] = [['TGA-Auth-Token', token], ['Origin', origin]];
+      const headers: [string, string][] = [
+        ['TGA-Auth-Token', token],
+        ['Origin', origin],
+      ];
       if (type !== '') headers.push(['Content-Type', type]);
-      add({ category: 'content type', label: `Content-Type ${JSON.stringify(type)}`, headers, body: json(event()), expect });
+      add({
+        category: 'content type',
+        label: `Content-Type ${JSON.stringify(type)}`,
+        headers,
+        body: json(event()),
+        expect,
+      });
     },
-    () => add({ category: 'content type', label: 'unsupported Content-Encoding', headers: [...base(), ['Content-Encoding', pick(['compress', 'zstd', 'gzip, gzip', 'identity;q=0', 'x-unknown'])]], body: json(event()), expect: [415, 400] }),
-    () => add({ category: 'content type', label: 'gzip declared, plain body', headers: [...base(), ['Content-Encoding', 'gzip']], body: json(event()), expect: VALIDATION }),
-    () => add({ category: 'content type', label: 'truncated gzip', headers: [...base(), ['Content-Encoding', 'gzip']], body: zlib.gzipSync(json([event(), event()])).subarray(0, 20), expect: VALIDATION }),
-    () => add({ category: 'content type', label: 'gzip with a trailing garbage', headers: [...base(), ['Content-Encoding', 'gzip']], body: Buffer.concat([zlib.gzipSync(json(event())), Buffer.from('garbage')]), expect: [201, 400] }),
-    () => add({ category: 'content type', label: 'two gzip members', headers: [...base(), ['Content-Encoding', 'gzip']], body: Buffer.concat([zlib.gzipSync('[' + JSON.stringify(event())), zlib.gzipSync(',' + JSON.stringify(event()) + ']')]), expect: [201, 400] }),
+    () =>
+      add({
+        category: 'content type',
+        label: 'unsupported Content-Encoding',
+        headers: [
+          ...base(),
+          ['Content-Encoding', pick(['compress', 'zstd', 'gzip, gzip', 'identity;q=0', 'x-unknown'])],
+        ],
+        body: json(event()),
+        expect: [415, 400],
+      }),
+    () =>
+      add({
+        category: 'content type',
+        label: 'gzip declared, plain body',
+        headers: [...base(), ['Content-Encoding', 'gzip']],
+        body: json(event()),
+        expect: VALIDATION,
+      }),
+    () =>
+      add({
+        category: 'content type',
+        label: 'truncated gzip',
+        headers: [...base(), ['Content-Encoding', 'gzip']],
+        body: zlib.gzipSync(json([event(), event()])).subarray(0, 20),
+        expect: VALIDATION,
+      }),
+    () =>
+      add({
+        category: 'content type',
+        label: 'gzip with a trailing garbage',
+        headers: [...base(), ['Content-Encoding', 'gzip']],
+        body: Buffer.concat([zlib.gzipSync(json(event())), Buffer.from('garbage')]),
+        expect: [201, 400],
+      }),
+    () =>
+      add({
+        category: 'content type',
+        label: 'two gzip members',
+        headers: [...base(), ['Content-Encoding', 'gzip']],
+        body: Buffer.concat([
+          zlib.gzipSync('[' + JSON.stringify(event())),
+          zlib.gzipSync(',' + JSON.stringify(event()) + ']'),
+        ]),
+        expect: [201, 400],
+      }),
     // authorisation mismatches mixed into the bulk
-    () => add({ category: 'authorisation', label: 'app_name of another app', body: json(event({ app_name: 'someone_else' })), expect: [400] }),
-    () => add({ category: 'authorisation', label: 'valid event from a wrong origin', headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', `https://x${Math.floor(random() * 1e6)}.example`]], body: json(event()), expect: [403] }),
+    () =>
+      add({
+        category: 'authorisation',
+        label: 'app_name of another app',
+        body: json(event({ app_name: 'someone_else' })),
+        expect: [400],
+      }),
+    () =>
+      add({
+        category: 'authorisation',
+        label: 'valid event from a wrong origin',
+        headers: [
+          ['Content-Type', 'application/json'],
+          ['TGA-Auth-Token', token],
+          ['Origin', `https://x${Math.floor(random() * 1e6)}.example`],
+        ],
+        body: json(event()),
+        expect: [403],
+      }),
   ];
   while (cases.length < size) pick(generators)();
   return cases;
 }
 
 /** the bytes of a request exactly as given (no header added except Host and Connection: close) */
-export function rawRequest(method: string, path: string, headers: [string, string][], body: string, addLength = true): Buffer {
-  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...headers.map(([name, value]) => `${name}: ${value}`)];
+export function rawRequest(
+  method: string,
+  path: string,
+  headers: [string, string][],
+  body: string,
+  addLength = true,
+): Buffer {
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...headers.map(([name, value]) => `${name}: ${value}`),
+  ];
   if (addLength) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
   return Buffer.from(lines.join('\r\n') + '\r\n\r\n' + body, 'latin1');
 }

@@ -10,7 +10,13 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ORIGIN } from '../helpers/load.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, rssBytes, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import {
+  killAllChildren,
+  rssBytes,
+  runCliJson,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.ts';
 import { buildCorpus, type HostileCase } from './hostile-corpus.ts';
 import { sendRaw, sendRawRetrying, type RawAnswer } from './raw-client.ts';
 
@@ -36,7 +42,16 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
   beforeAll(async () => {
     const env = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'error' };
     service = await startServiceProcess(env);
-    const created = await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@hostile_bot', '--domain', 'app.example.com', '--app-name', APP]);
+    const created = await runCliJson<{ token: string }>(env, [
+      'tokens',
+      'create',
+      '--bot',
+      '@hostile_bot',
+      '--domain',
+      'app.example.com',
+      '--app-name',
+      APP,
+    ]);
     token = created.token;
   });
 
@@ -91,7 +106,9 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
     const health = (async () => {
       while (running) {
         const started = performance.now();
-        const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(10_000) }).catch(() => null);
+        const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(10_000) }).catch(
+          () => null,
+        );
         await response?.arrayBuffer();
         healthTimes.push(response?.status === 200 ? performance.now() - started : Infinity);
         await new Promise((resolve) => setTimeout(resolve, 250));
@@ -132,15 +149,25 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
       const problem = check(c, answer);
       if (problem && wrong.length < 25) wrong.push(`#${c.id} ${c.category}: ${c.label}: ${problem}`);
     }
-    const summary = [...tally].sort().map(([key, count]) => `${count} × ${key}`).join('\n');
+    const summary = [...tally]
+      .sort()
+      .map(([key, count]) => `${count} × ${key}`)
+      .join('\n');
     expect(wrong, `unexpected answers (first 25):\n${wrong.join('\n')}\n\nall answers:\n${summary}`).toEqual([]);
     const statuses = corpus.map((c) => answers[c.id]!.status);
     expect(statuses.filter((status) => status !== null && status >= 500)).toEqual([]);
     // the store never failed here, so no request may have ended in the catch-all answer, and nothing in the
     // service was an unexpected error (those become 400 "Failed to record" on /events)
-    const failedToRecord = corpus.filter((c) => answers[c.id]!.body.includes('Failed to record')).map((c) => `#${c.id} ${c.label}`);
+    const failedToRecord = corpus
+      .filter((c) => answers[c.id]!.body.includes('Failed to record'))
+      .map((c) => `#${c.id} ${c.label}`);
     expect(failedToRecord.slice(0, 20), `${failedToRecord.length} answered "Failed to record"`).toEqual([]);
-    expect(service.output().match(/.*unexpected error.*/g)?.slice(0, 5) ?? []).toEqual([]);
+    expect(
+      service
+        .output()
+        .match(/.*unexpected error.*/g)
+        ?.slice(0, 5) ?? [],
+    ).toEqual([]);
     expect(elapsed, `corpus took ${Math.round(elapsed)} ms`).toBeLessThan(CORPUS_WITHIN_MS);
 
     // the process is up and still does its job
@@ -153,10 +180,15 @@ describe.runIf(process.platform === 'linux')('hostile requests against the servi
 
     // served meanwhile: a health check never waited more than a few seconds
     const slowestHealth = Math.max(...healthTimes);
-    expect(slowestHealth, `health checks during the run (ms): ${healthTimes.map(Math.round).join(', ')}`).toBeLessThan(5_000);
+    expect(slowestHealth, `health checks during the run (ms): ${healthTimes.map(Math.round).join(', ')}`).toBeLessThan(
+      5_000,
+    );
 
     // memory stayed bounded
-    expect(rssMax - rssStart, `VmRSS ${MiB(rssStart)} MiB after warm-up, max ${MiB(rssMax)} MiB during the corpus`).toBeLessThan(RSS_GROWTH_LIMIT);
+    expect(
+      rssMax - rssStart,
+      `VmRSS ${MiB(rssStart)} MiB after warm-up, max ${MiB(rssMax)} MiB during the corpus`,
+    ).toBeLessThan(RSS_GROWTH_LIMIT);
 
     console.info(
       `[hostile] ${corpus.length} requests in ${Math.round(elapsed)} ms (${CONCURRENCY} clients, ${SLOW_CONNECTIONS} slowloris connections, ` +
@@ -183,7 +215,11 @@ function validCase(token: string, n: number): HostileCase {
     label: 'a valid event',
     method: 'POST',
     path: '/events',
-    headers: [['Content-Type', 'application/json'], ['TGA-Auth-Token', token], ['Origin', APP_ORIGIN]],
+    headers: [
+      ['Content-Type', 'application/json'],
+      ['TGA-Auth-Token', token],
+      ['Origin', APP_ORIGIN],
+    ],
     body: Buffer.from(JSON.stringify(event)),
     expect: [201],
     jsonMessage: true,
@@ -194,10 +230,13 @@ function validCase(token: string, n: number): HostileCase {
 function check(c: HostileCase, answer: RawAnswer): string | null {
   if (c.expect.length === 0) {
     // the client left early: no answer, or a refusal
-    return answer.status === null || (answer.status >= 400 && answer.status < 500) ? null : `answered ${answer.status} to an abandoned request`;
+    return answer.status === null || (answer.status >= 400 && answer.status < 500)
+      ? null
+      : `answered ${answer.status} to an abandoned request`;
   }
   if (answer.status === null) return `no answer (${answer.error}) after ${Math.round(answer.ms)} ms`;
-  if (!c.expect.includes(answer.status)) return `answered ${answer.status} ${answer.body.slice(0, 200)}, expected ${c.expect.join(' or ')}`;
+  if (!c.expect.includes(answer.status))
+    return `answered ${answer.status} ${answer.body.slice(0, 200)}, expected ${c.expect.join(' or ')}`;
   if (c.jsonMessage) {
     let body: unknown;
     try {
@@ -205,9 +244,15 @@ function check(c: HostileCase, answer: RawAnswer): string | null {
     } catch {
       return `answer is not JSON: ${answer.body.slice(0, 200)}`;
     }
-    if (typeof (body as { message?: unknown })?.message !== 'string') return `answer has no message: ${answer.body.slice(0, 200)}`;
+    if (typeof (body as { message?: unknown })?.message !== 'string')
+      return `answer has no message: ${answer.body.slice(0, 200)}`;
     const origin = c.headers.find(([name]) => name.toLowerCase() === 'origin')?.[1];
-    if (origin && /^\/events(\/|\?|$)/.test(c.path) && c.method === 'POST' && !answer.headers['access-control-allow-origin']) {
+    if (
+      origin &&
+      /^\/events(\/|\?|$)/.test(c.path) &&
+      c.method === 'POST' &&
+      !answer.headers['access-control-allow-origin']
+    ) {
       return `answer ${answer.status} without CORS headers (a browser would hide it from the client)`;
     }
   }

@@ -12,7 +12,13 @@ import { available } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, sendBody, SUCCESS } from '../helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, logDrained, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import {
+  killAllChildren,
+  logDrained,
+  runCliJson,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.ts';
 
 const ready = await available('PostgreSQL');
 
@@ -38,9 +44,23 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
     const dataDir = tempDir('tma-loader-kill-');
     dirs.push(dataDir);
     // both scenarios share the database, so the nodes share its secret
-    const env = { DATABASE_URL: database.url, DATA_DIR: dataDir, SECRET: 'loader-kill-test-secret-'.padEnd(48, 'x'), RATE_LIMIT_MAX: '1000000000' };
+    const env = {
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      SECRET: 'loader-kill-test-secret-'.padEnd(48, 'x'),
+      RATE_LIMIT_MAX: '1000000000',
+    };
     let service: ServiceProcess = await startServiceProcess(env);
-    const { token } = await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@loader_kill_bot', '--domain', 'app.example.com', '--app-name', appName]);
+    const { token } = await runCliJson<{ token: string }>(env, [
+      'tokens',
+      'create',
+      '--bot',
+      '@loader_kill_bot',
+      '--domain',
+      'app.example.com',
+      '--app-name',
+      appName,
+    ]);
     const factory = new BatchFactory(appName, { seed: 7, minEvents: 5, maxEvents: 5 });
     const acknowledged: number[] = [];
     const send = async (count: number) => {
@@ -60,7 +80,10 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
     const holder = new pg.Client({ connectionString: database.url });
     await holder.connect();
     await holder.query('BEGIN');
-    await holder.query(`SELECT 1 FROM app_activity a JOIN apps ON apps.id = a.app_id WHERE apps.app_name = $1 FOR UPDATE OF a`, [appName]);
+    await holder.query(
+      `SELECT 1 FROM app_activity a JOIN apps ON apps.id = a.app_id WHERE apps.app_name = $1 FOR UPDATE OF a`,
+      [appName],
+    );
     await send(30);
     let blockedPid: number | undefined;
     for (let i = 0; i < 100 && blockedPid === undefined; i++) {
@@ -77,7 +100,9 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
     await holder.end();
     // the old backend has finished, one way or the other
     for (let i = 0; i < 100; i++) {
-      const { rows } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`, [blockedPid]);
+      const { rows } = await client.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`, [
+        blockedPid,
+      ]);
       if (rows.length === 0) break;
       await sleep(100);
     }
@@ -92,9 +117,14 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
        WHERE a.app_name = $1 GROUP BY 1`,
       [appName],
     );
-    expect(rows.filter((row) => row.n !== 1), 'events stored more than once').toEqual([]);
+    expect(
+      rows.filter((row) => row.n !== 1),
+      'events stored more than once',
+    ).toEqual([]);
     expect(rows.map((row) => row.seq).sort((a, b) => a - b)).toEqual([...acknowledged].sort((a, b) => a - b));
-    const { rows: [sums] } = await client.query<{ counted: number; total: number; usage: number }>(
+    const {
+      rows: [sums],
+    } = await client.query<{ counted: number; total: number; usage: number }>(
       `SELECT (SELECT sum(events)::int FROM daily_event_counts c WHERE c.app_id = a.id) AS counted,
               (SELECT events_total::int FROM app_activity t WHERE t.app_id = a.id) AS total,
               (SELECT sum(events)::int FROM daily_app_usage u WHERE u.app_id = a.id) AS usage

@@ -15,7 +15,11 @@ describe('a full durable log', () => {
   const factory = new BatchFactory(APP, { seed: 3, minEvents: 10, maxEvents: 20 });
 
   beforeAll(async () => {
-    service = await startTestService({ LOG_MAX_BYTES: String(LOG_MAX_BYTES), LOG_MIN_FREE_BYTES: '0', RATE_LIMIT_MAX: '1000000' });
+    service = await startTestService({
+      LOG_MAX_BYTES: String(LOG_MAX_BYTES),
+      LOG_MIN_FREE_BYTES: '0',
+      RATE_LIMIT_MAX: '1000000',
+    });
     token = await service.createApp(APP);
   });
   afterAll(() => service?.close());
@@ -23,7 +27,8 @@ describe('a full durable log', () => {
   it('answers "Failed to record" beyond LOG_MAX_BYTES while the store is down, and 201 again once it caught up', async () => {
     const events: EventStore = service.services.events;
     const insertBatch = events.insertBatch;
-    events.insertBatch = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    events.insertBatch = () =>
+      Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     const answers: (Answer & { seqs: number[] })[] = [];
     try {
       // each request is a few kilobytes: the bound is reached within a few hundred

@@ -11,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servicesRequired } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, rssParts, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import {
+  killAllChildren,
+  rssParts,
+  runCliJson,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.ts';
 import { createDatabase, createPrivatePostgres, postgresBinDir, type PrivatePostgres } from './private-postgres.ts';
 
 const APP = 'pg_stop_app';
@@ -30,7 +36,9 @@ const RSS_GROWTH_LIMIT = 150 * 1024 * 1024;
 
 const binDir = postgresBinDir();
 if (!binDir && servicesRequired) {
-  throw new Error('PostgreSQL server binaries (initdb, pg_ctl) are required (CI=true or REQUIRE_SERVICES=1) but were not found under /usr/lib/postgresql');
+  throw new Error(
+    'PostgreSQL server binaries (initdb, pg_ctl) are required (CI=true or REQUIRE_SERVICES=1) but were not found under /usr/lib/postgresql',
+  );
 }
 
 describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stopped for 30 s under load', () => {
@@ -45,7 +53,18 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     databaseUrl = await createDatabase(server, 'tma_stop');
     const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000000' };
     service = await startServiceProcess(env);
-    token = (await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@pg_stop_bot', '--domain', 'app.example.com', '--app-name', APP])).token;
+    token = (
+      await runCliJson<{ token: string }>(env, [
+        'tokens',
+        'create',
+        '--bot',
+        '@pg_stop_bot',
+        '--domain',
+        'app.example.com',
+        '--app-name',
+        APP,
+      ])
+    ).token;
   }, 90_000);
 
   afterAll(async () => {
@@ -56,7 +75,8 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
 
   it('answers 201 while it is down (the events wait in the log), memory bounded, then stores the backlog without a restart', async () => {
     const factory = new BatchFactory(APP, { seed: 15, minEvents: 1, maxEvents: 20, keep: false });
-    const send = (body: string) => sendBody(service.url, body, { token, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
+    const send = (body: string) =>
+      sendBody(service.url, body, { token, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
     const outcomes: Outcome[] = [];
     const timeline: Record<string, number> = {};
     const mark = (name: string) => (timeline[name] = performance.now());
@@ -76,7 +96,9 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     type Health = { status: string; backlog: { requests: number; bytes: number; oldest_seconds: number } };
     const health: { at: number; status: number; body: Health | null }[] = [];
     const checkHealth = async () => {
-      const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }).catch(() => null);
+      const response = await fetch(`${service.url}/healthz`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) }).catch(
+        () => null,
+      );
       const body = response ? ((await response.json()) as Health) : null;
       health.push({ at: performance.now(), status: response?.status ?? 0, body });
       return body;
@@ -114,7 +136,10 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
     const after = outcomes.filter((o) => o.startedAt >= started!);
 
     // the service process itself must have survived all of it
-    expect(service.running(), `the service exited:\n${service.output().slice(-3_000)}\nPostgreSQL log:\n${server.log()}`).toBe(true);
+    expect(
+      service.running(),
+      `the service exited:\n${service.output().slice(-3_000)}\nPostgreSQL log:\n${server.log()}`,
+    ).toBe(true);
 
     // every request answered 201, before, during and after the outage; never a hang
     expect(tallyAnswers(outcomes)).toBe(`${outcomes.length} × 201 ${SUCCESS}`);
@@ -140,7 +165,8 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
       .filter((_, index) => index % 10 === 0)
       .map((s) => `${((s.at - stopped!) / 1000).toFixed(0)}s:${s.anon >> 20}/${s.file >> 20}`)
       .join(' ');
-    const perSecond = (from: number, to: number) => Math.round((outcomes.filter((o) => o.startedAt >= from && o.startedAt < to).length * 1000) / (to - from));
+    const perSecond = (from: number, to: number) =>
+      Math.round((outcomes.filter((o) => o.startedAt >= from && o.startedAt < to).length * 1000) / (to - from));
     const rates = `requests/s before ${perSecond(outcomes[0]!.startedAt, stopped!)}, while down ${perSecond(stopped!, startIssued!)}`;
     expect(
       duringOutage - baseline,
@@ -157,10 +183,18 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
       const { rows } = await client.query<{ seq: number; n: number }>(
         `SELECT (props->'custom_data'->>'seq')::int AS seq, count(*)::int AS n FROM events GROUP BY 1`,
       );
-      expect(rows.filter((row) => row.n !== 1), 'events stored more than once').toEqual([]);
+      expect(
+        rows.filter((row) => row.n !== 1),
+        'events stored more than once',
+      ).toEqual([]);
       const stored = new Set(rows.map((row) => row.seq));
-      expect(acknowledged.filter((seq) => !stored.has(seq)), 'acknowledged events missing').toEqual([]);
-      const { rows: [sums] } = await client.query<{ raw: number; counted: number; total: number }>(
+      expect(
+        acknowledged.filter((seq) => !stored.has(seq)),
+        'acknowledged events missing',
+      ).toEqual([]);
+      const {
+        rows: [sums],
+      } = await client.query<{ raw: number; counted: number; total: number }>(
         `SELECT (SELECT count(*)::int FROM events) AS raw, (SELECT coalesce(sum(events), 0)::int FROM daily_event_counts) AS counted,
                 (SELECT coalesce(sum(events_total), 0)::int FROM app_activity) AS total`,
       );

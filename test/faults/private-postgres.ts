@@ -16,7 +16,12 @@ export function postgresBinDir(): string | null {
   const explicit = process.env.TEST_POSTGRES_BIN;
   if (explicit) return fs.existsSync(path.join(explicit, 'pg_ctl')) ? explicit : null;
   const root = '/usr/lib/postgresql';
-  const versions = fs.existsSync(root) ? fs.readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const version of versions) {
     const dir = path.join(root, version, 'bin');
     if (fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'pg_ctl'))) return dir;
@@ -50,9 +55,21 @@ export async function createPrivatePostgres(binDir: string): Promise<PrivatePost
     for (const entry of [dir, socketDir, logFile]) fs.chownSync(entry, Number(stdout.trim()), Number(gid.trim()));
   }
   const exec = (binary: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(binDir, binary), ...args]) : run(path.join(binDir, binary), args);
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', path.join(binDir, binary), ...args])
+      : run(path.join(binDir, binary), args);
 
-  await exec('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  await exec('initdb', [
+    '-D',
+    dataDir,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--no-sync',
+    '--no-instructions',
+  ]);
   const port = await freePort();
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${socketDir} -c max_connections=50 -c shared_buffers=32MB`;
   const url = (database = 'postgres') => `postgresql://postgres@127.0.0.1:${port}/${database}`;

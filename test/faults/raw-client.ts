@@ -16,7 +16,12 @@ export interface RawAnswer {
 
 function requestBytes(c: HostileCase): { head: Buffer; body: Buffer } {
   if (c.raw) return { head: c.raw, body: Buffer.alloc(0) };
-  const lines = [`${c.method} ${c.path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...c.headers.map(([name, value]) => `${name}: ${value}`)];
+  const lines = [
+    `${c.method} ${c.path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...c.headers.map(([name, value]) => `${name}: ${value}`),
+  ];
   const body = c.body ?? Buffer.alloc(0);
   let payload = body;
   if (c.chunked) {
@@ -73,7 +78,12 @@ function parse(data: Buffer): Pick<RawAnswer, 'status' | 'headers' | 'body'> | n
  * reset: the server answers 413 and closes while such a body is still arriving (Fastify does not linger),
  * and a client still writing then gets the connection reset, sometimes before it could read the 413.
  */
-export async function sendRawRetrying(port: number, c: HostileCase, bodyLimit: number, timeoutMs = 20_000): Promise<RawAnswer & { attempts: number }> {
+export async function sendRawRetrying(
+  port: number,
+  c: HostileCase,
+  bodyLimit: number,
+  timeoutMs = 20_000,
+): Promise<RawAnswer & { attempts: number }> {
   for (let attempts = 1; ; attempts++) {
     const answer = await sendRaw(port, c, timeoutMs);
     const lostToReset = answer.status === null && /EPIPE|ECONNRESET/.test(answer.error ?? '');
@@ -138,7 +148,9 @@ export function sendRaw(port: number, c: HostileCase, timeoutMs = 20_000): Promi
           const rest = body.length >= 256 * 1024 ? body : all;
           for (let at = 0; at < rest.length && !answered(); at += piece) {
             if (!socket.write(rest.subarray(at, at + piece))) {
-              await new Promise((resolve) => socket.once('drain', resolve).once('close', resolve).once('data', resolve));
+              await new Promise((resolve) =>
+                socket.once('drain', resolve).once('close', resolve).once('data', resolve),
+              );
             } else {
               await new Promise((resolve) => setImmediate(resolve)); // let an answer be read before the next piece
             }

@@ -23,7 +23,16 @@ describe('SIGTERM under load', () => {
     dirs.push(dataDir);
     const env = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' };
     const first = await startServiceProcess(env);
-    const { token } = await runCliJson<{ token: string }>(env, ['tokens', 'create', '--bot', '@term_test_bot', '--domain', 'app.example.com', '--app-name', APP]);
+    const { token } = await runCliJson<{ token: string }>(env, [
+      'tokens',
+      'create',
+      '--bot',
+      '@term_test_bot',
+      '--domain',
+      'app.example.com',
+      '--app-name',
+      APP,
+    ]);
 
     const factory = new BatchFactory(APP, { seed: 15, minEvents: 1, maxEvents: 20 });
     let stopAt = Infinity;
@@ -42,12 +51,20 @@ describe('SIGTERM under load', () => {
     expect(exit, first.output()).toEqual({ code: 0, signal: null });
 
     const answered = outcomes.filter((outcome) => outcome.status !== null);
-    const outsideSpec = answered.filter((outcome) => !(outcome.status === 201 && outcome.text === SUCCESS) && !(outcome.status === 400 && outcome.text === FAILED));
+    const outsideSpec = answered.filter(
+      (outcome) =>
+        !(outcome.status === 201 && outcome.text === SUCCESS) && !(outcome.status === 400 && outcome.text === FAILED),
+    );
     expect(tallyAnswers(outsideSpec), 'answers that are neither 201 nor "Failed to record"').toBe('');
     const afterSignal = outcomes.filter((outcome) => outcome.startedAt >= signalledAt);
-    expect(afterSignal.filter((outcome) => outcome.status === null).length, 'new connections after the signal are refused').toBeGreaterThan(0);
+    expect(
+      afterSignal.filter((outcome) => outcome.status === null).length,
+      'new connections after the signal are refused',
+    ).toBeGreaterThan(0);
 
-    const acknowledgedEvents = answered.filter((outcome) => outcome.status === 201).reduce((sum, outcome) => sum + outcome.batch.seqs.length, 0);
+    const acknowledgedEvents = answered
+      .filter((outcome) => outcome.status === 201)
+      .reduce((sum, outcome) => sum + outcome.batch.seqs.length, 0);
     expect(acknowledgedEvents).toBeGreaterThan(0);
     const second = await startServiceProcess(env);
     const shown = await runCliJson<{ events_total: number }>(env, ['apps', 'show', '--app-name', APP]);

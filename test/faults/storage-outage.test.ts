@@ -41,7 +41,9 @@ async function backlogDrained(service: TestService, withinMs: number): Promise<n
     if (service.services.ingestLog!.stats().records === 0) return performance.now() - started;
     await sleep(100);
   }
-  throw new Error(`the backlog (${service.services.ingestLog!.stats().records} requests) was not stored within ${withinMs} ms`);
+  throw new Error(
+    `the backlog (${service.services.ingestLog!.stats().records} requests) was not stored within ${withinMs} ms`,
+  );
 }
 
 describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () => {
@@ -55,7 +57,8 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
   /** events answered 201, per app */
   const acknowledged = { [APP]: [] as number[], [IDLE_APP]: [] as number[] };
 
-  const send = (body: string, withToken = token) => sendBody(service.url, body, { token: withToken, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
+  const send = (body: string, withToken = token) =>
+    sendBody(service.url, body, { token: withToken, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -78,7 +81,13 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     expect(idleAnswer.status, idleAnswer.text).toBe(201);
     acknowledged[IDLE_APP].push(...idle.seqs);
 
-    const outcomes = await runLoad({ concurrency: 4, keepGoing: () => true, maxRequestsPerLoop: 5, next: () => events.next(), send: (batch) => send(batch.body) });
+    const outcomes = await runLoad({
+      concurrency: 4,
+      keepGoing: () => true,
+      maxRequestsPerLoop: 5,
+      next: () => events.next(),
+      send: (batch) => send(batch.body),
+    });
     expect(tallyAnswers(outcomes)).toBe(`20 × 201 ${SUCCESS}`);
     acknowledged[APP].push(...outcomes.flatMap((outcome) => outcome.batch.seqs));
   });
@@ -147,7 +156,10 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     expect(new Set(health)).toEqual(new Set(['200 store unavailable']));
     expect(service.services.ingestLog!.stats().records, 'requests waiting in the log').toBeGreaterThan(100);
     // the store really was out of reach for both: loading and, once the cache was past its age, token lookups
-    expect(loadResults.filter((type) => type === 'rejected').length, 'loads that failed during the outage').toBeGreaterThan(0);
+    expect(
+      loadResults.filter((type) => type === 'rejected').length,
+      'loads that failed during the outage',
+    ).toBeGreaterThan(0);
     expect(loadResults.filter((type) => type === 'fulfilled').length, 'loads that succeeded during the outage').toBe(0);
     expect(lookupResults.filter((type) => type === 'fulfilled').length).toBeGreaterThan(0);
     console.info(
@@ -160,7 +172,13 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     proxy.restore();
     const drainedAfter = await backlogDrained(service, RECOVER_WITHIN_MS);
 
-    const outcomes = await runLoad({ concurrency: 8, keepGoing: () => true, maxRequestsPerLoop: 10, next: () => events.next(), send: (batch) => send(batch.body) });
+    const outcomes = await runLoad({
+      concurrency: 8,
+      keepGoing: () => true,
+      maxRequestsPerLoop: 10,
+      next: () => events.next(),
+      send: (batch) => send(batch.body),
+    });
     expect(tallyAnswers(outcomes)).toBe(`80 × 201 ${SUCCESS}`);
     acknowledged[APP].push(...outcomes.flatMap((outcome) => outcome.batch.seqs));
 
@@ -187,12 +205,17 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
            FROM events e JOIN apps a ON a.id = e.app_id WHERE a.app_name = $1 GROUP BY 1, 2`,
           [app],
         );
-        expect(rows.filter((row) => row.n !== 1), `${app}: events stored more than once`).toEqual([]);
+        expect(
+          rows.filter((row) => row.n !== 1),
+          `${app}: events stored more than once`,
+        ).toEqual([]);
         const stored = new Set(rows.map((row) => row.seq));
         const missing = acknowledged[app].filter((seq) => !stored.has(seq));
         expect(missing, `${app}: acknowledged events missing`).toEqual([]);
         expect(rows.length).toBe(acknowledged[app].length);
-        const { rows: [totals] } = await client.query<{ daily: number; total: number }>(
+        const {
+          rows: [totals],
+        } = await client.query<{ daily: number; total: number }>(
           `SELECT (SELECT coalesce(sum(c.events), 0)::int FROM daily_event_counts c WHERE c.app_id = a.id) AS daily,
                   (SELECT x.events_total::int FROM app_activity x WHERE x.app_id = a.id) AS total
            FROM apps a WHERE a.app_name = $1`,
@@ -242,10 +265,13 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
         return send(events.next().body);
       }),
     );
-    const late = answers.filter((answer) => answer.ms >= STALLED_ANSWER_WITHIN_MS).map((answer) => Math.round(answer.ms));
-    expect(tallyAnswers(answers), `answer times (ms): ${answers.map((answer) => Math.round(answer.ms)).join(', ')}`).toBe(
-      `${answers.length} × 201 ${SUCCESS}`,
-    );
+    const late = answers
+      .filter((answer) => answer.ms >= STALLED_ANSWER_WITHIN_MS)
+      .map((answer) => Math.round(answer.ms));
+    expect(
+      tallyAnswers(answers),
+      `answer times (ms): ${answers.map((answer) => Math.round(answer.ms)).join(', ')}`,
+    ).toBe(`${answers.length} × 201 ${SUCCESS}`);
     expect(late, `answers slower than ${STALLED_ANSWER_WITHIN_MS} ms`).toEqual([]);
 
     proxy.restore();
@@ -253,7 +279,9 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      const { rows: [stored] } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM events`);
+      const {
+        rows: [stored],
+      } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM events`);
       expect(stored!.n).toBe(events.batches.flatMap((batch) => batch.seqs).length);
     } finally {
       await client.end();

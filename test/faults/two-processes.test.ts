@@ -12,8 +12,14 @@ import { available, REDIS_URL } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, runLoad, SUCCESS, type Answer } from '../helpers/load.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, logDrained, runCli, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-
+import {
+  killAllChildren,
+  logDrained,
+  runCli,
+  runCliJson,
+  startServiceProcess,
+  type ServiceProcess,
+} from '../helpers/service-process.ts';
 
 const LIMIT = 40;
 const INVALID = '{"message":"Token is invalid."}';
@@ -27,7 +33,12 @@ async function post(node: ServiceProcess, body: string, token: string, client: s
   try {
     const response = await fetch(`${node.url}/events`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'tga-auth-token': token, origin: APP_ORIGIN, 'x-forwarded-for': client },
+      headers: {
+        'content-type': 'application/json',
+        'tga-auth-token': token,
+        origin: APP_ORIGIN,
+        'x-forwarded-for': client,
+      },
       body,
       signal: AbortSignal.timeout(15_000),
     });
@@ -72,14 +83,21 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
       return dir;
     };
     // the first start migrates; the second must find the schema ready (or wait on the migration lock)
-    nodes = (await Promise.all([startServiceProcess({ ...env, DATA_DIR: dataDir() }), startServiceProcess({ ...env, DATA_DIR: dataDir() })])) as [
-      ServiceProcess,
-      ServiceProcess,
-    ];
+    nodes = (await Promise.all([
+      startServiceProcess({ ...env, DATA_DIR: dataDir() }),
+      startServiceProcess({ ...env, DATA_DIR: dataDir() }),
+    ])) as [ServiceProcess, ServiceProcess];
     const created = await Promise.all(
       ['limit_two_proc', 'revoke_two_proc', 'rollup_two_proc'].map((appName) =>
         runCliJson<{ token: string; app_name: string }>({ ...env, DATA_DIR: dataDir() }, [
-          'tokens', 'create', '--bot', '@two_proc_bot', '--domain', 'app.example.com', '--app-name', appName,
+          'tokens',
+          'create',
+          '--bot',
+          '@two_proc_bot',
+          '--domain',
+          'app.example.com',
+          '--app-name',
+          appName,
         ]),
       ),
     );
@@ -95,7 +113,8 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
   it('shares one rate limit: alternating between the processes, the client gets exactly the limit', async () => {
     const client = '198.51.100.7';
     const answers: Answer[] = [];
-    for (let i = 0; i < LIMIT + 4; i++) answers.push(await post(nodes[i % 2]!, event('limit_two_proc'), tokens.limit_two_proc!, client));
+    for (let i = 0; i < LIMIT + 4; i++)
+      answers.push(await post(nodes[i % 2]!, event('limit_two_proc'), tokens.limit_two_proc!, client));
     expect(answers.map((answer) => answer.status)).toEqual([...Array(LIMIT).fill(201), 429, 429, 429, 429]);
     expect(answers.at(-1)!.text).toBe(TOO_MANY);
     // another client of the same app has its own budget, on either process
@@ -107,9 +126,15 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
     const token = tokens.revoke_two_proc!;
     // both processes have the token cached (the case a revocation must beat)
     for (const node of nodes) {
-      for (let i = 0; i < 3; i++) expect((await post(node, event('revoke_two_proc'), token, `203.0.113.${i}`)).text).toBe(SUCCESS);
+      for (let i = 0; i < 3; i++)
+        expect((await post(node, event('revoke_two_proc'), token, `203.0.113.${i}`)).text).toBe(SUCCESS);
     }
-    const revoked = await runCli({ ...env, DATA_DIR: tempDir('tma-two-cli-') }, ['tokens', 'revoke', '--app-name', 'revoke_two_proc']);
+    const revoked = await runCli({ ...env, DATA_DIR: tempDir('tma-two-cli-') }, [
+      'tokens',
+      'revoke',
+      '--app-name',
+      'revoke_two_proc',
+    ]);
     expect(revoked.exitCode, revoked.stderr + revoked.stdout).toBe(0);
     const revokedAt = performance.now();
     // the CLI process has committed: from here each process must refuse within 5 s
@@ -125,7 +150,9 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
       }),
     );
     for (const ms of reached) expect(ms).toBeLessThan(5_000);
-    console.info(`[two processes] revocation reached them after ${reached.map((ms) => Math.round(ms)).join(' and ')} ms`);
+    console.info(
+      `[two processes] revocation reached them after ${reached.map((ms) => Math.round(ms)).join(' and ')} ms`,
+    );
   }, 30_000);
 
   it('each with its own durable log: after concurrent load on both, duplicates included, every event stored once and every rollup equal to the raw rows', async () => {
@@ -144,7 +171,10 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
       // every batch goes to both processes at once (a retry through another node), each as a new client
       send: async (batch) => {
         const ip = `10.${(client >> 16) & 255}.${(client >> 8) & 255}.${client++ & 255}`;
-        const [a, b] = await Promise.all([post(nodes[0], batch.body, token, ip), post(nodes[1], batch.body, token, ip)]);
+        const [a, b] = await Promise.all([
+          post(nodes[0], batch.body, token, ip),
+          post(nodes[1], batch.body, token, ip),
+        ]);
         if (a.status === 201 || b.status === 201) batch.seqs.forEach((seq) => acknowledged.add(seq));
         for (const answer of [a, b]) statuses.set(`${answer.status}`, (statuses.get(`${answer.status}`) ?? 0) + 1);
         return a;
@@ -186,7 +216,9 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
         stats_sessions: raw.sessions,
         platform_sessions: raw.sessions,
       });
-      console.info(`[two processes] ${raw.events} events from ${statuses.get('201')} answers (every batch sent to both), rollups equal`);
+      console.info(
+        `[two processes] ${raw.events} events from ${statuses.get('201')} answers (every batch sent to both), rollups equal`,
+      );
     } finally {
       await client2.end();
     }

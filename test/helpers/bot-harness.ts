@@ -49,8 +49,15 @@ export class BotHarness {
       transformers: [
         async (_prev, method, payload) => {
           this.calls.push({ method, payload: payload as Record<string, unknown> });
-          const chat = { id: Number((payload as { chat_id?: number }).chat_id ?? 0), type: 'private' as const, first_name: 'U' };
-          const result = method.startsWith('send') || method.startsWith('edit') ? { message_id: this.messageId++, date: 0, chat, text: '' } : true;
+          const chat = {
+            id: Number((payload as { chat_id?: number }).chat_id ?? 0),
+            type: 'private' as const,
+            first_name: 'U',
+          };
+          const result =
+            method.startsWith('send') || method.startsWith('edit')
+              ? { message_id: this.messageId++, date: 0, chat, text: '' }
+              : true;
           return { ok: true as const, result: result as never };
         },
       ],
@@ -62,10 +69,19 @@ export class BotHarness {
   }
 
   async send(userId: number, text: string): Promise<ApiCall[]> {
-    const entities = text.startsWith('/') ? [{ type: 'bot_command' as const, offset: 0, length: text.split(' ')[0]!.length }] : undefined;
+    const entities = text.startsWith('/')
+      ? [{ type: 'bot_command' as const, offset: 0, length: text.split(' ')[0]!.length }]
+      : undefined;
     return this.handle({
       update_id: this.updateId++,
-      message: { message_id: this.messageId++, date: 0, chat: { id: userId, type: 'private', first_name: 'U' }, from: this.user(userId), text, entities },
+      message: {
+        message_id: this.messageId++,
+        date: 0,
+        chat: { id: userId, type: 'private', first_name: 'U' },
+        from: this.user(userId),
+        text,
+        entities,
+      },
     });
   }
 
@@ -77,7 +93,12 @@ export class BotHarness {
         chat_instance: 'x',
         from: this.user(userId),
         data,
-        message: { message_id: this.messageId++, date: 0, chat: { id: userId, type: 'private', first_name: 'U' }, text: 'menu' },
+        message: {
+          message_id: this.messageId++,
+          date: 0,
+          chat: { id: userId, type: 'private', first_name: 'U' },
+          text: 'menu',
+        },
       },
     });
   }

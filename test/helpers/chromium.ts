@@ -9,7 +9,8 @@ export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** true when Chromium is installed; when it is not: false outside CI (the suite skips), an error in CI */
 export function chromiumAvailable(): boolean {
   if (fs.existsSync(CHROMIUM_PATH)) return true;
-  if (servicesRequired) throw new Error(`Chromium is required (CI=true or REQUIRE_SERVICES=1) but ${CHROMIUM_PATH} does not exist`);
+  if (servicesRequired)
+    throw new Error(`Chromium is required (CI=true or REQUIRE_SERVICES=1) but ${CHROMIUM_PATH} does not exist`);
   return false;
 }
 

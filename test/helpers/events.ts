@@ -46,5 +46,10 @@ export async function postEvents(baseUrl: string, body: unknown, options: PostOp
   }
   const response = await fetch(`${baseUrl}/events`, { method: 'POST', headers, body: payload });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, json: parseJsonOrUndefined(text) as Record<string, unknown> };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: parseJsonOrUndefined(text) as Record<string, unknown>,
+  };
 }

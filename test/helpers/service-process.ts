@@ -170,7 +170,11 @@ export function startServiceProcess(env: Record<string, string>, readyTimeoutMs 
 }
 
 /** startServiceProcess for any HTTP server script of the project that serves GET /healthz (the bench's too) */
-export async function startNodeServer(script: string, env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
+export async function startNodeServer(
+  script: string,
+  env: Record<string, string>,
+  readyTimeoutMs = 45_000,
+): Promise<ServiceProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startServerOnce(script, env, readyTimeoutMs);
@@ -182,7 +186,11 @@ export async function startNodeServer(script: string, env: Record<string, string
 
 class PortTakenError extends Error {}
 
-async function startServerOnce(script: string, env: Record<string, string>, readyTimeoutMs: number): Promise<ServiceProcess> {
+async function startServerOnce(
+  script: string,
+  env: Record<string, string>,
+  readyTimeoutMs: number,
+): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = track(
     spawn(process.execPath, ['--import', 'tsx', script], {
@@ -258,7 +266,9 @@ export function runCli(env: Record<string, string>, args: string[], timeoutMs = 
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`cli ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(`cli ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`),
+      );
     }, timeoutMs);
     child.once('error', (error) => (clearTimeout(timer), reject(error)));
     child.once('exit', (exitCode) => {
@@ -272,12 +282,16 @@ export function runCli(env: Record<string, string>, args: string[], timeoutMs = 
 export async function runCliJson<T = Record<string, unknown>>(env: Record<string, string>, args: string[]): Promise<T> {
   const result = await runCli(env, [...args, '--json']);
   if (result.exitCode !== 0) {
-    throw new Error(`cli ${args.join(' ')} exited with ${result.exitCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+    throw new Error(
+      `cli ${args.join(' ')} exited with ${result.exitCode}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
   }
   try {
     return JSON.parse(result.stdout) as T;
   } catch {
-    throw new Error(`cli ${args.join(' ')} did not print one JSON document:\n${result.stdout}\nstderr: ${result.stderr}`);
+    throw new Error(
+      `cli ${args.join(' ')} did not print one JSON document:\n${result.stdout}\nstderr: ${result.stderr}`,
+    );
   }
 }
 

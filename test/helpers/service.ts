@@ -25,7 +25,10 @@ export function tempDir(prefix = 'tma-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function startTestService(env: Record<string, string> = {}, serverOptions: AppOptions = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  serverOptions: AppOptions = {},
+): Promise<TestService> {
   const dataDir = env.DATA_DIR ?? tempDir();
   const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', ...env, DATA_DIR: dataDir });
   const store = await openStore(config);
@@ -40,10 +43,14 @@ export async function startTestService(env: Record<string, string> = {}, serverO
     store,
     dataDir,
     async loaded() {
-      if (!(await services.ingestLog!.loader.caughtUp(30_000))) throw new Error('the loader did not catch up with the log within 30 s');
+      if (!(await services.ingestLog!.loader.caughtUp(30_000)))
+        throw new Error('the loader did not catch up with the log within 30 s');
     },
     async createApp(appName, domain = 'app.example.com') {
-      const { token } = await services.registry.createApp({ appName, bot: '@test_app_bot', domains: [domain] }, { surface: 'cli' });
+      const { token } = await services.registry.createApp(
+        { appName, bot: '@test_app_bot', domains: [domain] },
+        { surface: 'cli' },
+      );
       return token;
     },
     async close() {

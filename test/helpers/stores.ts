@@ -57,7 +57,10 @@ export const SERVICE_BACKENDS: ServiceBackend[] = ENGINES.map(({ name, place }) 
   name,
   open: async () => {
     const at = await place();
-    return { env: { DATA_DIR: at.dataDir, ...(at.databaseUrl ? { DATABASE_URL: at.databaseUrl } : {}) }, drop: at.drop };
+    return {
+      env: { DATA_DIR: at.dataDir, ...(at.databaseUrl ? { DATABASE_URL: at.databaseUrl } : {}) },
+      drop: at.drop,
+    };
   },
 }));
 

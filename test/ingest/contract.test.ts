@@ -28,11 +28,15 @@ describe('201 Success record.', () => {
         const single = await postEvents(service.url, makeEvent('contract_app'), { token, header, gzip });
         expect(single.status).toBe(201);
         expect(single.text).toBe('{"message":"Success record."}');
-        const array = await postEvents(service.url, [makeEvent('contract_app'), makeEvent('contract_app', { event_name: 'app-hide' })], {
-          token,
-          header,
-          gzip,
-        });
+        const array = await postEvents(
+          service.url,
+          [makeEvent('contract_app'), makeEvent('contract_app', { event_name: 'app-hide' })],
+          {
+            token,
+            header,
+            gzip,
+          },
+        );
         expect(array.status).toBe(201);
         expect(array.text).toBe('{"message":"Success record."}');
         expect(await storedCount()).toBe(before + 3);
@@ -57,10 +61,15 @@ describe('201 Success record.', () => {
 
   it('stores every event that has no client time it can read, identical ones too (two real clicks)', async () => {
     const before = await storedCount();
-    const click = makeEvent('contract_app', { event_name: 'custom-event', client_timestamp: undefined, custom_data: { button: 'buy' } });
+    const click = makeEvent('contract_app', {
+      event_name: 'custom-event',
+      client_timestamp: undefined,
+      custom_data: { button: 'buy' },
+    });
     const unreadable = makeEvent('contract_app', { client_timestamp: 'yesterday' });
     const batch = [click, click, unreadable];
-    for (let attempt = 0; attempt < 2; attempt++) expect((await postEvents(service.url, batch, { token })).status).toBe(201);
+    for (let attempt = 0; attempt < 2; attempt++)
+      expect((await postEvents(service.url, batch, { token })).status).toBe(201);
     expect(await storedCount()).toBe(before + 2 * batch.length);
   });
 
@@ -71,7 +80,10 @@ describe('201 Success record.', () => {
       headers: { referer: 'https://APP.example.com:8443/page?x=1' },
     });
     expect(viaReferer.status).toBe(201);
-    const withPort = await postEvents(service.url, makeEvent('contract_app'), { token, origin: 'https://app.EXAMPLE.com:444' });
+    const withPort = await postEvents(service.url, makeEvent('contract_app'), {
+      token,
+      origin: 'https://app.EXAMPLE.com:444',
+    });
     expect(withPort.status).toBe(201);
   });
 });
@@ -95,13 +107,16 @@ describe('400 token errors', () => {
 
   it('answers a well-formed token that was never issued', async () => {
     for (const header of ['ANALYTICS-Auth-Token', 'TGA-Auth-Token'] as const) {
-      const response = await postEvents(service.url, makeEvent('contract_app'), { token: 'tma_' + 'A'.repeat(40), header });
+      const response = await postEvents(service.url, makeEvent('contract_app'), {
+        token: 'tma_' + 'A'.repeat(40),
+        header,
+      });
       expect(response.status).toBe(400);
       expect(response.text).toBe('{"message":"Token is invalid."}');
     }
   });
 
-  it('answers an app_name that is not the token\'s, also when one event of an array is wrong', async () => {
+  it("answers an app_name that is not the token's, also when one event of an array is wrong", async () => {
     const single = await postEvents(service.url, makeEvent('other_app'), { token });
     expect(single.status).toBe(400);
     expect(single.text).toBe('{"message":"Invalid app_name is specified."}');
@@ -116,14 +131,22 @@ describe('400 VALIDATION_MISMATCH_REPORT', () => {
   it('keeps the exact message and status and names what failed', async () => {
     const response = await postEvents(service.url, makeEvent('contract_app', { session_id: 'not-a-uuid' }), { token });
     expect(response.status).toBe(400);
-    expect(response.json).toEqual({ status: 400, message: 'VALIDATION_MISMATCH_REPORT', errors: ['event.session_id must be a UUID'] });
+    expect(response.json).toEqual({
+      status: 400,
+      message: 'VALIDATION_MISMATCH_REPORT',
+      errors: ['event.session_id must be a UUID'],
+    });
     expect(response.text.startsWith('{"status":400,"message":"VALIDATION_MISMATCH_REPORT"')).toBe(true);
   });
 
   it('treats a body that is not JSON as a validation failure', async () => {
     const response = await postEvents(service.url, '{"user_id": ', { token });
     expect(response.status).toBe(400);
-    expect(response.json).toMatchObject({ status: 400, message: 'VALIDATION_MISMATCH_REPORT', errors: ['body is not valid JSON'] });
+    expect(response.json).toMatchObject({
+      status: 400,
+      message: 'VALIDATION_MISMATCH_REPORT',
+      errors: ['body is not valid JSON'],
+    });
   });
 
   it('says a body with prototype-polluting keys has them, and still calls malformed JSON and a null body by their names', async () => {
@@ -137,8 +160,12 @@ describe('400 VALIDATION_MISMATCH_REPORT', () => {
       const response = await postEvents(service.url, body, { token });
       expect(response.json, body).toEqual({ status: 400, message: 'VALIDATION_MISMATCH_REPORT', errors: forbidden });
     }
-    expect((await postEvents(service.url, '{"__proto__": ', { token })).json.errors).toEqual(['body is not valid JSON']);
-    expect((await postEvents(service.url, ' null ', { token })).json.errors).toEqual(['body must be an event object or an array of event objects']);
+    expect((await postEvents(service.url, '{"__proto__": ', { token })).json.errors).toEqual([
+      'body is not valid JSON',
+    ]);
+    expect((await postEvents(service.url, ' null ', { token })).json.errors).toEqual([
+      'body must be an event object or an array of event objects',
+    ]);
   });
 });
 
@@ -170,7 +197,8 @@ describe('CORS', () => {
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('https://any.site.example');
     const allowed = response.headers.get('access-control-allow-headers')!.split(/,\s*/);
-    for (const header of ['content-encoding', 'content-type', 'tga-auth-token', 'analytics-auth-token']) expect(allowed).toContain(header);
+    for (const header of ['content-encoding', 'content-type', 'tga-auth-token', 'analytics-auth-token'])
+      expect(allowed).toContain(header);
     expect(response.headers.get('access-control-allow-methods')).toContain('POST');
   });
 
@@ -178,7 +206,10 @@ describe('CORS', () => {
     const answers = [
       await postEvents(service.url, makeEvent('contract_app'), { token, origin: 'https://app.example.com' }),
       await postEvents(service.url, makeEvent('contract_app'), { origin: 'https://app.example.com' }),
-      await postEvents(service.url, makeEvent('contract_app'), { token: 'tma_' + 'B'.repeat(40), origin: 'https://app.example.com' }),
+      await postEvents(service.url, makeEvent('contract_app'), {
+        token: 'tma_' + 'B'.repeat(40),
+        origin: 'https://app.example.com',
+      }),
       await postEvents(service.url, makeEvent('contract_app'), { token, origin: 'https://elsewhere.example' }),
       await postEvents(service.url, 'nope', { token, origin: 'https://elsewhere.example' }),
     ];
@@ -200,7 +231,7 @@ describe('429 Too many requests. Try again later.', () => {
       const first = await limited.createApp('limited_app');
       const second = await limited.createApp('other_limited_app');
       const statuses: number[] = [];
-      let last;
+      let last: Awaited<ReturnType<typeof postEvents>> | undefined;
       for (let i = 0; i < 5; i++) {
         last = await postEvents(limited.url, makeEvent('limited_app'), { token: first });
         statuses.push(last.status);

@@ -16,10 +16,19 @@ afterAll(() => service?.close());
 async function send(body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string> = {}) {
   const response = await fetch(`${service.url}/events`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', origin: 'https://app.example.com', 'ANALYTICS-Auth-Token': token, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      origin: 'https://app.example.com',
+      'ANALYTICS-Auth-Token': token,
+      ...headers,
+    },
     body,
   });
-  return { status: response.status, json: (await response.json()) as Record<string, unknown>, cors: response.headers.get('access-control-allow-origin') };
+  return {
+    status: response.status,
+    json: (await response.json()) as Record<string, unknown>,
+    cors: response.headers.get('access-control-allow-origin'),
+  };
 }
 
 const TOO_LARGE = 'Request body is too large: at most 1048576 bytes (after decompression).';
@@ -34,7 +43,10 @@ describe('limits', () => {
     const bomb = new Uint8Array(zlib.gzipSync(Buffer.alloc(10 * 1024 * 1024, '0')));
     expect(bomb.length).toBeLessThan(64 * 1024);
     const before = process.memoryUsage().rss;
-    expect(await send(bomb, { 'content-encoding': 'gzip' })).toMatchObject({ status: 413, json: { message: TOO_LARGE } });
+    expect(await send(bomb, { 'content-encoding': 'gzip' })).toMatchObject({
+      status: 413,
+      json: { message: TOO_LARGE },
+    });
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
   });
 
@@ -46,8 +58,14 @@ describe('limits', () => {
   });
 
   it('answers 415 to an unsupported encoding or content type', async () => {
-    expect(await send('{}', { 'content-encoding': 'compress' })).toMatchObject({ status: 415, json: { message: expect.stringContaining('"compress" is not supported') } });
-    expect(await send('{}', { 'content-type': 'text/plain' })).toMatchObject({ status: 415, json: { message: 'Content-Type must be application/json.' } });
+    expect(await send('{}', { 'content-encoding': 'compress' })).toMatchObject({
+      status: 415,
+      json: { message: expect.stringContaining('"compress" is not supported') },
+    });
+    expect(await send('{}', { 'content-type': 'text/plain' })).toMatchObject({
+      status: 415,
+      json: { message: 'Content-Type must be application/json.' },
+    });
     expect(await send('a=1', { 'content-type': 'application/x-www-form-urlencoded' })).toMatchObject({ status: 415 });
   });
 
@@ -58,8 +76,12 @@ describe('limits', () => {
   });
 
   it('accepts a gzip body whose decoded size is within the limit, and stays up after all of the above', async () => {
-    const batch = Array.from({ length: 100 }, () => makeEvent('limits_app', { custom_data: { note: 'y'.repeat(5_000) } }));
-    expect(await send(new Uint8Array(zlib.gzipSync(JSON.stringify(batch))), { 'content-encoding': 'gzip' })).toMatchObject({ status: 201 });
+    const batch = Array.from({ length: 100 }, () =>
+      makeEvent('limits_app', { custom_data: { note: 'y'.repeat(5_000) } }),
+    );
+    expect(
+      await send(new Uint8Array(zlib.gzipSync(JSON.stringify(batch))), { 'content-encoding': 'gzip' }),
+    ).toMatchObject({ status: 201 });
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
   });
 });

@@ -22,7 +22,12 @@ describe('operations endpoints', () => {
     expect(await response.json()).toEqual({
       status: 'ok',
       store: 'embedded',
-      backlog: { requests: expect.any(Number), events: expect.any(Number), bytes: expect.any(Number), oldest_seconds: expect.any(Number) },
+      backlog: {
+        requests: expect.any(Number),
+        events: expect.any(Number),
+        bytes: expect.any(Number),
+        oldest_seconds: expect.any(Number),
+      },
       loaded_through: expect.any(Number),
     });
   });
@@ -43,8 +48,10 @@ describe('operations endpoints', () => {
     expect(metric(text, 'tma_request_freshness_seconds_bucket{le="60"}')).toBe(1);
   });
 
-  it('/events/threshold answers the official client\'s caps, with CORS', async () => {
-    const response = await fetch(`${service.url}/events/threshold`, { headers: { origin: 'https://mini.example.org' } });
+  it("/events/threshold answers the official client's caps, with CORS", async () => {
+    const response = await fetch(`${service.url}/events/threshold`, {
+      headers: { origin: 'https://mini.example.org' },
+    });
     expect(await response.json()).toEqual({ 'app-hide': 3 });
     expect(response.headers.get('access-control-allow-origin')).toBe('https://mini.example.org');
   });
@@ -56,7 +63,14 @@ describe('operations endpoints', () => {
       components: { schemas: { Event: { required: string[]; properties: Record<string, unknown> } } };
     };
     expect(document.openapi).toBe('3.1.0');
-    expect(Object.keys(document.paths['/events']!.post!.responses).sort()).toEqual(['201', '400', '403', '413', '415', '429']);
+    expect(Object.keys(document.paths['/events']!.post!.responses).sort()).toEqual([
+      '201',
+      '400',
+      '403',
+      '413',
+      '415',
+      '429',
+    ]);
     expect(JSON.stringify(document.paths['/events']!.post!.responses)).toContain('Too many requests. Try again later.');
     expect(document.components.schemas.Event.required).toEqual(['user_id', 'event_name', 'session_id', 'app_name']);
     expect(Object.keys(document.components.schemas.Event.properties)).toHaveLength(22);

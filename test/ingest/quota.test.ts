@@ -20,7 +20,13 @@ const DAY_MS = 86_400_000;
 /** the service over a data directory, with a clock the test can move forward */
 async function startService(dataDir: string) {
   const clock = { offsetMs: 0 };
-  const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, RATE_LIMIT_MAX: '100000' });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    RATE_LIMIT_MAX: '100000',
+  });
   const store = await openStore(config);
   const services = await createServices(config, store);
   await services.quota.stop();
@@ -69,7 +75,10 @@ describe('daily quotas', () => {
   it('refuses events beyond the quota with 429, stores none of them, tells the owner why, survives a restart and resets the next UTC day', async () => {
     const dataDir = tempDir();
     let service = (running = await startService(dataDir));
-    const { token } = await service.services.registry.createApp({ appName: 'quota_app', bot: '@quota_app_bot', domains: ['app.example.com'] }, { surface: 'cli' });
+    const { token } = await service.services.registry.createApp(
+      { appName: 'quota_app', bot: '@quota_app_bot', domains: ['app.example.com'] },
+      { surface: 'cli' },
+    );
 
     const set = await service.cli('apps', 'quota', '--app-name', 'quota_app', '--events-per-day', '5');
     expect(set.exitCode).toBe(0);
@@ -81,7 +90,12 @@ describe('daily quotas', () => {
       today: { events: 0, bytes: 0 },
     });
 
-    const send = (count: number) => postEvents(service.url, Array.from({ length: count }, () => makeEvent('quota_app')), { token });
+    const send = (count: number) =>
+      postEvents(
+        service.url,
+        Array.from({ length: count }, () => makeEvent('quota_app')),
+        { token },
+      );
     expect((await send(3)).status).toBe(201);
     expect((await send(2)).status).toBe(201);
     const refused = await send(1);
@@ -95,11 +109,17 @@ describe('daily quotas', () => {
 
     const shown = await service.cli('apps', 'show', '--app-name', 'quota_app');
     expect(shown.json.events_total).toBe(5);
-    expect(shown.json.last_rejection).toMatchObject({ status: 429, message: TOO_MANY.message, reason: 'daily event quota reached (5 events)' });
+    expect(shown.json.last_rejection).toMatchObject({
+      status: 429,
+      message: TOO_MANY.message,
+      reason: 'daily event quota reached (5 events)',
+    });
     // the bot's app card says the same, not "rate limited"
     const app = await service.services.registry.getApp('quota_app', { surface: 'cli', isAdmin: true });
     const [rejection] = await service.services.rejections.recent(app.appId, 1);
-    expect(describeRejection(rejection!, new Date())).toMatch(/^429 daily event quota reached \(5 events\) from https:\/\/app\.example\.com, /);
+    expect(describeRejection(rejection!, new Date())).toMatch(
+      /^429 daily event quota reached \(5 events\) from https:\/\/app\.example\.com, /,
+    );
     expect((await service.cli('apps', 'quota', '--app-name', 'quota_app')).json.today).toMatchObject({ events: 5 });
 
     // a restart starts from what the store counted today
@@ -114,19 +134,26 @@ describe('daily quotas', () => {
     expect(await service.storedEvents('quota_app')).toBe(10);
   });
 
-  it('counts the bytes of the events too, and --default gives the app the service\'s quotas back', async () => {
+  it("counts the bytes of the events too, and --default gives the app the service's quotas back", async () => {
     const service = (running = await startService(tempDir()));
-    const { token } = await service.services.registry.createApp({ appName: 'bytes_app', bot: '@bytes_app_bot', domains: ['app.example.com'] }, { surface: 'cli' });
+    const { token } = await service.services.registry.createApp(
+      { appName: 'bytes_app', bot: '@bytes_app_bot', domains: ['app.example.com'] },
+      { surface: 'cli' },
+    );
     const event = () => makeEvent('bytes_app', { custom_data: { note: 'x'.repeat(1_000) } });
     const size = JSON.stringify(event()).length;
     const quota = 3 * size + 10;
-    expect((await service.cli('apps', 'quota', '--app-name', 'bytes_app', '--bytes-per-day', String(quota))).json).toMatchObject({
+    expect(
+      (await service.cli('apps', 'quota', '--app-name', 'bytes_app', '--bytes-per-day', String(quota))).json,
+    ).toMatchObject({
       events_per_day: 10_000_000,
       bytes_per_day: quota,
       source: { events_per_day: 'default', bytes_per_day: 'app' },
     });
     const send = () => postEvents(service.url, event(), { token });
-    expect([(await send()).status, (await send()).status, (await send()).status, (await send()).status]).toEqual([201, 201, 201, 429]);
+    expect([(await send()).status, (await send()).status, (await send()).status, (await send()).status]).toEqual([
+      201, 201, 201, 429,
+    ]);
     expect(await service.storedEvents('bytes_app')).toBe(3);
     expect((await service.cli('apps', 'show', '--app-name', 'bytes_app')).json.last_rejection).toMatchObject({
       status: 429,
@@ -143,7 +170,10 @@ describe('daily quotas', () => {
 
   it('refuses bad quotas with a clear message and changes nothing', async () => {
     const service = (running = await startService(tempDir()));
-    await service.services.registry.createApp({ appName: 'strict_app', bot: '@strict_app_bot', domains: ['app.example.com'] }, { surface: 'cli' });
+    await service.services.registry.createApp(
+      { appName: 'strict_app', bot: '@strict_app_bot', domains: ['app.example.com'] },
+      { surface: 'cli' },
+    );
     await service.cli('apps', 'quota', '--app-name', 'strict_app', '--events-per-day', '7');
     for (const [args, error] of [
       [['--events-per-day', 'abc'], '--events-per-day must be a whole number from 1 to 9007199254740991.'],
@@ -151,15 +181,23 @@ describe('daily quotas', () => {
       [['--bytes-per-day', '1e9'], '--bytes-per-day must be a whole number from 1 to 9007199254740991.'],
       [['--default', '--events-per-day', '5'], '--default sets both quotas back to the defaults: give it alone'],
     ] as const) {
-      expect(await service.cli('apps', 'quota', '--app-name', 'strict_app', ...args)).toEqual({ exitCode: 2, json: { error } });
+      expect(await service.cli('apps', 'quota', '--app-name', 'strict_app', ...args)).toEqual({
+        exitCode: 2,
+        json: { error },
+      });
     }
     expect(await service.cli('apps', 'quota', '--app-name', 'no_such_app', '--events-per-day', '5')).toEqual({
       exitCode: 1,
       json: { error: 'There is no app named "no_such_app".' },
     });
-    expect((await service.cli('apps', 'quota', '--app-name', 'strict_app')).json).toMatchObject({ events_per_day: 7, source: { events_per_day: 'app' } });
+    expect((await service.cli('apps', 'quota', '--app-name', 'strict_app')).json).toMatchObject({
+      events_per_day: 7,
+      source: { events_per_day: 'app' },
+    });
     // the one change is in the audit log; the refused ones and the plain read are not
-    const audited = await service.services.store.prisma.auditLog.findMany({ where: { appName: 'strict_app', action: 'app.quota' } });
+    const audited = await service.services.store.prisma.auditLog.findMany({
+      where: { appName: 'strict_app', action: 'app.quota' },
+    });
     expect(audited.map((entry) => ({ surface: entry.surface, detail: entry.detail }))).toEqual([
       { surface: 'cli', detail: { events_per_day: 7, admin: true } },
     ]);
@@ -179,7 +217,10 @@ describe.runIf(postgres)('daily quotas on two nodes sharing PostgreSQL', () => {
   it('a node counts what the other stored once it has read the totals (every few seconds)', async () => {
     database = await createTestDatabase();
     const env = { DATABASE_URL: database.url, SECRET: 's'.repeat(40), RATE_LIMIT_MAX: '100000' };
-    nodes = [await startTestService({ ...env, DATA_DIR: tempDir() }), await startTestService({ ...env, DATA_DIR: tempDir() })];
+    nodes = [
+      await startTestService({ ...env, DATA_DIR: tempDir() }),
+      await startTestService({ ...env, DATA_DIR: tempDir() }),
+    ];
     const [nodeA, nodeB] = nodes as [TestService, TestService];
     const token = await nodeA.createApp('shared_quota_app');
     await nodeA.services.registry.setQuotas('shared_quota_app', { eventsPerDay: 4 }, { surface: 'cli', isAdmin: true });

@@ -69,11 +69,16 @@ describe('durable log killed with SIGKILL under load', () => {
     const dir = logDir();
     let highestAcknowledged = 0;
     for (let round = 1; round <= 3; round++) {
-      const run = await runAndKill({ dir, appenders: 64, perAppender: 0, size: SIZE, releaseEveryMs: 20, idPrefix: `r${round}.` }, 1500);
+      const run = await runAndKill(
+        { dir, appenders: 64, perAppender: 0, size: SIZE, releaseEveryMs: 20, idPrefix: `r${round}.` },
+        1500,
+      );
       const where = `round ${round}, killed ${run.killedAfter.delayMs} ms after ${run.killedAfter.acks} acknowledgements`;
       expect(run.acks.size, where).toBeGreaterThanOrEqual(1500);
       const newest = Math.max(...run.acks.keys());
-      expect(Math.min(...run.acks.keys()), `${where}: numbering continued after the previous run`).toBeGreaterThan(highestAcknowledged);
+      expect(Math.min(...run.acks.keys()), `${where}: numbering continued after the previous run`).toBeGreaterThan(
+        highestAcknowledged,
+      );
       highestAcknowledged = newest;
 
       const { logger, entries } = recordingLogger();

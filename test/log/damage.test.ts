@@ -12,7 +12,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DurableLog } from '../../src/log/durable-log.ts';
-import { dataFile, flipByte, logDir, offsetsOf, payload, randomInt, recordingLogger, removeTempDirs } from './log-helpers.ts';
+import {
+  dataFile,
+  flipByte,
+  logDir,
+  offsetsOf,
+  payload,
+  randomInt,
+  recordingLogger,
+  removeTempDirs,
+} from './log-helpers.ts';
 
 afterAll(removeTempDirs);
 
@@ -62,7 +71,9 @@ describe('durable log with a damaged file', () => {
 
     const { logger, entries } = recordingLogger();
     const log = await DurableLog.open(dir, { logger });
-    expect(allRecords(log), `garbage ${garbage} bytes, cut at ${cutAt} of ${committedSize}`).toEqual(expected(seqs, range(200)));
+    expect(allRecords(log), `garbage ${garbage} bytes, cut at ${cutAt} of ${committedSize}`).toEqual(
+      expected(seqs, range(200)),
+    );
     expect(entries).toEqual([]);
     await stillWorks(dir, log, seqs[199]!);
   });
@@ -97,7 +108,9 @@ describe('durable log with a damaged file', () => {
 
     // every copy of a released record still in the file is in a free page or in free space inside a page
     const first = randomInt(0, 299);
-    const released = range(300).map((i) => (first + i) % 300).find((id) => offsetsOf(dataFile(dir), `<A${id}Z>`).length > 0)!;
+    const released = range(300)
+      .map((i) => (first + i) % 300)
+      .find((id) => offsetsOf(dataFile(dir), `<A${id}Z>`).length > 0)!;
     const offsets = offsetsOf(dataFile(dir), `<A${released}Z>`);
     expect(offsets.length).toBeGreaterThan(0);
     for (const offset of offsets) flipByte(dataFile(dir), offset + randomInt(0, 100), 0xff);

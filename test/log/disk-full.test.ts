@@ -16,7 +16,8 @@ function mountTmpfs(): boolean {
   const result = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountPoint], { encoding: 'utf8' });
   if (result.status === 0) return true;
   fs.rmSync(mountPoint, { recursive: true, force: true });
-  if (servicesRequired) throw new Error(`mounting a tmpfs is required (CI=true or REQUIRE_SERVICES=1): ${result.stderr || result.error}`);
+  if (servicesRequired)
+    throw new Error(`mounting a tmpfs is required (CI=true or REQUIRE_SERVICES=1): ${result.stderr || result.error}`);
   return false;
 }
 
@@ -70,7 +71,9 @@ describe.runIf(mounted)('durable log on a full disk', () => {
     const filler = path.join(mountPoint, 'filler');
     fillDisk(filler);
     const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => append(`full${i}`)));
-    const failures = outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome as PromiseRejectedResult).reason);
+    const failures = outcomes
+      .filter((outcome) => outcome.status === 'rejected')
+      .map((outcome) => (outcome as PromiseRejectedResult).reason);
     expect(failures.length).toBeGreaterThan(0);
     for (const failure of failures) {
       expect(failure).toBeInstanceOf(LogFullError);

@@ -32,8 +32,11 @@ describe('durable log', () => {
 
     const first = log.read(0, { maxRecords: 30 });
     expect(first.map((record) => record.seq)).toEqual(seqs.slice(0, 30));
-    expect(first.map((record) => record.value.toString())).toEqual(seqs.slice(0, 30).map((_, i) => payload(i).toString()));
-    for (const record of first) expect(record.appendedAt).toBeGreaterThanOrEqual(before), expect(record.appendedAt).toBeLessThanOrEqual(after);
+    expect(first.map((record) => record.value.toString())).toEqual(
+      seqs.slice(0, 30).map((_, i) => payload(i).toString()),
+    );
+    for (const record of first)
+      expect(record.appendedAt).toBeGreaterThanOrEqual(before), expect(record.appendedAt).toBeLessThanOrEqual(after);
 
     const rest = log.read(first[29]!.seq, { maxRecords: 1000 });
     expect(rest.map((record) => record.seq)).toEqual(seqs.slice(30));
@@ -52,7 +55,13 @@ describe('durable log', () => {
     let log = await DurableLog.open(dir);
     const seqs = await Promise.all([1, 2, 3, 4, 5].map((i) => log.append(payload(i))));
     await log.release(seqs[4]!);
-    expect(log.stats()).toMatchObject({ records: 0, bytes: 0, oldestAppendedAt: null, lastSeq: seqs[4], releasedThrough: seqs[4] });
+    expect(log.stats()).toMatchObject({
+      records: 0,
+      bytes: 0,
+      oldestAppendedAt: null,
+      lastSeq: seqs[4],
+      releasedThrough: seqs[4],
+    });
     await log.close();
 
     log = await DurableLog.open(dir);
@@ -63,7 +72,9 @@ describe('durable log', () => {
     await log.close();
 
     log = await DurableLog.open(dir);
-    expect(log.read(0).map((record) => [record.seq, record.value.toString()])).toEqual([[next, payload('next').toString()]]);
+    expect(log.read(0).map((record) => [record.seq, record.value.toString()])).toEqual([
+      [next, payload('next').toString()],
+    ]);
     expect(await log.append(payload('after'))).toBeGreaterThan(next);
     await log.close();
   });
@@ -88,7 +99,13 @@ describe('durable log', () => {
     });
 
     await log.release(seqs[2]!);
-    const expected = { records: 3, bytes: 4000 + 20 + 7, oldestAppendedAt: times[3], lastSeq: seqs[5], releasedThrough: seqs[2] };
+    const expected = {
+      records: 3,
+      bytes: 4000 + 20 + 7,
+      oldestAppendedAt: times[3],
+      lastSeq: seqs[5],
+      releasedThrough: seqs[2],
+    };
     expect(log.stats()).toEqual(expected);
     expect(log.read(0).map((record) => record.seq)).toEqual(seqs.slice(3));
     await log.close();

@@ -35,12 +35,20 @@ async function traceChild(config: Partial<ChildConfig>): Promise<AckCheck & { st
       '-f',
       '-qq',
       // whole pages, so the record's marker shows in the write that carries it
-      '-s', '65536',
-      '-e', `trace=${STRACE_CALLS}`,
+      '-s',
+      '65536',
+      '-e',
+      `trace=${STRACE_CALLS}`,
       // a slower disk widens the window in which an early acknowledgement would show
-      '-e', 'inject=fdatasync:delay_exit=2000',
-      '-o', traceFile,
-      process.execPath, '--import', 'tsx', 'test/log/fixtures/log-child.ts', JSON.stringify(childConfig),
+      '-e',
+      'inject=fdatasync:delay_exit=2000',
+      '-o',
+      traceFile,
+      process.execPath,
+      '--import',
+      'tsx',
+      'test/log/fixtures/log-child.ts',
+      JSON.stringify(childConfig),
     ],
     { cwd: PROJECT_ROOT, env: childEnv({}), maxBuffer: 64 * 1024 ** 2 },
   );
@@ -48,7 +56,7 @@ async function traceChild(config: Partial<ChildConfig>): Promise<AckCheck & { st
 }
 
 describe.runIf(straceWorks())('durable log acknowledgements, seen by strace', () => {
-  it('acknowledges each append only after its page is written, the file fdatasync\'d and a meta page durably written; concurrent appends share fdatasyncs', async () => {
+  it("acknowledges each append only after its page is written, the file fdatasync'd and a meta page durably written; concurrent appends share fdatasyncs", async () => {
     const result = await traceChild({});
     expect(result.stdout).toMatch(/DONE\n$/);
     expect(result.acks).toBe(APPENDERS * PER_APPENDER);
@@ -58,7 +66,10 @@ describe.runIf(straceWorks())('durable log acknowledgements, seen by strace', ()
     expect(result.syncs).toBeLessThanOrEqual(result.acks / 8);
   });
 
-  it.each(['noSync', 'noMetaSync'] as const)('the check catches acknowledgements that are not durable (plain lmdb with %s)', async (unsafe) => {
+  it.each([
+    'noSync',
+    'noMetaSync',
+  ] as const)('the check catches acknowledgements that are not durable (plain lmdb with %s)', async (unsafe) => {
     const result = await traceChild({ unsafe });
     expect(result.acks).toBe(APPENDERS * PER_APPENDER);
     expect(result.violations.length).toBeGreaterThan(0);

@@ -79,7 +79,8 @@ export function checkAcknowledgements(trace: string): AckCheck {
   for (const { at, text } of completed) {
     let match: RegExpExecArray | null;
     if ((match = /^openat\(AT_FDCWD, "([^"]*)", ([A-Z_|]+)(?:, \d+)?\) = (\d+)$/.exec(text))) {
-      if (match[1]!.endsWith('/data.mdb') || match[1] === 'data.mdb') dataFds.set(match[3]!, { dsync: /O_DSYNC|O_SYNC/.test(match[2]!) });
+      if (match[1]!.endsWith('/data.mdb') || match[1] === 'data.mdb')
+        dataFds.set(match[3]!, { dsync: /O_DSYNC|O_SYNC/.test(match[2]!) });
       else dataFds.delete(match[3]!);
     } else if ((match = /^close\((\d+)\)\s+= 0/.exec(text))) {
       dataFds.delete(match[1]!);

@@ -16,7 +16,6 @@ import { startRankingSchedule } from '../../src/ranking/schedule.ts';
 const NOW = new Date('2026-11-30T12:00:00Z');
 const EVIL_NAME = '<b>foxtrot</b> & "co"';
 
-
 /** one event of `user` (a small number, distinct per app) on a UTC day */
 function event(appId: number, user: number, day: string, eventName = 'app-init'): EventRow {
   const receivedAt = new Date(`${day}T10:00:00Z`);
@@ -42,8 +41,13 @@ const users = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 // the documented formula, written out independently of src/ranking
 const L = (x: number, target: number) => Math.min(1, Math.log(1 + x) / Math.log(1 + target));
-const score = (p: { reach: number; retention: number; engagement: number; connections: number; transactions: number }) =>
-  100 * (0.25 * p.reach + 0.25 * p.retention + 0.15 * p.engagement + 0.15 * p.connections + 0.2 * p.transactions);
+const score = (p: {
+  reach: number;
+  retention: number;
+  engagement: number;
+  connections: number;
+  transactions: number;
+}) => 100 * (0.25 * p.reach + 0.25 * p.retention + 0.15 * p.engagement + 0.15 * p.connections + 0.2 * p.transactions);
 
 const EXPECTED = {
   // 60 users, each seen once, on the last day: one app-init each
@@ -126,7 +130,9 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     expect(byName.alpha!.score).toBeCloseTo(EXPECTED.alpha, 2);
     expect(byName.able!.score).toBe(byName.alpha!.score);
     // the hand-computed values, rounded, as a sanity check on the expressions above
-    expect([EXPECTED.bravo, EXPECTED.charlie, EXPECTED.alpha].map((value) => Math.round(value * 10) / 10)).toEqual([44, 23.5, 11.2]);
+    expect([EXPECTED.bravo, EXPECTED.charlie, EXPECTED.alpha].map((value) => Math.round(value * 10) / 10)).toEqual([
+      44, 23.5, 11.2,
+    ]);
 
     expect(byName.bravo!.components.window_7d).toEqual({
       from: '2026-11-24',
@@ -152,7 +158,13 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       wallet_restores: 4,
       signed_transactions: 3,
     });
-    expect(byName.charlie!.components.window_7d).toMatchObject({ active_users: 0, returning_users: 0, retention: 0, events: 0, events_per_user: 0 });
+    expect(byName.charlie!.components.window_7d).toMatchObject({
+      active_users: 0,
+      returning_users: 0,
+      retention: 0,
+      events: 0,
+      events_per_user: 0,
+    });
     expect(byName.charlie!.components.window_30d).toMatchObject({
       active_users: 25,
       returning_users: 25,
@@ -171,7 +183,12 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       signed_transactions: expect.closeTo(L(10, 1e4) / 2, 4),
     });
     // out-of-window events of alpha (the day before, the day after) are not counted
-    expect(byName.alpha!.components.window_30d).toMatchObject({ active_users: 60, returning_users: 0, events: 60, signed_transactions: 0 });
+    expect(byName.alpha!.components.window_30d).toMatchObject({
+      active_users: 60,
+      returning_users: 0,
+      events: 60,
+      signed_transactions: 0,
+    });
     expect(byName.alpha!.components.unranked_reason).toBeNull();
   });
 
@@ -222,21 +239,45 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       const body = (await json.json()) as {
         computed_at: string;
         formula: string;
-        apps: { rank: number | null; app_name: string; bot_url: string; score: number | null; unranked_reason: string | null; components: RankedApp['components'] }[];
+        apps: {
+          rank: number | null;
+          app_name: string;
+          bot_url: string;
+          score: number | null;
+          unranked_reason: string | null;
+          components: RankedApp['components'];
+        }[];
       };
       expect(body.computed_at).toBe(NOW.toISOString());
       expect(body.formula).toMatch(/log/);
       expect(body).toMatchObject({
         weights: { reach: 0.25, retention: 0.25, engagement: 0.15, wallet_connections: 0.15, signed_transactions: 0.2 },
-        targets: { active_users: 100_000, events_per_user: 100, wallet_connections: 10_000, signed_transactions: 10_000 },
+        targets: {
+          active_users: 100_000,
+          events_per_user: 100,
+          wallet_connections: 10_000,
+          signed_transactions: 10_000,
+        },
         min_active_users_30d: 20,
       });
-      expect(body.apps.map((entry) => entry.app_name)).toEqual(['bravo', 'charlie', 'able', 'alpha', EVIL_NAME, 'delta', 'echo']);
+      expect(body.apps.map((entry) => entry.app_name)).toEqual([
+        'bravo',
+        'charlie',
+        'able',
+        'alpha',
+        EVIL_NAME,
+        'delta',
+        'echo',
+      ]);
       expect(body.apps[0]).toMatchObject({ rank: 1, bot_url: 'https://t.me/bravo_app_bot', unranked_reason: null });
       expect(body.apps[0]!.score).toBeCloseTo(EXPECTED.bravo, 2);
       expect(body.apps[0]!.components.window_30d.wallet_connections).toBe(5);
       expect(body.apps[0]!.components.parts.retention).toBe(1);
-      expect(body.apps[5]).toMatchObject({ rank: null, score: null, unranked_reason: 'Fewer than 20 active users in the last 30 days (5).' });
+      expect(body.apps[5]).toMatchObject({
+        rank: null,
+        score: null,
+        unranked_reason: 'Fewer than 20 active users in the last 30 days (5).',
+      });
 
       const html = await fetch(`${base}/catalog`);
       expect(html.status).toBe(200);
@@ -249,7 +290,9 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       expect(text).toContain('How the score works');
       expect(text).toContain('name="viewport"');
       // ranked apps in rank order, unranked ones after them
-      const order = ['bravo', 'charlie', 'able_app_bot', 'alpha_app_bot', 'foxtrot', 'delta', 'echo'].map((needle) => text.indexOf(needle));
+      const order = ['bravo', 'charlie', 'able_app_bot', 'alpha_app_bot', 'foxtrot', 'delta', 'echo'].map((needle) =>
+        text.indexOf(needle),
+      );
       expect(order.every((position) => position > 0)).toBe(true);
       expect([...order].sort((a, b) => a - b)).toEqual(order);
     } finally {
@@ -266,7 +309,9 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       [2, 'able'],
       [3, 'alpha'],
     ]);
-    const rows = await store.sql.query<{ app_id: number; computed_at: Date }>('SELECT app_id, computed_at FROM app_scores ORDER BY app_id');
+    const rows = await store.sql.query<{ app_id: number; computed_at: Date }>(
+      'SELECT app_id, computed_at FROM app_scores ORDER BY app_id',
+    );
     expect(rows).toHaveLength(6);
     expect(rows.some((row) => row.app_id === ids.charlie)).toBe(false);
     expect(rows.every((row) => new Date(row.computed_at).getTime() === later.getTime())).toBe(true);
@@ -313,8 +358,16 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
 
     const days = ['2026-11-01', '2026-11-24', '2026-11-30'];
     const plan = async (text: string, params: unknown[]) =>
-      (await store.sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, params)).map((row) => row['QUERY PLAN']).join('\n');
-    const usersPlan = await plan(USERS_QUERY, [...days, `{${ranked.slice(0, 3).map((app) => app.appId).join(',')}}`]);
+      (await store.sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, params))
+        .map((row) => row['QUERY PLAN'])
+        .join('\n');
+    const usersPlan = await plan(USERS_QUERY, [
+      ...days,
+      `{${ranked
+        .slice(0, 3)
+        .map((app) => app.appId)
+        .join(',')}}`,
+    ]);
     expect(usersPlan).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) daily_users_pkey/);
     expect(usersPlan).not.toMatch(/Seq Scan on daily_users/);
     const activityPlan = await plan(ACTIVITY_QUERY, days);
@@ -342,7 +395,13 @@ describe('ranking schedule', () => {
       calls.n += 1;
       throw new Error('store unavailable');
     };
-    return { kind: 'embedded', query: fail, exec: fail, transaction: fail, close: async () => {} } as unknown as SqlRunner;
+    return {
+      kind: 'embedded',
+      query: fail,
+      exec: fail,
+      transaction: fail,
+      close: async () => {},
+    } as unknown as SqlRunner;
   }
 
   it('logs errors instead of throwing, keeps running every interval, and stops', async () => {
@@ -354,7 +413,9 @@ describe('ranking schedule', () => {
     const after = calls.n;
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(calls.n).toBe(after);
-    expect(log.error.mock.calls[0]![0]).toMatchObject({ err: expect.objectContaining({ message: 'store unavailable' }) });
+    expect(log.error.mock.calls[0]![0]).toMatchObject({
+      err: expect.objectContaining({ message: 'store unavailable' }),
+    });
     expect(log.info).not.toHaveBeenCalled();
   });
 

@@ -18,7 +18,11 @@ export interface BrowserSuite {
 }
 
 export async function startBrowserSuite(): Promise<BrowserSuite> {
-  const [service, pages, browser] = await Promise.all([startTestService({ RATE_LIMIT_MAX: '100000' }), startPageServer(), launchChromium()]);
+  const [service, pages, browser] = await Promise.all([
+    startTestService({ RATE_LIMIT_MAX: '100000' }),
+    startPageServer(),
+    launchChromium(),
+  ]);
   return { service, pages, browser };
 }
 
@@ -84,7 +88,12 @@ export interface LaunchOptions {
   startParam?: string;
 }
 
-export const TEST_USER: TelegramUser = { id: 279058397, first_name: 'Vladislav', language_code: 'ru', is_premium: true };
+export const TEST_USER: TelegramUser = {
+  id: 279058397,
+  first_name: 'Vladislav',
+  language_code: 'ru',
+  is_premium: true,
+};
 
 /** The URL fragment Telegram opens a mini app with: tgWebAppData (init data with the user) and the other tgWebApp* parameters. */
 export function launchHash(options: LaunchOptions = {}): string {
@@ -101,7 +110,12 @@ export function launchHash(options: LaunchOptions = {}): string {
     tgWebAppData: data.toString(),
     tgWebAppVersion: options.version ?? '8.0',
     tgWebAppPlatform: options.platform ?? 'tdesktop',
-    tgWebAppThemeParams: JSON.stringify({ bg_color: '#17212b', text_color: '#f5f5f5', button_color: '#5288c1', button_text_color: '#ffffff' }),
+    tgWebAppThemeParams: JSON.stringify({
+      bg_color: '#17212b',
+      text_color: '#f5f5f5',
+      button_color: '#5288c1',
+      button_text_color: '#ffffff',
+    }),
   });
   if (options.startParam) params.set('tgWebAppStartParam', options.startParam);
   return '#' + params.toString();
@@ -142,16 +156,22 @@ export async function waitForEvents(
     const events = await storedEvents(service, appName);
     if (done(events)) return events;
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms; stored: ${JSON.stringify(events.map((event) => [event.event_name, event.props.custom_data ?? null]))}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms; stored: ${JSON.stringify(events.map((event) => [event.event_name, event.props.custom_data ?? null]))}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
 }
 
-export const count = (events: StoredEvent[], name: string) => events.filter((event) => event.event_name === name).length;
+export const count = (events: StoredEvent[], name: string) =>
+  events.filter((event) => event.event_name === name).length;
 
 /** custom events with custom_data.name === name */
 export const customEvents = (events: StoredEvent[], name: string) =>
-  events.filter((event) => event.event_name === 'custom-event' && (event.props.custom_data as { name?: unknown } | undefined)?.name === name);
+  events.filter(
+    (event) =>
+      event.event_name === 'custom-event' && (event.props.custom_data as { name?: unknown } | undefined)?.name === name,
+  );
 
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -93,24 +93,45 @@ async function setVisibility(page: Page, state: 'hidden' | 'visible'): Promise<v
 }
 
 const trackEvent = (page: Page, name: string, data?: Record<string, unknown>) =>
-  page.evaluate(([eventName, eventData]) => window.telegramAnalytics.trackEvent(eventName, eventData), [name, data] as const);
+  page.evaluate(([eventName, eventData]) => window.telegramAnalytics.trackEvent(eventName, eventData), [
+    name,
+    data,
+  ] as const);
 
 // every test has its own app and browser context: they run side by side
 describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
-  it('sends app-init once per launch with the launch data; a reload keeps the session and a second init is harmless', async ({ expect }) => {
+  it('sends app-init once per launch with the launch data; a reload keeps the session and a second init is harmless', async ({
+    expect,
+  }) => {
     // exactly what an integrator writes: init({ token, appName })
-    const app = await openMiniApp({ hash: launchHash({ platform: 'android', startParam: 'ref_42' }), init: { flushIntervalMs: undefined } });
+    const app = await openMiniApp({
+      hash: launchHash({ platform: 'android', startParam: 'ref_42' }),
+      init: { flushIntervalMs: undefined },
+    });
     try {
       const [init] = await waitForEvents(service, app.appName, (events) => count(events, 'app-init') === 1);
-      expect(init).toMatchObject({ event_name: 'app-init', platform: 'android', locale: 'ru', start_param: 'ref_42', is_premium: true });
+      expect(init).toMatchObject({
+        event_name: 'app-init',
+        platform: 'android',
+        locale: 'ru',
+        start_param: 'ref_42',
+        is_premium: true,
+      });
       expect(init!.session_id).toMatch(UUID_V4);
       expect(init!.props.url_referer).toBe(app.url);
 
-      await app.page.evaluate(([token, appName]) => window.telegramAnalytics.init({ token, appName }), [app.token, app.appName]);
+      await app.page.evaluate(
+        ([token, appName]) => window.telegramAnalytics.init({ token, appName }),
+        [app.token, app.appName],
+      );
       await app.page.reload();
       await app.page.waitForFunction(() => window.telegramAnalytics !== undefined);
       await trackEvent(app.page, 'after-reload');
-      const events = await waitForEvents(service, app.appName, (stored) => customEvents(stored, 'after-reload').length === 1);
+      const events = await waitForEvents(
+        service,
+        app.appName,
+        (stored) => customEvents(stored, 'after-reload').length === 1,
+      );
       expect(count(events, 'app-init')).toBe(1);
       expect(customEvents(events, 'after-reload')[0]!.session_id).toBe(init!.session_id);
 
@@ -142,7 +163,11 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       await setVisibility(app.page, 'hidden');
       await setVisibility(app.page, 'visible');
       await trackEvent(app.page, 'after-hides');
-      const events = await waitForEvents(service, app.appName, (stored) => customEvents(stored, 'after-hides').length === 1);
+      const events = await waitForEvents(
+        service,
+        app.appName,
+        (stored) => customEvents(stored, 'after-hides').length === 1,
+      );
       expect(count(events, 'app-hide')).toBe(3);
       expect(new Set(events.map((event) => event.session_id)).size).toBe(1);
       expect(app.errors).toEqual([]);
@@ -155,9 +180,19 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
     const app = await openMiniApp();
     try {
       await trackEvent(app.page, 'buy-button', { plan: 'gold', price: 5, tags: ['a', 'b'], nested: { deep: true } });
-      const events = await waitForEvents(service, app.appName, (stored) => customEvents(stored, 'buy-button').length === 1);
+      const events = await waitForEvents(
+        service,
+        app.appName,
+        (stored) => customEvents(stored, 'buy-button').length === 1,
+      );
       const [event] = customEvents(events, 'buy-button');
-      expect(event!.props.custom_data).toEqual({ name: 'buy-button', plan: 'gold', price: 5, tags: ['a', 'b'], nested: { deep: true } });
+      expect(event!.props.custom_data).toEqual({
+        name: 'buy-button',
+        plan: 'gold',
+        price: 5,
+        tags: ['a', 'b'],
+        nested: { deep: true },
+      });
       expect(event).toMatchObject({ platform: 'tdesktop', locale: 'ru', is_premium: true, start_param: '' });
       expect(app.errors).toEqual([]);
     } finally {
@@ -165,7 +200,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
     }
   });
 
-  it('drops custom data that cannot be sent as JSON without throwing or holding up later events', async ({ expect }) => {
+  it('drops custom data that cannot be sent as JSON without throwing or holding up later events', async ({
+    expect,
+  }) => {
     const app = await openMiniApp({ init: { debug: true } });
     try {
       const thrown = await app.page.evaluate(() => {
@@ -175,7 +212,11 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           window.telegramAnalytics.trackEvent('bigint', { amount: BigInt(1) });
           window.telegramAnalytics.trackEvent('cycle', cycle);
           // a wallet library's event is handled in a listener: an error there would reach the page's error handlers
-          window.dispatchEvent(new window.CustomEvent('ton-connect-transaction-signed', { detail: { type: 'transaction-signed', lt: BigInt(7) } }));
+          window.dispatchEvent(
+            new window.CustomEvent('ton-connect-transaction-signed', {
+              detail: { type: 'transaction-signed', lt: BigInt(7) },
+            }),
+          );
           window.telegramAnalytics.trackEvent('fine', { when: new Date(0), dropped: undefined });
           return null;
         } catch (error) {
@@ -184,7 +225,10 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       });
       expect(thrown).toBeNull();
       const events = await waitForEvents(service, app.appName, (stored) => customEvents(stored, 'fine').length === 1);
-      expect(customEvents(events, 'fine')[0]!.props.custom_data).toEqual({ name: 'fine', when: '1970-01-01T00:00:00.000Z' });
+      expect(customEvents(events, 'fine')[0]!.props.custom_data).toEqual({
+        name: 'fine',
+        when: '1970-01-01T00:00:00.000Z',
+      });
       expect(events.map((event) => event.event_name).sort()).toEqual(['app-init', 'custom-event']);
       expect(app.console.some((message) => message.text().includes('cannot be sent as JSON'))).toBe(true);
       expect(app.errors).toEqual([]);
@@ -206,22 +250,34 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       ...(traceId ? { trace_id: traceId } : {}),
     });
     const validUntil = String(Math.floor(Date.now() / 1000) + 300);
-    const transaction = { valid_until: validUntil, from: address, messages: [{ address: '0:abcd', amount: '1000000' }] };
-    const failedMessages = [{ address: '0:abcd', amount: '1000000', payload: 'te6ccgEBAQEADAAAFAAAAABIZWxsbw', state_init: null }];
+    const transaction = {
+      valid_until: validUntil,
+      from: address,
+      messages: [{ address: '0:abcd', amount: '1000000' }],
+    };
+    const failedMessages = [
+      { address: '0:abcd', amount: '1000000', payload: 'te6ccgEBAQEADAAAFAAAAABIZWxsbw', state_init: null },
+    ];
 
     /** window.dispatchEvent(new CustomEvent(`ton-connect-<type>` or `ton-connect-ui-<type>`, { detail: { type, ...fields } })) */
     const dispatch = (page: Page, source: 'sdk' | 'ui', type: string, fields: Record<string, unknown>) =>
-      page.evaluate(
-        ([name, detail]) => window.dispatchEvent(new window.CustomEvent(name, { detail })),
-        [`ton-connect-${source === 'ui' ? 'ui-' : ''}${type}`, { type, ...fields }] as const,
-      );
+      page.evaluate(([name, detail]) => window.dispatchEvent(new window.CustomEvent(name, { detail })), [
+        `ton-connect-${source === 'ui' ? 'ui-' : ''}${type}`,
+        { type, ...fields },
+      ] as const);
 
     it('stores every wallet event with its fields', async ({ expect }) => {
       const app = await openMiniApp();
       try {
         await dispatch(app.page, 'ui', 'connection-started', { custom_data: libs, trace_id: 't1' });
         await dispatch(app.page, 'sdk', 'connection-completed', { is_success: true, ...connection('t1') });
-        await dispatch(app.page, 'sdk', 'connection-error', { is_success: false, error_message: 'User rejects', error_code: 300, trace_id: 't2', custom_data: libs });
+        await dispatch(app.page, 'sdk', 'connection-error', {
+          is_success: false,
+          error_message: 'User rejects',
+          error_code: 300,
+          trace_id: 't2',
+          custom_data: libs,
+        });
         await dispatch(app.page, 'sdk', 'connection-restoring-completed', { is_success: true, ...connection('t3') });
         await dispatch(app.page, 'sdk', 'connection-restoring-error', {
           is_success: false,
@@ -230,7 +286,12 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           custom_data: libs,
         });
         await dispatch(app.page, 'sdk', 'transaction-sent-for-signature', { ...connection('t5'), ...transaction });
-        await dispatch(app.page, 'sdk', 'transaction-signed', { is_success: true, signed_transaction: 'te6cckEBAgEAqgAB4Yg', ...connection('t5'), ...transaction });
+        await dispatch(app.page, 'sdk', 'transaction-signed', {
+          is_success: true,
+          signed_transaction: 'te6cckEBAgEAqgAB4Yg',
+          ...connection('t5'),
+          ...transaction,
+        });
         await dispatch(app.page, 'sdk', 'transaction-signing-failed', {
           is_success: false,
           error_message: 'User declined the transaction',
@@ -251,7 +312,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           'transaction-signing-failed',
           'disconnection',
         ];
-        const events = await waitForEvents(service, app.appName, (stored) => names.every((name) => count(stored, name) === 1));
+        const events = await waitForEvents(service, app.appName, (stored) =>
+          names.every((name) => count(stored, name) === 1),
+        );
         const byName = (name: string) => events.find((event) => event.event_name === name)!;
         expect(byName('connection-started').props).toMatchObject({ custom_data: libs, trace_id: 't1' });
         expect(byName('connection-completed')).toMatchObject({ is_success: true, platform: 'tdesktop', locale: 'ru' });
@@ -263,16 +326,25 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           wallet_state_init: 'te6cckECFgEAAwQAAgE0AQ',
           custom_data: { chain_id: '-239', provider: 'http', wallet_id: 'tonkeeper', ...libs },
         });
-        expect(byName('connection-error')).toMatchObject({ is_success: false, props: { error_message: 'User rejects', error_code: 300 } });
+        expect(byName('connection-error')).toMatchObject({
+          is_success: false,
+          props: { error_message: 'User rejects', error_code: 300 },
+        });
         expect(byName('connection-restoring-error').props).toMatchObject({ error_message: 'Provider is not restored' });
         expect(byName('transaction-sent-for-signature').props).toMatchObject({
           from: address,
           messages: transaction.messages,
           valid_until: new Date(Number(validUntil) * 1000).toISOString(),
         });
-        expect(byName('transaction-signed')).toMatchObject({ is_success: true, props: { signed_transaction: 'te6cckEBAgEAqgAB4Yg' } });
+        expect(byName('transaction-signed')).toMatchObject({
+          is_success: true,
+          props: { signed_transaction: 'te6cckEBAgEAqgAB4Yg' },
+        });
         const failed = byName('transaction-signing-failed');
-        expect(failed).toMatchObject({ is_success: false, props: { error_message: 'User declined the transaction', error_code: 300, trace_id: 't6' } });
+        expect(failed).toMatchObject({
+          is_success: false,
+          props: { error_message: 'User declined the transaction', error_code: 300, trace_id: 't6' },
+        });
         expect(failed.props.messages).toEqual(failedMessages);
         expect(byName('disconnection').props).toMatchObject({ scope: 'wallet', wallet_address: address });
         expect(app.errors).toEqual([]);
@@ -281,24 +353,43 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       }
     });
 
-    it('stores one event when the UI and the core library both report it, and keeps separate reports apart', async ({ expect }) => {
+    it('stores one event when the UI and the core library both report it, and keeps separate reports apart', async ({
+      expect,
+    }) => {
       const app = await openMiniApp();
       try {
         // @tonconnect/ui + @tonconnect/sdk 3.4: both report the same action with the same trace_id
         await dispatch(app.page, 'ui', 'transaction-sent-for-signature', { ...connection('t10'), ...transaction });
         await dispatch(app.page, 'sdk', 'transaction-sent-for-signature', { ...connection('t10'), ...transaction });
         const failure = { is_success: false, ...connection('t10'), ...transaction, messages: failedMessages };
-        await dispatch(app.page, 'sdk', 'transaction-signing-failed', { ...failure, error_message: 'User declined the transaction', error_code: 300 });
-        await dispatch(app.page, 'ui', 'transaction-signing-failed', { ...failure, error_message: 'Transaction was cancelled', error_code: null });
+        await dispatch(app.page, 'sdk', 'transaction-signing-failed', {
+          ...failure,
+          error_message: 'User declined the transaction',
+          error_code: 300,
+        });
+        await dispatch(app.page, 'ui', 'transaction-signing-failed', {
+          ...failure,
+          error_message: 'Transaction was cancelled',
+          error_code: null,
+        });
         // 3.0.x: no trace_id at all; both libraries report the one cancelled connection
-        const cancelled = { is_success: false, error_message: 'Connection was cancelled', error_code: null, custom_data: libs };
+        const cancelled = {
+          is_success: false,
+          error_message: 'Connection was cancelled',
+          error_code: null,
+          custom_data: libs,
+        };
         await dispatch(app.page, 'ui', 'connection-error', cancelled);
         await dispatch(app.page, 'sdk', 'connection-error', cancelled);
         // two more cancellations reported by one library are two more events
         await dispatch(app.page, 'ui', 'connection-error', cancelled);
         await dispatch(app.page, 'ui', 'connection-error', cancelled);
         await trackEvent(app.page, 'wallet-done');
-        const events = await waitForEvents(service, app.appName, (stored) => customEvents(stored, 'wallet-done').length === 1);
+        const events = await waitForEvents(
+          service,
+          app.appName,
+          (stored) => customEvents(stored, 'wallet-done').length === 1,
+        );
         expect(count(events, 'transaction-sent-for-signature')).toBe(1);
         expect(count(events, 'transaction-signing-failed')).toBe(1);
         expect(events.find((event) => event.event_name === 'transaction-signing-failed')!.props).toMatchObject({
@@ -323,13 +414,18 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         await trackEvent(app.page, 'offline-1');
         await trackEvent(app.page, 'offline-2');
         await setVisibility(app.page, 'hidden');
-        await expect.poll(() => app.console.some((message) => message.text().includes('network error')), { timeout: 10_000 }).toBe(true);
+        await expect
+          .poll(() => app.console.some((message) => message.text().includes('network error')), { timeout: 10_000 })
+          .toBe(true);
         await app.context.setOffline(false);
         await setVisibility(app.page, 'visible');
         const events = await waitForEvents(
           service,
           app.appName,
-          (stored) => customEvents(stored, 'offline-1').length === 1 && customEvents(stored, 'offline-2').length === 1 && count(stored, 'app-hide') === 1,
+          (stored) =>
+            customEvents(stored, 'offline-1').length === 1 &&
+            customEvents(stored, 'offline-2').length === 1 &&
+            count(stored, 'app-hide') === 1,
         );
         expect(events).toHaveLength(4);
         expect(app.errors).toEqual([]);
@@ -338,7 +434,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       }
     });
 
-    it('sends app-hide at once, beside a request still in flight, and when the page is closed right after', async ({ expect }) => {
+    it('sends app-hide at once, beside a request still in flight, and when the page is closed right after', async ({
+      expect,
+    }) => {
       const app = await openMiniApp({ open: false });
       try {
         let releaseFirst!: () => void;
@@ -363,7 +461,11 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         await trackEvent(app.page, 'last-words');
         await setVisibility(app.page, 'hidden');
         await app.page.close();
-        const events = await waitForEvents(service, app.appName, (stored) => count(stored, 'app-hide') === 2 && customEvents(stored, 'last-words').length === 1);
+        const events = await waitForEvents(
+          service,
+          app.appName,
+          (stored) => count(stored, 'app-hide') === 2 && customEvents(stored, 'last-words').length === 1,
+        );
         expect(events).toHaveLength(4);
       } finally {
         await app.context.close();
@@ -399,7 +501,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       }
     });
 
-    it('drops batches refused for good (403 domain), says so once in debug mode and does not retry them', async ({ expect }) => {
+    it('drops batches refused for good (403 domain), says so once in debug mode and does not retry them', async ({
+      expect,
+    }) => {
       const app = await openMiniApp({ domain: 'elsewhere.example', init: { debug: true } });
       try {
         await expect.poll(() => app.posts.length, { timeout: 5_000 }).toBe(1);
@@ -407,11 +511,15 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         // the next flush sends it, once
         await expect.poll(() => app.posts.length, { timeout: 5_000 }).toBe(2);
         await expect
-          .poll(() => app.page.evaluate((key) => localStorage.getItem(key), `tma-analytics/queue:${app.appName}`), { timeout: 5_000 })
+          .poll(() => app.page.evaluate((key) => localStorage.getItem(key), `tma-analytics/queue:${app.appName}`), {
+            timeout: 5_000,
+          })
           .toBe('[]');
         await app.page.waitForTimeout(1_100); // two more flush intervals: no retry
         expect(app.posts).toHaveLength(2);
-        const refusals = app.console.filter((message) => message.text().includes('events refused: 403 The domain name does not match.'));
+        const refusals = app.console.filter((message) =>
+          message.text().includes('events refused: 403 The domain name does not match.'),
+        );
         expect(refusals).toHaveLength(1);
         expect(await storedEvents(service, app.appName)).toEqual([]);
         expect(app.errors).toEqual([]);
@@ -434,7 +542,8 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
             expect(response.status()).toBe(201);
             return route.fulfill({ status: 503, headers: cors, body: '{"message":"Service Unavailable"}' });
           }
-          if (posts === 2) return route.fulfill({ status: 503, headers: cors, body: '{"message":"Service Unavailable"}' });
+          if (posts === 2)
+            return route.fulfill({ status: 503, headers: cors, body: '{"message":"Service Unavailable"}' });
           return route.fallback();
         });
         await app.page.goto(app.url + launchHash());
@@ -443,7 +552,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         const events = await waitForEvents(
           service,
           app.appName,
-          (stored) => customEvents(stored, 'during-outage-1').length === 1 && customEvents(stored, 'during-outage-2').length === 1,
+          (stored) =>
+            customEvents(stored, 'during-outage-1').length === 1 &&
+            customEvents(stored, 'during-outage-2').length === 1,
         );
         expect(posts).toBeGreaterThanOrEqual(3);
         expect(events.map((event) => event.event_name).sort()).toEqual(['app-init', 'custom-event', 'custom-event']);
@@ -490,7 +601,11 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         });
         await waitForEvents(service, app.appName, (events) => customEvents(events, 'kept-after').length === 1);
         await trackEvent(app.page, 'later');
-        const events = await waitForEvents(service, app.appName, (stored) => customEvents(stored, 'later').length === 1);
+        const events = await waitForEvents(
+          service,
+          app.appName,
+          (stored) => customEvents(stored, 'later').length === 1,
+        );
         expect(customEvents(events, 'kept-before')).toHaveLength(1);
         expect(customEvents(events, 'refused')).toHaveLength(0);
         expect(events).toHaveLength(4);
@@ -513,7 +628,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         WebApp: { initData: '', initDataUnsafe: {}, platform: 'unknown', version: '6.0', ready() {} },
       };`,
     };
-    it.for([browserTab, webAppScriptOnly])('throws nothing, sends nothing and says why in debug mode: $name', async ({ before }, { expect }) => {
+    it.for([browserTab, webAppScriptOnly])('throws nothing, sends nothing and says why in debug mode: $name', async ({
+      before,
+    }, { expect }) => {
       const app = await openMiniApp({ hash: '', before, init: { debug: true } });
       try {
         await app.page.waitForFunction(() => window.telegramAnalytics !== undefined);
@@ -523,13 +640,17 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           window.telegramAnalytics.init(undefined);
         });
         await setVisibility(app.page, 'hidden');
-        await expect.poll(() => app.console.map((message) => message.text()).join('\n')).toContain('not opened in Telegram');
+        await expect
+          .poll(() => app.console.map((message) => message.text()).join('\n'))
+          .toContain('not opened in Telegram');
         // two flush intervals: nothing may go out
         await app.page.waitForTimeout(1_100);
         expect(app.posts).toEqual([]);
         expect(await storedEvents(service, app.appName)).toEqual([]);
         expect(app.errors).toEqual([]);
-        expect(app.console.filter((message) => message.type() === 'error').map((message) => message.text())).toEqual([]);
+        expect(app.console.filter((message) => message.type() === 'error').map((message) => message.text())).toEqual(
+          [],
+        );
       } finally {
         await app.context.close();
       }

@@ -9,7 +9,15 @@ import zlib from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
-import { chromiumAvailable, closeBrowserSuite, count, launchHash, startBrowserSuite, waitForEvents, type PageServer } from './browser-harness.ts';
+import {
+  chromiumAvailable,
+  closeBrowserSuite,
+  count,
+  launchHash,
+  startBrowserSuite,
+  waitForEvents,
+  type PageServer,
+} from './browser-harness.ts';
 
 declare const window: any;
 declare const document: any;
@@ -18,7 +26,8 @@ const OFFICIAL_SCRIPT = 'node_modules/@telegram-apps/analytics/dist/index.js';
 const OFFICIAL_HOST = 'tganalytics.xyz';
 
 const enabled = chromiumAvailable();
-if (enabled && !fs.existsSync(OFFICIAL_SCRIPT)) throw new Error(`${OFFICIAL_SCRIPT} is missing: npm ci installs @telegram-apps/analytics 1.6.4`);
+if (enabled && !fs.existsSync(OFFICIAL_SCRIPT))
+  throw new Error(`${OFFICIAL_SCRIPT} is missing: npm ci installs @telegram-apps/analytics 1.6.4`);
 
 let service: TestService;
 let pages: PageServer;
@@ -46,7 +55,9 @@ const TELEGRAM_WEB_APP = `window.Telegram = {
 };`;
 
 describe.runIf(enabled)('official @telegram-apps/analytics 1.6.4 script routed to our service', () => {
-  it('gets app-init, a TON Connect event and app-hide stored, sent gzip with TGA-Auth-Token after a CORS preflight', async ({ expect }) => {
+  it('gets app-init, a TON Connect event and app-hide stored, sent gzip with TGA-Auth-Token after a CORS preflight', async ({
+    expect,
+  }) => {
     const appName = `official_${process.pid}`;
     const token = await service.createApp(appName, 'localhost');
     pages.script('/official/analytics.js', OFFICIAL_SCRIPT);
@@ -71,7 +82,13 @@ describe.runIf(enabled)('official @telegram-apps/analytics 1.6.4 script routed t
           blocked.push(target.hostname);
           return route.abort();
         }
-        const record: RoutedRequest = { method: request.method(), path: target.pathname, headers: request.headers(), body: request.postDataBuffer(), status: 0 };
+        const record: RoutedRequest = {
+          method: request.method(),
+          path: target.pathname,
+          headers: request.headers(),
+          body: request.postDataBuffer(),
+          status: 0,
+        };
         routed.push(record);
         const response = await route.fetch({ url: service.url + target.pathname + target.search });
         record.status = response.status();
@@ -81,7 +98,8 @@ describe.runIf(enabled)('official @telegram-apps/analytics 1.6.4 script routed t
       const cdp = await context.newCDPSession(page);
       const preflights: Record<string, string>[] = [];
       cdp.on('Network.requestWillBeSent', (event) => {
-        if (event.request.method === 'OPTIONS' && new URL(event.request.url).hostname === OFFICIAL_HOST) preflights.push(event.request.headers);
+        if (event.request.method === 'OPTIONS' && new URL(event.request.url).hostname === OFFICIAL_HOST)
+          preflights.push(event.request.headers);
       });
       await cdp.send('Network.enable');
 
@@ -98,7 +116,12 @@ describe.runIf(enabled)('official @telegram-apps/analytics 1.6.4 script routed t
               wallet_type: 'tonkeeper',
               wallet_version: '4.1.0',
               auth_type: 'ton_proof',
-              custom_data: { ton_connect_sdk_lib: '3.4.1', ton_connect_ui_lib: null, chain_id: '-239', provider: 'http' },
+              custom_data: {
+                ton_connect_sdk_lib: '3.4.1',
+                ton_connect_ui_lib: null,
+                chain_id: '-239',
+                provider: 'http',
+              },
             },
           }),
         ),
@@ -107,13 +130,21 @@ describe.runIf(enabled)('official @telegram-apps/analytics 1.6.4 script routed t
         Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
         document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
       });
-      const events = await waitForEvents(service, appName, (stored) => count(stored, 'connection-completed') === 1 && count(stored, 'app-hide') >= 1, 30_000);
+      const events = await waitForEvents(
+        service,
+        appName,
+        (stored) => count(stored, 'connection-completed') === 1 && count(stored, 'app-hide') >= 1,
+        30_000,
+      );
 
       const init = events.find((event) => event.event_name === 'app-init')!;
       expect(init).toMatchObject({ platform: 'tdesktop', locale: 'ru', start_param: '', is_premium: true });
       expect(new Set(events.map((event) => event.session_id)).size).toBe(1);
       const completed = events.find((event) => event.event_name === 'connection-completed')!;
-      expect(completed).toMatchObject({ is_success: true, props: { auth_type: 1, wallet_type: 'tonkeeper', trace_id: 'official-1', custom_data: { chain_id: '-239' } } });
+      expect(completed).toMatchObject({
+        is_success: true,
+        props: { auth_type: 1, wallet_type: 'tonkeeper', trace_id: 'official-1', custom_data: { chain_id: '-239' } },
+      });
 
       const posts = routed.filter((request) => request.method === 'POST' && request.path === '/events');
       await expect.poll(() => posts.every((post) => post.status !== 0)).toBe(true);

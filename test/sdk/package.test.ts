@@ -11,7 +11,16 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { SDK_PACKAGE_DIR, SDK_PACKAGE_NAME } from '../../src/build-sdk.ts';
 import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
-import { chromiumAvailable, count, customEvents, launchChromium, launchHash, startPageServer, waitForEvents, type PageServer } from './browser-harness.ts';
+import {
+  chromiumAvailable,
+  count,
+  customEvents,
+  launchChromium,
+  launchHash,
+  startPageServer,
+  waitForEvents,
+  type PageServer,
+} from './browser-harness.ts';
 
 const run = promisify(execFile);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -33,7 +42,10 @@ async function packAndInstall(): Promise<void> {
   packedFiles = packed!.files.map((file) => file.path).sort();
   const project = path.join(scratch, 'app');
   fs.mkdirSync(project);
-  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'scratch-mini-app', version: '1.0.0', private: true, type: 'module' }));
+  fs.writeFileSync(
+    path.join(project, 'package.json'),
+    JSON.stringify({ name: 'scratch-mini-app', version: '1.0.0', private: true, type: 'module' }),
+  );
   await run(npm, ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: project });
 }
 
@@ -63,8 +75,12 @@ describe('tma-analytics-sdk package', () => {
     expect(packedFiles).toContain('index.js');
     expect(packedFiles).toContain('index.d.ts');
     expect(packedFiles).toContain('package.json');
-    expect(packedFiles.every((file) => file.endsWith('.js') || file.endsWith('.d.ts') || file === 'package.json')).toBe(true);
-    const installed = JSON.parse(fs.readFileSync(path.join(project(), 'node_modules', SDK_PACKAGE_NAME, 'package.json'), 'utf8'));
+    expect(packedFiles.every((file) => file.endsWith('.js') || file.endsWith('.d.ts') || file === 'package.json')).toBe(
+      true,
+    );
+    const installed = JSON.parse(
+      fs.readFileSync(path.join(project(), 'node_modules', SDK_PACKAGE_NAME, 'package.json'), 'utf8'),
+    );
     expect(installed).toMatchObject({ name: SDK_PACKAGE_NAME, type: 'module', types: './index.d.ts' });
     expect(installed.dependencies ?? {}).toEqual({});
     expect(installed.peerDependencies ?? {}).toEqual({});
@@ -104,49 +120,73 @@ trackEvent(42);
       });
       previous = program;
       const problems = ts.getPreEmitDiagnostics(program);
-      expect(ts.formatDiagnostics(problems, ts.createCompilerHost({})), ts.ModuleResolutionKind[moduleResolution]).toBe('');
+      expect(ts.formatDiagnostics(problems, ts.createCompilerHost({})), ts.ModuleResolutionKind[moduleResolution]).toBe(
+        '',
+      );
       // the declarations came from the installed package, not from the source tree
-      expect(program.getSourceFiles().some((file) => file.fileName.includes(`node_modules/${SDK_PACKAGE_NAME}/index.d.ts`))).toBe(true);
+      expect(
+        program.getSourceFiles().some((file) => file.fileName.includes(`node_modules/${SDK_PACKAGE_NAME}/index.d.ts`)),
+      ).toBe(true);
     }
   });
 
-  it.runIf(enabled)('init({ token, appName, endpoint }) from a bundled app delivers app-init and custom events', async ({ expect }) => {
-    const entry = path.join(project(), 'main.js');
-    fs.writeFileSync(
-      entry,
-      `import { init, trackEvent } from '${SDK_PACKAGE_NAME}';
+  it.runIf(enabled)(
+    'init({ token, appName, endpoint }) from a bundled app delivers app-init and custom events',
+    async ({ expect }) => {
+      const entry = path.join(project(), 'main.js');
+      fs.writeFileSync(
+        entry,
+        `import { init, trackEvent } from '${SDK_PACKAGE_NAME}';
 
 // before the app renders
 init(window.analyticsOptions);
 trackEvent('rendered', { from: 'package' });
 document.body.textContent = 'mini app';
 `,
-    );
-    const bundle = path.join(project(), 'dist', 'main.js');
-    await build({ entryPoints: [entry], bundle: true, format: 'iife', target: 'es2019', outfile: bundle, absWorkingDir: project(), logLevel: 'silent' });
-    expect(fs.readFileSync(bundle, 'utf8')).not.toContain('from "tma-analytics-sdk"');
+      );
+      const bundle = path.join(project(), 'dist', 'main.js');
+      await build({
+        entryPoints: [entry],
+        bundle: true,
+        format: 'iife',
+        target: 'es2019',
+        outfile: bundle,
+        absWorkingDir: project(),
+        logLevel: 'silent',
+      });
+      expect(fs.readFileSync(bundle, 'utf8')).not.toContain('from "tma-analytics-sdk"');
 
-    const appName = `package_${process.pid}`;
-    const token = await service!.createApp(appName, 'localhost');
-    pages!.script('/package-app/main.js', bundle);
-    const url = pages!.page(
-      '/package-app/index.html',
-      `<!doctype html><html><head><meta charset="utf-8"><title>package</title>
+      const appName = `package_${process.pid}`;
+      const token = await service!.createApp(appName, 'localhost');
+      pages!.script('/package-app/main.js', bundle);
+      const url = pages!.page(
+        '/package-app/index.html',
+        `<!doctype html><html><head><meta charset="utf-8"><title>package</title>
 <script>window.analyticsOptions = ${JSON.stringify({ token, appName, endpoint: service!.url })};</script>
 </head><body><script src="/package-app/main.js"></script></body></html>`,
-    );
-    const context = await browser!.newContext();
-    try {
-      const page = await context.newPage();
-      const errors: Error[] = [];
-      page.on('pageerror', (error) => errors.push(error));
-      await page.goto(url + launchHash({ platform: 'ios', startParam: 'pkg' }));
-      const events = await waitForEvents(service!, appName, (stored) => count(stored, 'app-init') === 1 && customEvents(stored, 'rendered').length === 1);
-      expect(events.find((event) => event.event_name === 'app-init')).toMatchObject({ platform: 'ios', start_param: 'pkg', locale: 'ru', is_premium: true });
-      expect(customEvents(events, 'rendered')[0]!.props.custom_data).toEqual({ name: 'rendered', from: 'package' });
-      expect(errors).toEqual([]);
-    } finally {
-      await context.close();
-    }
-  });
+      );
+      const context = await browser!.newContext();
+      try {
+        const page = await context.newPage();
+        const errors: Error[] = [];
+        page.on('pageerror', (error) => errors.push(error));
+        await page.goto(url + launchHash({ platform: 'ios', startParam: 'pkg' }));
+        const events = await waitForEvents(
+          service!,
+          appName,
+          (stored) => count(stored, 'app-init') === 1 && customEvents(stored, 'rendered').length === 1,
+        );
+        expect(events.find((event) => event.event_name === 'app-init')).toMatchObject({
+          platform: 'ios',
+          start_param: 'pkg',
+          locale: 'ru',
+          is_premium: true,
+        });
+        expect(customEvents(events, 'rendered')[0]!.props.custom_data).toEqual({ name: 'rendered', from: 'package' });
+        expect(errors).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 });

@@ -28,17 +28,45 @@ async function eventCount(appName: string): Promise<number> {
   return row!.n;
 }
 
-describe('Analytics section: tokens with the bot\'s rules and messages', () => {
+describe("Analytics section: tokens with the bot's rules and messages", () => {
   it('refuses bad input with 400, the message of the bot and the field; a taken name with 409', async () => {
     const cases = [
-      { body: { bot: 'https://example.com/shop', domain: 'ok.example.com', app_name: 'ok_app' }, field: 'bot', message: errorOf(parseBotAddress('https://example.com/shop')) },
-      { body: { bot: '@not_a_b0t', domain: 'ok.example.com', app_name: 'ok_app' }, field: 'bot', message: errorOf(parseBotAddress('@not_a_b0t')) },
+      {
+        body: { bot: 'https://example.com/shop', domain: 'ok.example.com', app_name: 'ok_app' },
+        field: 'bot',
+        message: errorOf(parseBotAddress('https://example.com/shop')),
+      },
+      {
+        body: { bot: '@not_a_b0t', domain: 'ok.example.com', app_name: 'ok_app' },
+        field: 'bot',
+        message: errorOf(parseBotAddress('@not_a_b0t')),
+      },
       { body: { domain: 'ok.example.com', app_name: 'ok_app' }, field: 'bot', message: errorOf(parseBotAddress('')) },
-      { body: { bot: '@okay_app_bot', domain: '192.168.0.10', app_name: 'ok_app' }, field: 'domain', message: errorOf(parseDomain('192.168.0.10', { allowLocalhost: false })) },
-      { body: { bot: '@okay_app_bot', domain: 'localhost', app_name: 'ok_app' }, field: 'domain', message: errorOf(parseDomain('localhost', { allowLocalhost: false })) },
-      { body: { bot: '@okay_app_bot', domain: 'no spaces.example', app_name: 'ok_app' }, field: 'domain', message: errorOf(parseDomain('no spaces.example', { allowLocalhost: false })) },
-      { body: { bot: '@okay_app_bot', domain: 'ok.example.com', app_name: 'Alice Shop' }, field: 'app_name', message: errorOf(parseAppName('Alice Shop')) },
-      { body: { bot: '@okay_app_bot', domain: 'ok.example.com', app_name: 'ab' }, field: 'app_name', message: errorOf(parseAppName('ab')) },
+      {
+        body: { bot: '@okay_app_bot', domain: '192.168.0.10', app_name: 'ok_app' },
+        field: 'domain',
+        message: errorOf(parseDomain('192.168.0.10', { allowLocalhost: false })),
+      },
+      {
+        body: { bot: '@okay_app_bot', domain: 'localhost', app_name: 'ok_app' },
+        field: 'domain',
+        message: errorOf(parseDomain('localhost', { allowLocalhost: false })),
+      },
+      {
+        body: { bot: '@okay_app_bot', domain: 'no spaces.example', app_name: 'ok_app' },
+        field: 'domain',
+        message: errorOf(parseDomain('no spaces.example', { allowLocalhost: false })),
+      },
+      {
+        body: { bot: '@okay_app_bot', domain: 'ok.example.com', app_name: 'Alice Shop' },
+        field: 'app_name',
+        message: errorOf(parseAppName('Alice Shop')),
+      },
+      {
+        body: { bot: '@okay_app_bot', domain: 'ok.example.com', app_name: 'ab' },
+        field: 'app_name',
+        message: errorOf(parseAppName('ab')),
+      },
     ];
     for (const { body, field, message } of cases) {
       expect(message).not.toBe('accepted');
@@ -49,13 +77,21 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
     expect(await appRow('ok_app')).toBeNull();
 
     await create(bob, 'taken_name');
-    const taken = await alice.post('/api/apps', { bot: '@alice_bot', domain: 'alice.example.com', app_name: 'taken_name' });
+    const taken = await alice.post('/api/apps', {
+      bot: '@alice_bot',
+      domain: 'alice.example.com',
+      app_name: 'taken_name',
+    });
     expect(taken.status).toBe(409);
     expect(taken.json).toEqual({ message: 'The app name "taken_name" is already taken.' });
   });
 
   it('creates a token like the bot (normalised bot and domain), lists it with prefix and last event time', async () => {
-    const created = await alice.post('/api/apps', { bot: 'https://t.me/Alice_Shop_Bot', domain: 'https://Shop.Example.com/app?x=1', app_name: 'alice_shop' });
+    const created = await alice.post('/api/apps', {
+      bot: 'https://t.me/Alice_Shop_Bot',
+      domain: 'https://Shop.Example.com/app?x=1',
+      app_name: 'alice_shop',
+    });
     expect(created.status).toBe(201);
     const token: string = created.json.token;
     expect(token).toMatch(/^tma_[0-9A-Za-z]{40}$/);
@@ -75,7 +111,11 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
     expect(item()).toMatchObject({ token_prefix: token.slice(0, 10), last_event_at: null });
 
     const before = Date.now();
-    const sent = await postEvents(service.url, [makeEvent('alice_shop'), makeEvent('alice_shop', { event_name: 'app-hide' })], { token, origin: 'https://shop.example.com' });
+    const sent = await postEvents(
+      service.url,
+      [makeEvent('alice_shop'), makeEvent('alice_shop', { event_name: 'app-hide' })],
+      { token, origin: 'https://shop.example.com' },
+    );
     expect(sent.status).toBe(201);
     const after = await alice.get('/api/apps');
     const app = after.json.find((entry: { app_name: string }) => entry.app_name === 'alice_shop');
@@ -83,7 +123,11 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
     const last = Date.parse(app.last_event_at);
     expect(last).toBeGreaterThanOrEqual(before - 1000);
     expect(last).toBeLessThanOrEqual(Date.now());
-    expect((await alice.get('/api/apps/alice_shop')).json).toMatchObject({ app_name: 'alice_shop', last_event_at: app.last_event_at, events_total: 2 });
+    expect((await alice.get('/api/apps/alice_shop')).json).toMatchObject({
+      app_name: 'alice_shop',
+      last_event_at: app.last_event_at,
+      events_total: 2,
+    });
   });
 
   it('regenerate and revoke: the old token answers "Token is invalid." on POST /events', async () => {
@@ -109,7 +153,9 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
     const afterRevoke = await postEvents(service.url, makeEvent('rotating_app'), { token: second, origin });
     expect(afterRevoke.status).toBe(400);
     expect(afterRevoke.text).toBe('{"message":"Token is invalid."}');
-    expect((await alice.get('/api/apps')).json.find((app: { app_name: string }) => app.app_name === 'rotating_app')).toMatchObject({ token_prefix: null, events_total: 2 });
+    expect(
+      (await alice.get('/api/apps')).json.find((app: { app_name: string }) => app.app_name === 'rotating_app'),
+    ).toMatchObject({ token_prefix: null, events_total: 2 });
 
     // a revoked app can get a token again
     const third = (await alice.post('/api/apps/rotating_app/regenerate')).json.token;
@@ -117,12 +163,14 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
     expect(await eventCount('rotating_app')).toBe(3);
   });
 
-  it('adds and removes domains with the bot\'s rules; events follow the domains at once', async () => {
+  it("adds and removes domains with the bot's rules; events follow the domains at once", async () => {
     const token = await create(alice, 'domains_app', 'first.example.com');
     const added = await alice.post('/api/apps/domains_app/domains', { add: 'https://Second.Example.com/path' });
     expect(added.status).toBe(200);
     expect(added.json.domains).toEqual(['first.example.com', 'second.example.com']);
-    expect((await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://second.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://second.example.com' })).status,
+    ).toBe(201);
 
     const duplicate = await alice.post('/api/apps/domains_app/domains', { add: 'second.example.com' });
     expect(duplicate.status).toBe(409);
@@ -135,13 +183,18 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
     const removed = await alice.post('/api/apps/domains_app/domains', { remove: 'first.example.com' });
     expect(removed.status).toBe(200);
     expect(removed.json.domains).toEqual(['second.example.com']);
-    const refused = await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://first.example.com' });
+    const refused = await postEvents(service.url, makeEvent('domains_app'), {
+      token,
+      origin: 'https://first.example.com',
+    });
     expect(refused.status).toBe(403);
     expect(refused.text).toBe('{"message":"The domain name does not match."}');
 
     const last = await alice.post('/api/apps/domains_app/domains', { remove: 'second.example.com' });
     expect(last.status).toBe(409);
-    expect(last.json.message).toBe('second.example.com is the only domain of domains_app: add the new one before removing it.');
+    expect(last.json.message).toBe(
+      'second.example.com is the only domain of domains_app: add the new one before removing it.',
+    );
     const unknown = await alice.post('/api/apps/domains_app/domains', { remove: 'third.example.com' });
     expect(unknown.status).toBe(404);
     expect((await appRow('domains_app'))!.domains).toEqual(['second.example.com']);
@@ -149,19 +202,27 @@ describe('Analytics section: tokens with the bot\'s rules and messages', () => {
 
   it('deletes an app with its token and events', async () => {
     const token = await create(alice, 'doomed_app');
-    expect((await postEvents(service.url, makeEvent('doomed_app'), { token, origin: 'https://doomed-app.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('doomed_app'), { token, origin: 'https://doomed-app.example.com' }))
+        .status,
+    ).toBe(201);
     expect(await eventCount('doomed_app')).toBe(1);
     const deleted = await alice.delete('/api/apps/doomed_app');
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
     expect((await alice.get('/api/apps/doomed_app')).status).toBe(404);
-    expect((await alice.get('/api/apps')).json.map((app: { app_name: string }) => app.app_name)).not.toContain('doomed_app');
+    expect((await alice.get('/api/apps')).json.map((app: { app_name: string }) => app.app_name)).not.toContain(
+      'doomed_app',
+    );
     expect(await appRow('doomed_app')).toBeNull();
     const [orphans] = await service.store.sql.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM events WHERE app_id NOT IN (SELECT id FROM apps)',
     );
     expect(orphans!.n).toBe(0);
-    const after = await postEvents(service.url, makeEvent('doomed_app'), { token, origin: 'https://doomed-app.example.com' });
+    const after = await postEvents(service.url, makeEvent('doomed_app'), {
+      token,
+      origin: 'https://doomed-app.example.com',
+    });
     expect(after.status).toBe(400);
     expect(after.text).toBe('{"message":"Token is invalid."}');
     expect((await alice.delete('/api/apps/doomed_app')).status).toBe(404);
@@ -174,7 +235,9 @@ describe('who may see and change an app', () => {
 
   beforeAll(async () => {
     token = await create(alice, 'private_app');
-    expect((await postEvents(service.url, makeEvent('private_app', { user_id: 5550001 }), { token, origin })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('private_app', { user_id: 5550001 }), { token, origin })).status,
+    ).toBe(201);
   });
 
   const routes: [string, string, unknown?][] = [
@@ -201,8 +264,17 @@ describe('who may see and change an app', () => {
       expect(missing.json).toEqual({ message: 'There is no app named "missing_app".' });
     }
     expect(await appRow('private_app')).toEqual(appBefore);
-    expect((await postEvents(service.url, makeEvent('private_app', { event_name: 'app-hide', user_id: 5550001 }), { token, origin })).status).toBe(201);
-    expect((await bob.get('/api/apps')).json.map((app: { app_name: string }) => app.app_name)).not.toContain('private_app');
+    expect(
+      (
+        await postEvents(service.url, makeEvent('private_app', { event_name: 'app-hide', user_id: 5550001 }), {
+          token,
+          origin,
+        })
+      ).status,
+    ).toBe(201);
+    expect((await bob.get('/api/apps')).json.map((app: { app_name: string }) => app.app_name)).not.toContain(
+      'private_app',
+    );
   });
 
   it('lets ?all=1 list every app for administrators only', async () => {
@@ -214,7 +286,7 @@ describe('who may see and change an app', () => {
     expect(everyone).toEqual(expect.arrayContaining(['alice_shop', 'private_app', 'taken_name']));
   });
 
-  it('lets administrators see and change anybody\'s app, marked as admin in the audit log', async () => {
+  it("lets administrators see and change anybody's app, marked as admin in the audit log", async () => {
     expect((await admin.get('/api/apps/private_app')).json).toMatchObject({ app_name: 'private_app', events_total: 2 });
     const dashboard = await admin.get('/api/apps/private_app/dashboard?days=7');
     expect(dashboard.status).toBe(200);
@@ -223,17 +295,30 @@ describe('who may see and change an app', () => {
     expect(csv.status).toBe(200);
     expect(csv.text.trim().split('\n')).toHaveLength(3);
     expect((await admin.get('/api/apps/private_app/recent')).json).toHaveLength(2);
-    expect((await admin.post('/api/apps/private_app/domains', { add: 'admin-added.example.com' })).json.domains).toContain('admin-added.example.com');
+    expect(
+      (await admin.post('/api/apps/private_app/domains', { add: 'admin-added.example.com' })).json.domains,
+    ).toContain('admin-added.example.com');
     const regenerated = await admin.post('/api/apps/private_app/regenerate');
     expect(regenerated.status).toBe(200);
-    expect((await postEvents(service.url, makeEvent('private_app'), { token, origin })).text).toBe('{"message":"Token is invalid."}');
+    expect((await postEvents(service.url, makeEvent('private_app'), { token, origin })).text).toBe(
+      '{"message":"Token is invalid."}',
+    );
     token = regenerated.json.token;
-    const audit = await service.store.prisma.auditLog.findMany({ where: { appName: 'private_app', action: 'token.regenerate' } });
+    const audit = await service.store.prisma.auditLog.findMany({
+      where: { appName: 'private_app', action: 'token.regenerate' },
+    });
     expect(audit.map((entry) => entry.detail)).toEqual([{ admin: true }]);
 
     const bobsToken = await create(bob, 'bob_disposable');
     expect((await admin.delete('/api/apps/bob_disposable')).status).toBe(204);
     expect((await bob.get('/api/apps/bob_disposable')).status).toBe(404);
-    expect((await postEvents(service.url, makeEvent('bob_disposable'), { token: bobsToken, origin: 'https://bob-disposable.example.com' })).status).toBe(400);
+    expect(
+      (
+        await postEvents(service.url, makeEvent('bob_disposable'), {
+          token: bobsToken,
+          origin: 'https://bob-disposable.example.com',
+        })
+      ).status,
+    ).toBe(400);
   });
 });

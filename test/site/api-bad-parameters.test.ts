@@ -15,10 +15,25 @@ afterAll(() => service?.close());
 describe('bad parameters', () => {
   it('answers 400 with a readable message to repeated, NUL-carrying and oversized parameters, never 500', async () => {
     const cases: [string, SiteClient, number, string | undefined][] = [
-      ['/login/link?token=a&token=b', new SiteClient(service.url), 400, 'The query parameter "token" must be given once, as string.'],
-      ['/api/apps/app_b%00', alice, 400, 'The app name must be 3–64 characters: lowercase letters, digits, "_" or "-".'],
+      [
+        '/login/link?token=a&token=b',
+        new SiteClient(service.url),
+        400,
+        'The query parameter "token" must be given once, as string.',
+      ],
+      [
+        '/api/apps/app_b%00',
+        alice,
+        400,
+        'The app name must be 3–64 characters: lowercase letters, digits, "_" or "-".',
+      ],
       ['/api/apps/app_b%00/dashboard?days=7', alice, 400, undefined],
-      ['/api/apps/app_b/dashboard?days=7&days=30', alice, 400, 'The query parameter "days" must be given once, as string.'],
+      [
+        '/api/apps/app_b/dashboard?days=7&days=30',
+        alice,
+        400,
+        'The query parameter "days" must be given once, as string.',
+      ],
       [`/login?next=${'a'.repeat(5000)}`, new SiteClient(service.url), 400, undefined],
       ['/analytics?all=1&all=1', alice, 400, undefined],
       ['/api/apps/%E0%A4%A', alice, 400, undefined],

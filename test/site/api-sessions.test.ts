@@ -27,7 +27,9 @@ describe('sessions that really end', () => {
     const erin = await SiteClient.signedIn(service.url, { id: 5005, first_name: 'Erin' });
     const saved = copyOf(erin);
     expect((await saved.get('/api/me')).status).toBe(200);
-    const out = await erin.request('POST', '/logout', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const out = await erin.request('POST', '/logout', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(out.status).toBe(303);
     expect((await saved.get('/api/me')).status).toBe(401);
     expect((await saved.get('/analytics')).status).toBe(302);
@@ -37,13 +39,15 @@ describe('sessions that really end', () => {
     expect((await saved.get('/api/me')).status).toBe(401);
   });
 
-  it('signs out by a same-origin POST only: a link or another site\'s form leaves the session alive', async () => {
+  it("signs out by a same-origin POST only: a link or another site's form leaves the session alive", async () => {
     const frank = await SiteClient.signedIn(service.url, { id: 5006, first_name: 'Frank' });
     const page = await frank.get('/logout');
     expect(page.status).toBe(200);
     expect(page.text).toContain('<form method="post" action="/logout">');
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
-    expect((await frank.request('POST', '/logout', { headers: form, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await frank.request('POST', '/logout', { headers: form, origin: 'https://evil.example' })).status).toBe(
+      403,
+    );
     expect((await frank.request('POST', '/logout', { headers: form, origin: null })).status).toBe(403);
     expect((await frank.get('/api/me')).status).toBe(200);
     expect(frank.cookie).toBeDefined();
@@ -68,8 +72,14 @@ describe('sessions that really end', () => {
     const refused = await alice.post('/api/sessions/end', { telegram_id: String(heidi.id) });
     expect(refused.status).toBe(403);
     expect((await laptop.get('/api/me')).status).toBe(200);
-    expect((await admin.post('/api/sessions/end', { telegram_id: 'heidi' })).json).toEqual({ message: 'A Telegram user id is a number.', field: 'telegram_id' });
-    expect((await admin.post('/api/sessions/end', { telegram_id: String(heidi.id) }, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await admin.post('/api/sessions/end', { telegram_id: 'heidi' })).json).toEqual({
+      message: 'A Telegram user id is a number.',
+      field: 'telegram_id',
+    });
+    expect(
+      (await admin.post('/api/sessions/end', { telegram_id: String(heidi.id) }, { origin: 'https://evil.example' }))
+        .status,
+    ).toBe(403);
     expect((await laptop.get('/api/me')).status).toBe(200);
     const ended = await admin.post('/api/sessions/end', { telegram_id: String(heidi.id) });
     expect(ended.status).toBe(200);
@@ -82,14 +92,18 @@ describe('sessions that really end', () => {
     expect((await alice.get('/analytics?all=1')).text).not.toContain('end-sessions');
   });
 
-  it('lets the operator end a user\'s sessions from the CLI; every node honours it within seconds', async () => {
+  it("lets the operator end a user's sessions from the CLI; every node honours it within seconds", async () => {
     const ivan = { id: 5009, first_name: 'Ivan' };
     const client = await SiteClient.signedIn(service.url, ivan);
     expect((await client.get('/api/me')).status).toBe(200);
     const result = await runCommand(service.services, ['sessions', 'end', '--telegram-id', String(ivan.id), '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ ended: 1 });
-    await eventually(async () => ((await client.get('/api/me')).status === 401 ? true : undefined), 'the session to end', 5_000);
+    await eventually(
+      async () => ((await client.get('/api/me')).status === 401 ? true : undefined),
+      'the session to end',
+      5_000,
+    );
     const bad = await runCommand(service.services, ['sessions', 'end', '--telegram-id', 'ivan']);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('a Telegram user id must be numeric');

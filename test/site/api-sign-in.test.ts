@@ -37,7 +37,13 @@ describe('sign-in with the Telegram Login Widget', () => {
 
   it('accepts a payload a few hours old (the 24 h window) and never redirects off-site', async () => {
     const client = new SiteClient(service.url);
-    const answer = await client.get(widgetRedirect(widgetPayload(BOB, { authDate: now() - 23 * 3600 }), '//evil.example/steal', await client.loginState()));
+    const answer = await client.get(
+      widgetRedirect(
+        widgetPayload(BOB, { authDate: now() - 23 * 3600 }),
+        '//evil.example/steal',
+        await client.loginState(),
+      ),
+    );
     expect(answer.status).toBe(302);
     expect(answer.headers.get('location')).toBe('/analytics');
     expect(client.cookie).toBeDefined();
@@ -51,7 +57,9 @@ describe('sign-in with the Telegram Login Widget', () => {
   it('refuses forged, tampered, stale and unsigned payloads with 403 and no cookie', async () => {
     const genuine = widgetPayload(ALICE);
     const forged: Record<string, Record<string, string>> = {
-      'signed with another bot token': widgetPayload(ALICE, { botToken: '7000000000:AAOtherBotTokenOtherBotTokenOther' }),
+      'signed with another bot token': widgetPayload(ALICE, {
+        botToken: '7000000000:AAOtherBotTokenOtherBotTokenOther',
+      }),
       'wrong hash': { ...genuine, hash: crypto.randomBytes(32).toString('hex') },
       'tampered id (to become the admin)': { ...genuine, id: String(ADMIN.id) },
       'tampered name': { ...genuine, first_name: 'Mallory' },
@@ -75,7 +83,9 @@ describe('sign-in with the Telegram Login Widget', () => {
     }
     // a second id appended to a genuine payload must not be taken for either
     const browser = new SiteClient(service.url);
-    const duplicated = await browser.get(`${widgetRedirect(genuine, '/analytics', await browser.loginState())}&id=${ADMIN.id}`);
+    const duplicated = await browser.get(
+      `${widgetRedirect(genuine, '/analytics', await browser.loginState())}&id=${ADMIN.id}`,
+    );
     expect(duplicated.status).toBe(400);
     expect(duplicated.json).toEqual({ message: 'The query parameter "id" must be given once, as string.' });
     expect(duplicated.sessionCookie).toBeUndefined();
@@ -83,7 +93,10 @@ describe('sign-in with the Telegram Login Widget', () => {
 
   it('ignores session cookies that were not signed by the service', async () => {
     const client = await SiteClient.signedIn(service.url, ALICE);
-    const [value, signature] = [client.cookie!.slice(0, client.cookie!.lastIndexOf('.')), client.cookie!.slice(client.cookie!.lastIndexOf('.') + 1)];
+    const [value, signature] = [
+      client.cookie!.slice(0, client.cookie!.lastIndexOf('.')),
+      client.cookie!.slice(client.cookie!.lastIndexOf('.') + 1),
+    ];
     const data = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
     expect(data.id).toBe(String(ALICE.id));
     const asAdmin = Buffer.from(JSON.stringify({ ...data, id: String(ADMIN.id) })).toString('base64url');
@@ -99,7 +112,9 @@ describe('sign-in with the Telegram Login Widget', () => {
     const anonymous = new SiteClient(service.url);
     expect((await anonymous.get('/api/me')).json).toEqual({ message: 'Sign in first.' });
     expect((await anonymous.get('/api/apps')).status).toBe(401);
-    expect((await anonymous.post('/api/apps', { bot: '@x_bot', domain: 'x.example.com', app_name: 'anonymous_app' })).status).toBe(401);
+    expect(
+      (await anonymous.post('/api/apps', { bot: '@x_bot', domain: 'x.example.com', app_name: 'anonymous_app' })).status,
+    ).toBe(401);
     expect(await appRow('anonymous_app')).toBeNull();
     const page = await anonymous.get('/analytics/some_app');
     expect(page.status).toBe(302);
@@ -107,7 +122,9 @@ describe('sign-in with the Telegram Login Widget', () => {
     expect((await anonymous.get('/login')).status).toBe(200);
 
     const client = await SiteClient.signedIn(service.url, BOB);
-    const out = await client.request('POST', '/logout', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const out = await client.request('POST', '/logout', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(out.status).toBe(303);
     expect(out.headers.get('location')).toBe('/');
     expect(out.sessionCookie).toMatch(/^tma_session=;/);
@@ -129,7 +146,9 @@ describe('sign-in in Mini App mode (initData)', () => {
   it('refuses forged, tampered, stale and missing initData with 403 and no cookie', async () => {
     const genuine = signedInitData(BOB);
     const forged: Record<string, unknown> = {
-      'signed with another bot token': signedInitData(BOB, { botToken: '7000000000:AAOtherBotTokenOtherBotTokenOther' }),
+      'signed with another bot token': signedInitData(BOB, {
+        botToken: '7000000000:AAOtherBotTokenOtherBotTokenOther',
+      }),
       'tampered user id (to become the admin)': genuine.replace(`%22id%22%3A${BOB.id}`, `%22id%22%3A${ADMIN.id}`),
       'hash replaced': genuine.replace(/hash=[0-9a-f]+/, `hash=${'0'.repeat(64)}`),
       'hash removed': genuine.replace(/&?hash=[0-9a-f]+/, ''),
@@ -159,7 +178,7 @@ describe('sign-in in Mini App mode (initData)', () => {
     expect(script.text).toContain("fetch('/auth/webapp'");
   });
 
-  it('keeps a Mini App session in the cookie Telegram\'s web frame can hold: SameSite=None, Secure, Partitioned', async () => {
+  it("keeps a Mini App session in the cookie Telegram's web frame can hold: SameSite=None, Secure, Partitioned", async () => {
     const answer = await new SiteClient(service.url).post('/auth/webapp', { initData: signedInitData(BOB) });
     expect(answer.status).toBe(200);
     expect(answer.sessionCookie).toMatch(/; SameSite=None/i);
@@ -178,13 +197,19 @@ describe('sign-in in Mini App mode (initData)', () => {
     const thief = new SiteClient(service.url);
     const replay = await thief.post('/auth/webapp', { initData });
     expect(replay.status).toBe(403);
-    expect(replay.json).toEqual({ message: 'This Mini App sign-in was already used. Open the dashboard from the bot again.' });
+    expect(replay.json).toEqual({
+      message: 'This Mini App sign-in was already used. Open the dashboard from the bot again.',
+    });
     expect(replay.sessionCookie).toBeUndefined();
     expect((await thief.get('/api/me')).status).toBe(401);
   });
 
   it('refuses initData posted from another site', async () => {
-    const answer = await new SiteClient(service.url).post('/auth/webapp', { initData: signedInitData(BOB) }, { origin: 'https://evil.example' });
+    const answer = await new SiteClient(service.url).post(
+      '/auth/webapp',
+      { initData: signedInitData(BOB) },
+      { origin: 'https://evil.example' },
+    );
     expect(answer.status).toBe(403);
     expect(answer.sessionCookie).toBeUndefined();
   });
@@ -228,8 +253,12 @@ describe('sign-in payloads work once, in the browser that asked for them', () =>
     const browser = new SiteClient(service.url);
     const first = await browser.widgetAuthUrl('/analytics');
     const second = await browser.widgetAuthUrl('/catalog');
-    expect(new URL(second, 'http://x').searchParams.get('state')).toBe(new URL(first, 'http://x').searchParams.get('state'));
-    const answer = await browser.get(`${first}&${new URLSearchParams(widgetPayload({ id: 4006, first_name: 'Nia' })).toString()}`);
+    expect(new URL(second, 'http://x').searchParams.get('state')).toBe(
+      new URL(first, 'http://x').searchParams.get('state'),
+    );
+    const answer = await browser.get(
+      `${first}&${new URLSearchParams(widgetPayload({ id: 4006, first_name: 'Nia' })).toString()}`,
+    );
     expect(answer.status).toBe(302);
     expect(answer.headers.get('location')).toBe('/analytics');
   });

@@ -48,7 +48,13 @@ function launchSiteBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-features=LocalNetworkAccessChecks'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-features=LocalNetworkAccessChecks',
+    ],
     timeout: 30_000,
   });
 }
@@ -63,7 +69,10 @@ const outside: string[] = [];
 beforeAll(async () => {
   if (!enabled) return;
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  [service, browser] = await Promise.all([startSiteService({ RATE_LIMIT_MAX: '100000', ADMIN_TELEGRAM_IDS: String(ADMIN.id) }), launchSiteBrowser()]);
+  [service, browser] = await Promise.all([
+    startSiteService({ RATE_LIMIT_MAX: '100000', ADMIN_TELEGRAM_IDS: String(ADMIN.id) }),
+    launchSiteBrowser(),
+  ]);
 });
 afterAll(async () => {
   await browser?.close();
@@ -85,7 +94,13 @@ const CSP_VIOLATION = /Content Security Policy|Content-Security-Policy/i;
 
 async function visitor(name: string, viewport = DESKTOP): Promise<Visitor> {
   const phone = viewport.width < 600;
-  const context = await browser.newContext({ viewport, baseURL: service.url, isMobile: phone, hasTouch: phone, deviceScaleFactor: phone ? 2 : 1 });
+  const context = await browser.newContext({
+    viewport,
+    baseURL: service.url,
+    isMobile: phone,
+    hasTouch: phone,
+    deviceScaleFactor: phone ? 2 : 1,
+  });
   const widgetRequests: string[] = [];
   await context.route(
     (url) => !url.href.startsWith(service.url),
@@ -93,7 +108,11 @@ async function visitor(name: string, viewport = DESKTOP): Promise<Visitor> {
       const url = route.request().url();
       if (url.startsWith('https://telegram.org/')) {
         widgetRequests.push(url);
-        return route.fulfill({ status: 200, contentType: 'application/javascript', body: '/* Telegram Login Widget: not loaded in tests */' });
+        return route.fulfill({
+          status: 200,
+          contentType: 'application/javascript',
+          body: '/* Telegram Login Widget: not loaded in tests */',
+        });
       }
       outside.push(url);
       return route.abort();
@@ -147,8 +166,13 @@ async function horizontalOverflow(page: Page): Promise<{ page: number; viewport:
       // elements inside a scrolling card are fine; an element sticking out of the page is not
       let scroller = element.parentElement;
       while (scroller && getComputedStyle(scroller).overflowX === 'visible') scroller = scroller.parentElement;
-      if (box.right > viewport + 1 && (!scroller || scroller === document.body || scroller === document.documentElement)) {
-        wide.push(`${element.tagName.toLowerCase()}${element.id ? '#' + element.id : ''}${element.className && typeof element.className === 'string' ? '.' + element.className.split(' ').join('.') : ''} right=${Math.round(box.right)}`);
+      if (
+        box.right > viewport + 1 &&
+        (!scroller || scroller === document.body || scroller === document.documentElement)
+      ) {
+        wide.push(
+          `${element.tagName.toLowerCase()}${element.id ? '#' + element.id : ''}${element.className && typeof element.className === 'string' ? '.' + element.className.split(' ').join('.') : ''} right=${Math.round(box.right)}`,
+        );
       }
     }
     return { page: document.documentElement.scrollWidth, viewport, wide: wide.slice(0, 10) };
@@ -156,14 +180,24 @@ async function horizontalOverflow(page: Page): Promise<{ page: number; viewport:
 }
 
 /** pixels of a chart's canvas near a series colour: the line was really drawn */
-async function chartPixels(page: Page, chartId: string, rgb: [number, number, number]): Promise<{ width: number; height: number; colored: number }> {
+async function chartPixels(
+  page: Page,
+  chartId: string,
+  rgb: [number, number, number],
+): Promise<{ width: number; height: number; colored: number }> {
   return page.evaluate(
     ({ chartId, rgb }) => {
       const canvas = document.querySelector(`#${chartId} canvas`);
       const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
       let colored = 0;
       for (let i = 0; i < data.length; i += 4) {
-        if (data[i + 3] > 200 && Math.abs(data[i] - rgb[0]) < 40 && Math.abs(data[i + 1] - rgb[1]) < 40 && Math.abs(data[i + 2] - rgb[2]) < 40) colored++;
+        if (
+          data[i + 3] > 200 &&
+          Math.abs(data[i] - rgb[0]) < 40 &&
+          Math.abs(data[i + 1] - rgb[1]) < 40 &&
+          Math.abs(data[i + 2] - rgb[2]) < 40
+        )
+          colored++;
       }
       return { width: canvas.width, height: canvas.height, colored };
     },
@@ -173,7 +207,12 @@ async function chartPixels(page: Page, chartId: string, rgb: [number, number, nu
 
 async function kpis(page: Page): Promise<Record<string, string>> {
   return page.evaluate(() =>
-    Object.fromEntries([...document.querySelectorAll('.kpi')].map((kpi: any) => [kpi.querySelector('.label').textContent, kpi.querySelector('.value').textContent])),
+    Object.fromEntries(
+      [...document.querySelectorAll('.kpi')].map((kpi: any) => [
+        kpi.querySelector('.label').textContent,
+        kpi.querySelector('.value').textContent,
+      ]),
+    ),
   );
 }
 
@@ -181,7 +220,8 @@ async function kpis(page: Page): Promise<Record<string, string>> {
 const XSS = '<img src=x onerror="window.__xss=1">';
 const BOB: TelegramUser = { id: 2002, first_name: 'Bob', last_name: XSS, username: 'bob' };
 const DAY_MS = 24 * 3600 * 1000;
-const noon = (daysAgo: number, second: number) => String(Date.parse(`${new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10)}T12:00:00Z`) + second * 1000);
+const noon = (daysAgo: number, second: number) =>
+  String(Date.parse(`${new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10)}T12:00:00Z`) + second * 1000);
 const PLATFORMS = ['ios', 'android', 'tdesktop', 'weba'];
 const LOCALES = ['en', 'ru', 'de', 'es'];
 const SOURCES = ['', 'ads_spring', 'friend', 'channel_post'];
@@ -193,7 +233,13 @@ function history(): Record<string, unknown>[] {
     const sessions = 9 - ago;
     for (let s = 0; s < sessions; s++) {
       const session = crypto.randomUUID();
-      const funnel = ['app-init', 'connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'].slice(0, 1 + ((s + ago) % 5));
+      const funnel = [
+        'app-init',
+        'connection-started',
+        'connection-completed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+      ].slice(0, 1 + ((s + ago) % 5));
       for (const [position, name] of [...funnel, 'app-hide'].entries()) {
         events.push(
           makeEvent(APP, {
@@ -215,7 +261,13 @@ function history(): Record<string, unknown>[] {
 /** events of today, as a mini app sends them while people use it now */
 function today(count: number, offset = 0): Record<string, unknown>[] {
   return Array.from({ length: count }, (_, index) =>
-    makeEvent(APP, { event_name: index % 3 === 0 ? 'app-init' : 'custom-event', custom_data: { n: offset + index, note: XSS }, user_id: 6100000100 + ((offset + index) % 3), platform: 'ios', client_timestamp: undefined }),
+    makeEvent(APP, {
+      event_name: index % 3 === 0 ? 'app-init' : 'custom-event',
+      custom_data: { n: offset + index, note: XSS },
+      user_id: 6100000100 + ((offset + index) % 3),
+      platform: 'ios',
+      client_timestamp: undefined,
+    }),
   );
 }
 
@@ -239,13 +291,17 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await page.fill('input[name=domain]', 'https://Shop.Example.com/');
     await page.fill('input[name=app_name]', APP);
     await page.click('#create button[type=submit]');
-    await expect.poll(() => page.locator('#create-error').textContent()).toBe((parseBotAddress('https://example.com/shop') as { error: string }).error);
+    await expect
+      .poll(() => page.locator('#create-error').textContent())
+      .toBe((parseBotAddress('https://example.com/shop') as { error: string }).error);
 
     await page.fill('input[name=bot]', 'https://t.me/Shop_Demo_Bot');
     await page.click('#create button[type=submit]');
     token = (await page.locator('#token').textContent({ timeout: 10_000 }))!.trim();
     expect(token).toMatch(/^tma_[0-9A-Za-z]{40}$/);
-    expect(await page.locator('#issued').textContent()).toContain(`telegramAnalytics.init({ token: '${token}', appName: '${APP}' })`);
+    expect(await page.locator('#issued').textContent()).toContain(
+      `telegramAnalytics.init({ token: '${token}', appName: '${APP}' })`,
+    );
     const item = page.locator(`.app-item[data-app="${APP}"]`);
     await expect.poll(() => item.textContent()).toContain('no events yet');
     expect(await item.textContent()).toContain(token.slice(0, 10));
@@ -260,7 +316,9 @@ describe.runIf(enabled)('registration site in Chromium', () => {
       expect(answer.status, answer.text).toBe(201);
     }
     await page.reload();
-    await expect.poll(() => item.textContent()).toMatch(/Last event: (just now|\d+ seconds? ago) \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)/);
+    await expect
+      .poll(() => item.textContent())
+      .toMatch(/Last event: (just now|\d+ seconds? ago) \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)/);
     await screenshot(page, 'analytics-1280');
     expect(alice.errors).toEqual([]);
     await alice.context.close();
@@ -304,15 +362,35 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     const eventsChart = await page.evaluate(() => document.querySelector('#chart-events canvas').toDataURL());
     const more = [1, 2, 3].flatMap((n) => {
       const session = crypto.randomUUID();
-      return ['app-init', 'connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed'].map((name) =>
-        makeEvent(APP, { event_name: name, session_id: session, user_id: 6100000200 + n, platform: 'android', locale: 'ru', start_param: 'friend' }),
+      return [
+        'app-init',
+        'connection-started',
+        'connection-completed',
+        'transaction-sent-for-signature',
+        'transaction-signed',
+      ].map((name) =>
+        makeEvent(APP, {
+          event_name: name,
+          session_id: session,
+          user_id: 6100000200 + n,
+          platform: 'android',
+          locale: 'ru',
+          start_param: 'friend',
+        }),
       );
     });
     expect((await postEvents(service.url, more, { token, origin: APP_ORIGIN })).status).toBe(201);
     sent = [...sent, ...more];
     const newSessions = [...new Set(more.map((event) => String(event.session_id).slice(0, 8)))];
     await expect
-      .poll(() => page.locator('#recent').textContent().then((text) => newSessions.filter((session) => text!.includes(session)).length), { timeout: 15_000, interval: 250 })
+      .poll(
+        () =>
+          page
+            .locator('#recent')
+            .textContent()
+            .then((text) => newSessions.filter((session) => text!.includes(session)).length),
+        { timeout: 15_000, interval: 250 },
+      )
       .toBe(3);
     await page.selectOption('#period', '7');
     await expect.poll(() => kpis(page).then((values) => values['Events today'])).toBe('22');
@@ -349,7 +427,9 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-390-dark.png') });
     await page.emulateMedia({ colorScheme: 'light' });
     const dashboard = await horizontalOverflow(page);
-    const charts = await page.evaluate(() => [...document.querySelectorAll('.chart canvas')].map((canvas: any) => canvas.getBoundingClientRect().right));
+    const charts = await page.evaluate(() =>
+      [...document.querySelectorAll('.chart canvas')].map((canvas: any) => canvas.getBoundingClientRect().right),
+    );
     await phone.context.clearCookies();
     await page.goto('/login');
     await screenshot(page, 'login-390');
@@ -369,11 +449,22 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     // a second app with enough users to be ranked, then a fresh ranking (if that command exists yet)
     const coinToken = await service.createApp('coin_flip', 'coin.example.com');
     const coinEvents = Array.from({ length: 90 }, (_, index) =>
-      makeEvent('coin_flip', { user_id: 6200000000 + (index % 30), event_name: index % 9 === 8 ? 'connection-completed' : 'app-init', client_timestamp: noon(1 + (index % 3), index) }),
+      makeEvent('coin_flip', {
+        user_id: 6200000000 + (index % 30),
+        event_name: index % 9 === 8 ? 'connection-completed' : 'app-init',
+        client_timestamp: noon(1 + (index % 3), index),
+      }),
     );
-    expect((await postEvents(service.url, coinEvents, { token: coinToken, origin: 'https://coin.example.com' })).status).toBe(201);
-    await runCommand(service.services, ['ranking', 'run']).catch((error: unknown) => console.warn(`ranking run failed: ${String(error)}`));
-    for (const [viewport, name] of [[DESKTOP, 'catalog-1280'], [PHONE, 'catalog-390']] as const) {
+    expect(
+      (await postEvents(service.url, coinEvents, { token: coinToken, origin: 'https://coin.example.com' })).status,
+    ).toBe(201);
+    await runCommand(service.services, ['ranking', 'run']).catch((error: unknown) =>
+      console.warn(`ranking run failed: ${String(error)}`),
+    );
+    for (const [viewport, name] of [
+      [DESKTOP, 'catalog-1280'],
+      [PHONE, 'catalog-390'],
+    ] as const) {
       const v = await visitor(`catalog ${name}`, viewport);
       const response = await v.page.goto('/catalog');
       expect(response?.status()).toBe(200);
@@ -399,7 +490,7 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await v.context.close();
   });
 
-  it('keeps one user out of another user\'s dashboard: an error, no data', async () => {
+  it("keeps one user out of another user's dashboard: an error, no data", async () => {
     expect(token).toBeDefined();
     const bob = await signedInVisitor('bob', BOB);
     const { page } = bob;
@@ -425,7 +516,8 @@ describe.runIf(enabled)('registration site in Chromium', () => {
 
   it('signs in in Mini App mode from the initData Telegram passes in the URL; refuses forged initData', async () => {
     const good = await visitor('mini app');
-    const launch = (initData: string) => `/webapp#tgWebAppData=${encodeURIComponent(initData)}&tgWebAppVersion=8.0&tgWebAppPlatform=ios`;
+    const launch = (initData: string) =>
+      `/webapp#tgWebAppData=${encodeURIComponent(initData)}&tgWebAppVersion=8.0&tgWebAppPlatform=ios`;
     await good.page.goto(launch(signedInitData(ALICE)));
     await good.page.waitForURL('**/analytics');
     await good.page.locator(`.app-item[data-app="${APP}"]`).waitFor();
@@ -434,14 +526,16 @@ describe.runIf(enabled)('registration site in Chromium', () => {
 
     const forged = await visitor('mini app forged');
     await forged.page.goto(launch(signedInitData(ALICE).replace(`%22id%22%3A${ALICE.id}`, `%22id%22%3A${BOB.id}`)));
-    await expect.poll(() => forged.page.locator('#status').textContent()).toBe('Sign-in failed: open this page from the bot.');
+    await expect
+      .poll(() => forged.page.locator('#status').textContent())
+      .toBe('Sign-in failed: open this page from the bot.');
     expect(new URL(forged.page.url()).pathname).toBe('/webapp');
     expect((await forged.context.cookies()).map((cookie) => cookie.name)).not.toContain('tma_session');
     expect(forged.errors).toEqual([]);
     await forged.context.close();
   });
 
-  it('signs out with the header\'s button; a saved copy of the session cookie opens nothing afterwards', async () => {
+  it("signs out with the header's button; a saved copy of the session cookie opens nothing afterwards", async () => {
     const alice = await signedInVisitor('sign-out', ALICE);
     const { page, context } = alice;
     const saved = (await context.cookies()).find((cookie) => cookie.name === 'tma_session')!;
@@ -470,25 +564,31 @@ describe.runIf(enabled)('registration site in Chromium', () => {
       asked.push(dialog.message());
       void (answers.shift() ? dialog.accept() : dialog.dismiss());
     });
-    const remove = page.locator(`.app-item[data-app="${APP}"] button[data-action="remove-domain"][data-domain="second.example.com"]`);
+    const remove = page.locator(
+      `.app-item[data-app="${APP}"] button[data-action="remove-domain"][data-domain="second.example.com"]`,
+    );
     await remove.click();
     await expect.poll(() => asked.length).toBe(1);
     expect(asked[0]).toBe(`Remove second.example.com from ${APP}? Events sent from it will be refused.`);
     expect((await service.services.registry.getApp(APP, OPERATOR)).domains).toContain('second.example.com');
     await remove.click();
-    await expect.poll(async () => (await service.services.registry.getApp(APP, OPERATOR)).domains).not.toContain('second.example.com');
+    await expect
+      .poll(async () => (await service.services.registry.getApp(APP, OPERATOR)).domains)
+      .not.toContain('second.example.com');
     expect(asked).toHaveLength(2);
     expect(alice.errors).toEqual([]);
     await alice.context.close();
   });
 
-  it('lets an administrator end a user\'s sessions from the admin view; the user\'s open page then asks for sign-in', async () => {
+  it("lets an administrator end a user's sessions from the admin view; the user's open page then asks for sign-in", async () => {
     const alice = await signedInVisitor('signed out by the admin', ALICE);
     const admin = await signedInVisitor('admin ends sessions', ADMIN);
     await admin.page.goto('/analytics?all=1');
     await admin.page.fill('#end-sessions input[name=telegram_id]', String(ALICE.id));
     await admin.page.click('#end-sessions button[type=submit]');
-    await expect.poll(() => admin.page.locator('#end-sessions-done').textContent()).toMatch(/^Ended [1-9]\d* sessions?\.$/);
+    await expect
+      .poll(() => admin.page.locator('#end-sessions-done').textContent())
+      .toMatch(/^Ended [1-9]\d* sessions?\.$/);
     await alice.page.reload();
     expect(new URL(alice.page.url()).pathname).toBe('/login');
     await admin.page.reload();
@@ -503,7 +603,10 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     // same host, another port: the same site for SameSite cookies, so the session cookie is sent to the frame
     const evil = 'http://127.0.0.1:65432';
     await context.route(`${evil}/**`, (route) =>
-      route.fulfill({ contentType: 'text/html', body: `<h1>Win a prize</h1><iframe id="victim" src="${service.url}/analytics" width="800" height="600"></iframe>` }),
+      route.fulfill({
+        contentType: 'text/html',
+        body: `<h1>Win a prize</h1><iframe id="victim" src="${service.url}/analytics" width="800" height="600"></iframe>`,
+      }),
     );
     await page.goto(`${evil}/prize`);
     await expect.poll(() => alice.violations.join('\n'), { timeout: 10_000 }).toMatch(/frame-ancestors 'none'/);
@@ -512,13 +615,21 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await context.close();
   });
 
-  it('works as a Mini App inside Telegram\'s web client: /webapp signs in and the Analytics section renders in the frame', async () => {
+  it("works as a Mini App inside Telegram's web client: /webapp signs in and the Analytics section renders in the frame", async () => {
     // as deployed: over https, so the Mini App session cookie is SameSite=None; Secure; Partitioned
     const framed = await startSiteService({ RATE_LIMIT_MAX: '100000', PUBLIC_URL: 'https://analytics.example.net' });
     let context: BrowserContext | undefined;
     try {
       const base = framed.url;
-      await framed.services.registry.createApp({ appName: 'framed_app', bot: '@framed_app_bot', domains: ['framed.example.com'], ownerTelegramId: String(ALICE.id) }, { surface: 'cli' });
+      await framed.services.registry.createApp(
+        {
+          appName: 'framed_app',
+          bot: '@framed_app_bot',
+          domains: ['framed.example.com'],
+          ownerTelegramId: String(ALICE.id),
+        },
+        { surface: 'cli' },
+      );
       context = await browser.newContext({ viewport: PHONE });
       const violations: string[] = [];
       const errors: Error[] = [];
@@ -528,7 +639,10 @@ describe.runIf(enabled)('registration site in Chromium', () => {
         (url) => !url.href.startsWith(base),
         (route) => {
           if (route.request().url().startsWith('https://web.telegram.org/')) {
-            return route.fulfill({ contentType: 'text/html', body: `<title>Telegram Web</title><iframe id="app" src="${launch}" width="380" height="760"></iframe>` });
+            return route.fulfill({
+              contentType: 'text/html',
+              body: `<title>Telegram Web</title><iframe id="app" src="${launch}" width="380" height="760"></iframe>`,
+            });
           }
           outside.push(route.request().url());
           return route.abort();
@@ -566,7 +680,11 @@ describe.runIf(enabled)('registration site in Chromium', () => {
 
   it('had no page errors, no Content-Security-Policy violation and reached nothing outside the service on any page', () => {
     expect(opened.length).toBeGreaterThan(5);
-    expect(opened.filter((entry) => entry.errors.length > 0).map((entry) => `${entry.name}: ${entry.errors.map(String).join('; ')}`)).toEqual([]);
+    expect(
+      opened
+        .filter((entry) => entry.errors.length > 0)
+        .map((entry) => `${entry.name}: ${entry.errors.map(String).join('; ')}`),
+    ).toEqual([]);
     expect(opened.flatMap((entry) => entry.violations.map((violation) => `${entry.name}: ${violation}`))).toEqual([]);
     expect(outside).toEqual([]);
   });

@@ -39,9 +39,16 @@ export function signWidget(fields: Record<string, string>, botToken = BOT_TOKEN)
 let lastAuthDate = Infinity;
 
 /** what the widget hands over for a user who just confirmed the login (authDate in epoch seconds) */
-export function widgetPayload(user: TelegramUser, options: { authDate?: number; botToken?: string } = {}): Record<string, string> {
+export function widgetPayload(
+  user: TelegramUser,
+  options: { authDate?: number; botToken?: string } = {},
+): Record<string, string> {
   const authDate = options.authDate ?? (lastAuthDate = Math.min(Math.floor(Date.now() / 1000), lastAuthDate - 1));
-  const fields: Record<string, string> = { id: String(user.id), first_name: user.first_name, auth_date: String(authDate) };
+  const fields: Record<string, string> = {
+    id: String(user.id),
+    first_name: user.first_name,
+    auth_date: String(authDate),
+  };
   if (user.last_name) fields.last_name = user.last_name;
   if (user.username) fields.username = user.username;
   fields.photo_url = `https://t.me/i/userpic/320/${user.username ?? user.id}.jpg`;
@@ -59,7 +66,12 @@ export function widgetRedirect(payload: Record<string, string>, next = '/analyti
 /** Mini App initData as Telegram gives it to a web app opened from the bot */
 export function signedInitData(user: TelegramUser, options: { authDate?: Date; botToken?: string } = {}): string {
   return sign(
-    { user: { ...user, language_code: 'en', allows_write_to_pm: true }, query_id: 'AAHdF6IQAAAAAN0XohDhrOrc', chat_type: 'private', chat_instance: '-5143152432390124211' } as never,
+    {
+      user: { ...user, language_code: 'en', allows_write_to_pm: true },
+      query_id: 'AAHdF6IQAAAAAN0XohDhrOrc',
+      chat_type: 'private',
+      chat_instance: '-5143152432390124211',
+    } as never,
     options.botToken ?? BOT_TOKEN,
     options.authDate ?? new Date(),
   );
@@ -100,7 +112,8 @@ export class SiteClient {
   async request(method: string, path: string, options: RequestOptions = {}): Promise<Answer> {
     const headers: Record<string, string> = {};
     if (options.body !== undefined) headers['content-type'] = 'application/json';
-    const origin = options.origin === undefined ? (method === 'GET' || method === 'HEAD' ? null : this.baseUrl) : options.origin;
+    const origin =
+      options.origin === undefined ? (method === 'GET' || method === 'HEAD' ? null : this.baseUrl) : options.origin;
     if (origin !== null) headers.origin = origin;
     const cookies = [...this.otherCookies].map(([name, value]) => `${name}=${value}`);
     if (this.cookie) cookies.push(`${SESSION_COOKIE}=${this.cookie}`);
@@ -164,7 +177,8 @@ export class SiteClient {
   static async signedIn(baseUrl: string, user: TelegramUser): Promise<SiteClient> {
     const client = new SiteClient(baseUrl);
     const answer = await client.signInWidget(user);
-    if (answer.status !== 302 || !client.cookie) throw new Error(`sign-in of ${user.id} failed: ${answer.status} ${answer.text}`);
+    if (answer.status !== 302 || !client.cookie)
+      throw new Error(`sign-in of ${user.id} failed: ${answer.status} ${answer.text}`);
     return client;
   }
 }

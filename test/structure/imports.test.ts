@@ -9,7 +9,8 @@ import { PROJECT_ROOT } from '../helpers/service-process.ts';
 function staticImports(file: string): string[] {
   const text = fs.readFileSync(file, 'utf8');
   const specifiers: string[] = [];
-  for (const match of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)) specifiers.push(match[1]!);
+  for (const match of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm))
+    specifiers.push(match[1]!);
   for (const match of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) specifiers.push(match[1]!);
   return specifiers;
 }

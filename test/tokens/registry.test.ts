@@ -19,7 +19,10 @@ afterAll(() => service?.close());
 const registry = () => service.services.registry;
 
 async function create(appName: string, owner: Actor, domain = 'app.example.com') {
-  return registry().createApp({ appName, bot: '@owned_bot', domains: [domain], ownerTelegramId: owner.telegramId }, owner);
+  return registry().createApp(
+    { appName, bot: '@owned_bot', domains: [domain], ownerTelegramId: owner.telegramId },
+    owner,
+  );
 }
 
 describe('authorisation', () => {
@@ -44,12 +47,23 @@ describe('authorisation', () => {
 
   it('lets administrators find and change any app, marked as admin actions in the audit log', async () => {
     await create('watched_app', alice);
-    expect((await registry().listApps(admin, { ownerTelegramId: '1001' })).map((entry) => entry.appName)).toContain('watched_app');
+    expect((await registry().listApps(admin, { ownerTelegramId: '1001' })).map((entry) => entry.appName)).toContain(
+      'watched_app',
+    );
     expect((await registry().listApps(admin, { appName: 'watched_app' })).length).toBe(1);
     const revoked = await registry().revoke('watched_app', admin);
     expect(revoked.tokenPrefix).toBeNull();
-    const entries = await service.store.prisma.auditLog.findMany({ where: { appName: 'watched_app' }, orderBy: { id: 'asc' } });
-    expect(entries.map((entry) => [entry.action, entry.surface, (entry.detail as { admin?: boolean } | null)?.admin ?? null])).toEqual([
+    const entries = await service.store.prisma.auditLog.findMany({
+      where: { appName: 'watched_app' },
+      orderBy: { id: 'asc' },
+    });
+    expect(
+      entries.map((entry) => [
+        entry.action,
+        entry.surface,
+        (entry.detail as { admin?: boolean } | null)?.admin ?? null,
+      ]),
+    ).toEqual([
       ['app.create', 'bot', null],
       ['token.revoke', 'bot', true],
     ]);
@@ -60,26 +74,43 @@ describe('authorisation', () => {
 describe('changes reach ingestion at once', () => {
   it('adds and removes domains; the last one cannot be removed', async () => {
     const { token } = await create('domains_app', alice);
-    expect((await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://new.example.com' })).status).toBe(403);
+    expect(
+      (await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://new.example.com' })).status,
+    ).toBe(403);
     await registry().addDomain('domains_app', 'new.example.com', alice);
-    expect((await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://new.example.com' })).status).toBe(201);
-    await expect(registry().addDomain('domains_app', 'new.example.com', alice)).rejects.toMatchObject({ code: 'domain_exists' });
+    expect(
+      (await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://new.example.com' })).status,
+    ).toBe(201);
+    await expect(registry().addDomain('domains_app', 'new.example.com', alice)).rejects.toMatchObject({
+      code: 'domain_exists',
+    });
     await registry().removeDomain('domains_app', 'app.example.com', alice);
-    expect((await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://app.example.com' })).status).toBe(403);
-    await expect(registry().removeDomain('domains_app', 'new.example.com', alice)).rejects.toMatchObject({ code: 'last_domain' });
+    expect(
+      (await postEvents(service.url, makeEvent('domains_app'), { token, origin: 'https://app.example.com' })).status,
+    ).toBe(403);
+    await expect(registry().removeDomain('domains_app', 'new.example.com', alice)).rejects.toMatchObject({
+      code: 'last_domain',
+    });
   });
 
   it('deletes an app with its events; its token stops working and the audit log keeps the deletion', async () => {
     const { token, app } = await create('doomed_app', alice);
     expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).status).toBe(201);
     await registry().deleteApp('doomed_app', alice);
-    expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).text).toBe('{"message":"Token is invalid."}');
+    expect((await postEvents(service.url, makeEvent('doomed_app'), { token })).text).toBe(
+      '{"message":"Token is invalid."}',
+    );
     await service.services.purger.idle();
     for (const table of EVENT_PLANE_TABLES) {
-      const [rows] = await service.store.sql.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`, [app.appId]);
+      const [rows] = await service.store.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1`,
+        [app.appId],
+      );
       expect(rows!.n, table).toBe(0);
     }
-    expect(await service.store.prisma.auditLog.count({ where: { appName: 'doomed_app', action: 'app.delete' } })).toBe(1);
+    expect(await service.store.prisma.auditLog.count({ where: { appName: 'doomed_app', action: 'app.delete' } })).toBe(
+      1,
+    );
     await expect(registry().getApp('doomed_app', OPERATOR)).rejects.toMatchObject({ code: 'app_not_found' });
   });
 });

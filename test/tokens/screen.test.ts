@@ -38,7 +38,13 @@ describe('token screen', () => {
   it('refuses anything not shaped like a token', () => {
     const screen = new TokenScreen(key, new Set());
     const issued = generateToken(key);
-    for (const value of ['tma_short', issued + 'x', issued.slice(0, -1), issued.replace('tma_', 'tmb_'), issued.slice(0, 20) + '-' + issued.slice(21)]) {
+    for (const value of [
+      'tma_short',
+      issued + 'x',
+      issued.slice(0, -1),
+      issued.replace('tma_', 'tmb_'),
+      issued.slice(0, 20) + '-' + issued.slice(21),
+    ]) {
       expect(screen.mayBeIssued(value), value).toBe(false);
     }
   });
@@ -81,7 +87,9 @@ describe('made-up tokens on POST /events', () => {
     const legacy = madeUp();
     const app = await service.store.prisma.app.findUniqueOrThrow({ where: { appName: 'legacy_app' } });
     await service.store.prisma.token.updateMany({ where: { appId: app.id }, data: { revokedAt: new Date() } });
-    await service.store.prisma.token.create({ data: { appId: app.id, hash: hashToken(legacy), prefix: legacy.slice(0, 10) } });
+    await service.store.prisma.token.create({
+      data: { appId: app.id, hash: hashToken(legacy), prefix: legacy.slice(0, 10) },
+    });
     const dataDir = service.dataDir;
     await service.close();
     service = await startTestService({ DATA_DIR: dataDir });

@@ -1,35 +1,70 @@
 // The Analytics section: my apps with last event time and last rejection, and their actions; new token.
-(function () {
+(() => {
   const { api, esc, ago, utc } = window.site;
   const list = document.getElementById('apps');
   const all = list.dataset.all === '1';
 
   function lastEvent(app) {
-    return app.last_event_at ? esc(ago(app.last_event_at)) + ' <span class="muted">(' + esc(utc(app.last_event_at)) + ')</span>' : '<span class="muted">no events yet</span>';
+    return app.last_event_at
+      ? esc(ago(app.last_event_at)) + ' <span class="muted">(' + esc(utc(app.last_event_at)) + ')</span>'
+      : '<span class="muted">no events yet</span>';
   }
 
   function item(app) {
-    const rejected = app.last_rejection && (!app.last_event_at || app.last_rejection.at > app.last_event_at)
-      ? '<div class="warn">⚠️ Last rejected request: ' + esc(site.rejection(app.last_rejection)) + '</div>' : '';
-    const domains = app.domains.map((d) => '<span class="chip mono">' + esc(d) +
-      (app.domains.length > 1 ? ' <button class="link" data-action="remove-domain" data-domain="' + esc(d) + '" title="Remove ' + esc(d) + '">✕</button>' : '') + '</span>').join(' ');
-    return '<div class="app-item" data-app="' + esc(app.app_name) + '">' +
-      '<div class="row"><a href="/analytics/' + encodeURIComponent(app.app_name) + '"><b>' + esc(app.app_name) + '</b></a><span class="muted">' + esc(app.bot) + '</span>' +
-      '<span class="mono muted" style="margin-left:auto">' + (app.token_prefix ? esc(app.token_prefix) + '…' : '<span class="bad">token revoked</span>') + '</span></div>' +
-      '<div>Last event: ' + lastEvent(app) + '</div>' + rejected +
-      '<div class="row">' + domains + ' <button class="secondary small" data-action="add-domain">+ domain</button></div>' +
-      '<div class="row"><a class="button small" href="/analytics/' + encodeURIComponent(app.app_name) + '">Dashboard</a>' +
+    const rejected =
+      app.last_rejection && (!app.last_event_at || app.last_rejection.at > app.last_event_at)
+        ? '<div class="warn">⚠️ Last rejected request: ' + esc(site.rejection(app.last_rejection)) + '</div>'
+        : '';
+    const domains = app.domains
+      .map(
+        (d) =>
+          '<span class="chip mono">' +
+          esc(d) +
+          (app.domains.length > 1
+            ? ' <button class="link" data-action="remove-domain" data-domain="' +
+              esc(d) +
+              '" title="Remove ' +
+              esc(d) +
+              '">✕</button>'
+            : '') +
+          '</span>',
+      )
+      .join(' ');
+    return (
+      '<div class="app-item" data-app="' +
+      esc(app.app_name) +
+      '">' +
+      '<div class="row"><a href="/analytics/' +
+      encodeURIComponent(app.app_name) +
+      '"><b>' +
+      esc(app.app_name) +
+      '</b></a><span class="muted">' +
+      esc(app.bot) +
+      '</span>' +
+      '<span class="mono muted" style="margin-left:auto">' +
+      (app.token_prefix ? esc(app.token_prefix) + '…' : '<span class="bad">token revoked</span>') +
+      '</span></div>' +
+      '<div>Last event: ' +
+      lastEvent(app) +
+      '</div>' +
+      rejected +
+      '<div class="row">' +
+      domains +
+      ' <button class="secondary small" data-action="add-domain">+ domain</button></div>' +
+      '<div class="row"><a class="button small" href="/analytics/' +
+      encodeURIComponent(app.app_name) +
+      '">Dashboard</a>' +
       '<button class="secondary small" data-action="regenerate">Regenerate token</button>' +
       (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
-      '<button class="danger small" data-action="delete">Delete</button></div></div>';
+      '<button class="danger small" data-action="delete">Delete</button></div></div>'
+    );
   }
 
   async function load() {
     try {
       const apps = await api('GET', '/api/apps' + (all ? '?all=1' : ''));
-      list.innerHTML = apps.length === 0
-        ? '<p class="muted">No apps yet: create a token below.</p>'
-        : apps.map(item).join('');
+      list.innerHTML =
+        apps.length === 0 ? '<p class="muted">No apps yet: create a token below.</p>' : apps.map(item).join('');
     } catch (error) {
       list.innerHTML = '<p class="error">' + esc(error.message) + '</p>';
     }
@@ -38,10 +73,19 @@
   function showToken(result, title) {
     const base = location.origin;
     const init = "{ token: '" + result.token + "', appName: '" + result.app_name + "' }";
-    document.getElementById('issued').innerHTML = '<div class="notice"><p><b>' + esc(title) + '</b> Your token is shown only once:</p>' +
-      '<pre class="mono" id="token">' + esc(result.token) + '</pre>' +
-      '<p>Script tag:</p><pre>' + esc('<script async src="' + base + '/index.js"\n  onload="telegramAnalytics.init(' + init + ')"></script>') + '</pre>' +
-      "<p>Package:</p><pre>" + esc("import { init } from 'tma-analytics-sdk';\n\ninit(" + init + ');') + '</pre></div>';
+    document.getElementById('issued').innerHTML =
+      '<div class="notice"><p><b>' +
+      esc(title) +
+      '</b> Your token is shown only once:</p>' +
+      '<pre class="mono" id="token">' +
+      esc(result.token) +
+      '</pre>' +
+      '<p>Script tag:</p><pre>' +
+      esc('<script async src="' + base + '/index.js"\n  onload="telegramAnalytics.init(' + init + ')"></script>') +
+      '</pre>' +
+      '<p>Package:</p><pre>' +
+      esc("import { init } from 'tma-analytics-sdk';\n\ninit(" + init + ');') +
+      '</pre></div>';
     document.getElementById('issued').scrollIntoView({ behavior: 'smooth' });
   }
 
@@ -71,7 +115,8 @@
           break;
         }
         case 'remove-domain':
-          if (!confirm('Remove ' + button.dataset.domain + ' from ' + name + '? Events sent from it will be refused.')) return;
+          if (!confirm('Remove ' + button.dataset.domain + ' from ' + name + '? Events sent from it will be refused.'))
+            return;
           await api('POST', path + '/domains', { remove: button.dataset.domain });
           break;
       }
@@ -87,7 +132,11 @@
     const error = document.getElementById('create-error');
     error.textContent = '';
     try {
-      const result = await api('POST', '/api/apps', { bot: form.bot.value, domain: form.domain.value, app_name: form.app_name.value });
+      const result = await api('POST', '/api/apps', {
+        bot: form.bot.value,
+        domain: form.domain.value,
+        app_name: form.app_name.value,
+      });
       form.reset();
       showToken(result, result.app_name + ' is registered.');
       await load();

@@ -7,19 +7,37 @@ window.site = {
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: 'same-origin',
     });
-    if (response.status === 401) location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
+    if (response.status === 401)
+      location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
     const data = response.status === 204 ? null : await response.json();
-    if (!response.ok) throw Object.assign(new Error(data && data.message ? data.message : 'Request failed'), { field: data && data.field });
+    if (!response.ok)
+      throw Object.assign(new Error(data?.message ? data.message : 'Request failed'), {
+        field: data?.field,
+      });
     return data;
   },
   esc(text) {
-    return String(text ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+    return String(text ?? '').replace(
+      /[&<>"']/g,
+      (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c],
+    );
   },
   ago(iso) {
     const seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
     if (seconds < 5) return 'just now';
-    const units = [[31536000, 'year'], [2592000, 'month'], [86400, 'day'], [3600, 'hour'], [60, 'minute'], [1, 'second']];
-    for (const [size, unit] of units) if (seconds >= size) { const n = Math.floor(seconds / size); return n + ' ' + unit + (n === 1 ? '' : 's') + ' ago'; }
+    const units = [
+      [31536000, 'year'],
+      [2592000, 'month'],
+      [86400, 'day'],
+      [3600, 'hour'],
+      [60, 'minute'],
+      [1, 'second'],
+    ];
+    for (const [size, unit] of units)
+      if (seconds >= size) {
+        const n = Math.floor(seconds / size);
+        return n + ' ' + unit + (n === 1 ? '' : 's') + ' ago';
+      }
     return 'just now';
   },
   utc(iso) {

@@ -1,6 +1,6 @@
 // The per-app dashboard: KPIs, daily users and sessions, events per day by name (uPlot), the wallet
 // funnel, platforms / locales / start params, rejected requests, and live recent events.
-(function () {
+(() => {
   const { api, esc, ago, utc, num, pct } = window.site;
   const root = document.getElementById('dashboard');
   const app = root.dataset.app;
@@ -15,9 +15,24 @@
   function bars(rows, valueKey, labelKey) {
     const max = Math.max(1, ...rows.map((r) => r[valueKey]));
     if (rows.length === 0) return '<p class="muted">No data in this period.</p>';
-    return '<table>' + rows.map((r) => '<tr><td>' + (r[labelKey] === '' ? '<span class="muted">(none)</span>' : esc(r[labelKey])) + '</td>' +
-      '<td style="width:45%"><div class="bar-track"><div class="bar-fill" style="width:' + (100 * r[valueKey] / max).toFixed(1) + '%"></div></div></td>' +
-      '<td class="num">' + num(r[valueKey]) + '</td></tr>').join('') + '</table>';
+    return (
+      '<table>' +
+      rows
+        .map(
+          (r) =>
+            '<tr><td>' +
+            (r[labelKey] === '' ? '<span class="muted">(none)</span>' : esc(r[labelKey])) +
+            '</td>' +
+            '<td style="width:45%"><div class="bar-track"><div class="bar-fill" style="width:' +
+            ((100 * r[valueKey]) / max).toFixed(1) +
+            '%"></div></div></td>' +
+            '<td class="num">' +
+            num(r[valueKey]) +
+            '</td></tr>',
+        )
+        .join('') +
+      '</table>'
+    );
   }
 
   function chart(element, title, days, series) {
@@ -27,13 +42,26 @@
     const text = style.color;
     const line = style.getPropertyValue('--line').trim() || '#e4e7ec';
     const axis = { stroke: text, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
-    return new uPlot({
-      title, width, height: 240,
-      legend: { live: false },
-      scales: { x: { time: true } },
-      axes: [axis, axis],
-      series: [{}].concat(series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: days.length < 40 } }))),
-    }, [xs].concat(series.map((s) => s.values)), element);
+    return new uPlot(
+      {
+        title,
+        width,
+        height: 240,
+        legend: { live: false },
+        scales: { x: { time: true } },
+        axes: [axis, axis],
+        series: [{}].concat(
+          series.map((s, i) => ({
+            label: s.label,
+            stroke: COLORS[i % COLORS.length],
+            width: 2,
+            points: { show: days.length < 40 },
+          })),
+        ),
+      },
+      [xs].concat(series.map((s) => s.values)),
+      element,
+    );
   }
 
   function render(data) {
@@ -44,36 +72,96 @@
     const lastRejection = data.rejections[0];
     root.innerHTML =
       '<div class="kpis">' +
-        kpi('Events', num(data.totals.events)) +
-        kpi('Users', num(data.totals.users)) +
-        kpi('Sessions', num(data.totals.sessions)) +
-        kpi('Events today', num(today ? today.events : 0)) +
-        kpi('Last event', '<span class="small-value">' + (a.last_event_at ? esc(ago(a.last_event_at)) : '<span class="muted">none yet</span>') + '</span>') +
+      kpi('Events', num(data.totals.events)) +
+      kpi('Users', num(data.totals.users)) +
+      kpi('Sessions', num(data.totals.sessions)) +
+      kpi('Events today', num(today ? today.events : 0)) +
+      kpi(
+        'Last event',
+        '<span class="small-value">' +
+          (a.last_event_at ? esc(ago(a.last_event_at)) : '<span class="muted">none yet</span>') +
+          '</span>',
+      ) +
       '</div>' +
       (lastRejection && (!a.last_event_at || lastRejection.at > a.last_event_at)
-        ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' + esc(site.rejection(lastRejection)) + '</div>' : '') +
+        ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' +
+          esc(site.rejection(lastRejection)) +
+          '</div>'
+        : '') +
       '<div class="grid"><div class="card"><div id="chart-users" class="chart"></div></div><div class="card"><div id="chart-events" class="chart"></div></div></div>' +
       '<div class="grid">' +
-        '<div class="card"><h2>Wallet funnel <span class="muted">(sessions)</span></h2><table><tr><th>Step</th><th class="num">Sessions</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
-          data.funnel.map((f) => '<tr><td>' + esc(f.name) + '</td><td class="num">' + num(f.sessions) + '</td><td class="num">' + pct(f.fromPrevious) + '</td><td class="num">' + pct(f.fromFirst) + '</td><td class="num hide-narrow">' + num(f.events) + '</td></tr>').join('') +
-        '</table><p class="muted">A session counts at a step when it also took every step before it.</p></div>' +
-        '<div class="card"><h2>Events by name</h2>' + bars(data.eventNames, 'events', 'name') + '</div>' +
+      '<div class="card"><h2>Wallet funnel <span class="muted">(sessions)</span></h2><table><tr><th>Step</th><th class="num">Sessions</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
+      data.funnel
+        .map(
+          (f) =>
+            '<tr><td>' +
+            esc(f.name) +
+            '</td><td class="num">' +
+            num(f.sessions) +
+            '</td><td class="num">' +
+            pct(f.fromPrevious) +
+            '</td><td class="num">' +
+            pct(f.fromFirst) +
+            '</td><td class="num hide-narrow">' +
+            num(f.events) +
+            '</td></tr>',
+        )
+        .join('') +
+      '</table><p class="muted">A session counts at a step when it also took every step before it.</p></div>' +
+      '<div class="card"><h2>Events by name</h2>' +
+      bars(data.eventNames, 'events', 'name') +
+      '</div>' +
       '</div>' +
       '<div class="grid">' +
-        '<div class="card"><h2>Platforms <span class="muted">(sessions)</span></h2>' + bars(data.dimensions.platform, 'sessions', 'value') + '</div>' +
-        '<div class="card"><h2>Languages</h2>' + bars(data.dimensions.locale, 'sessions', 'value') + '</div>' +
-        '<div class="card"><h2>Start params</h2>' + bars(data.dimensions.start_param, 'sessions', 'value') + '</div>' +
+      '<div class="card"><h2>Platforms <span class="muted">(sessions)</span></h2>' +
+      bars(data.dimensions.platform, 'sessions', 'value') +
       '</div>' +
-      '<div class="card"><h2>Rejected requests</h2>' + (data.rejections.length === 0 ? '<p class="muted">None recently.</p>' :
-        '<table><tr><th>When</th><th>Status</th><th>Message</th><th class="hide-narrow">Origin</th><th class="num">Count</th></tr>' +
-        data.rejections.map((r) => '<tr><td>' + esc(ago(r.at)) + '</td><td>' + r.status + '</td><td>' + esc(r.message) + (r.reason ? '<br><span class="muted">' + esc(r.reason) + '</span>' : '') + '</td><td class="mono hide-narrow">' + esc(r.origin ?? '') + '</td><td class="num">' + r.count + '</td></tr>').join('') + '</table>') + '</div>' +
+      '<div class="card"><h2>Languages</h2>' +
+      bars(data.dimensions.locale, 'sessions', 'value') +
+      '</div>' +
+      '<div class="card"><h2>Start params</h2>' +
+      bars(data.dimensions.start_param, 'sessions', 'value') +
+      '</div>' +
+      '</div>' +
+      '<div class="card"><h2>Rejected requests</h2>' +
+      (data.rejections.length === 0
+        ? '<p class="muted">None recently.</p>'
+        : '<table><tr><th>When</th><th>Status</th><th>Message</th><th class="hide-narrow">Origin</th><th class="num">Count</th></tr>' +
+          data.rejections
+            .map(
+              (r) =>
+                '<tr><td>' +
+                esc(ago(r.at)) +
+                '</td><td>' +
+                r.status +
+                '</td><td>' +
+                esc(r.message) +
+                (r.reason ? '<br><span class="muted">' + esc(r.reason) + '</span>' : '') +
+                '</td><td class="mono hide-narrow">' +
+                esc(r.origin ?? '') +
+                '</td><td class="num">' +
+                r.count +
+                '</td></tr>',
+            )
+            .join('') +
+          '</table>') +
+      '</div>' +
       '<div class="card"><h2>Recent events <span class="muted">(live)</span></h2><div id="recent"><p class="muted">Loading…</p></div></div>';
     const names = data.eventNames.slice(0, 6).map((e) => e.name);
-    charts.push(chart(document.getElementById('chart-users'), 'Daily users and sessions', data.days, [
-      { label: 'Users', values: data.days.map((d) => d.users) },
-      { label: 'Sessions', values: data.days.map((d) => d.sessions) },
-    ]));
-    charts.push(chart(document.getElementById('chart-events'), 'Events per day', data.days, names.map((name) => ({ label: name, values: data.days.map((d) => d.byName[name] ?? 0) }))));
+    charts.push(
+      chart(document.getElementById('chart-users'), 'Daily users and sessions', data.days, [
+        { label: 'Users', values: data.days.map((d) => d.users) },
+        { label: 'Sessions', values: data.days.map((d) => d.sessions) },
+      ]),
+    );
+    charts.push(
+      chart(
+        document.getElementById('chart-events'),
+        'Events per day',
+        data.days,
+        names.map((name) => ({ label: name, values: data.days.map((d) => d.byName[name] ?? 0) })),
+      ),
+    );
     loadRecent();
   }
 
@@ -82,10 +170,29 @@
     if (!target) return;
     try {
       const events = await api('GET', '/api/apps/' + encodeURIComponent(app) + '/recent');
-      target.innerHTML = events.length === 0 ? '<p class="muted">No events yet. Open your mini app in Telegram: its app-init appears here within seconds.</p>' :
-        '<table><tr><th>Received</th><th>Event</th><th class="hide-narrow">Platform</th><th class="hide-narrow">Session</th><th>Details</th></tr>' +
-        events.map((e) => '<tr><td class="nowrap" title="' + esc(utc(e.receivedAt)) + '">' + esc(ago(e.receivedAt)) + '</td><td>' + esc(e.eventName) + '</td><td class="hide-narrow">' + esc(e.platform ?? '') +
-          '</td><td class="mono hide-narrow">' + esc(e.sessionId.slice(0, 8)) + '</td><td class="mono">' + (Object.keys(e.props).length ? esc(JSON.stringify(e.props).slice(0, 120)) : '') + '</td></tr>').join('') + '</table>';
+      target.innerHTML =
+        events.length === 0
+          ? '<p class="muted">No events yet. Open your mini app in Telegram: its app-init appears here within seconds.</p>'
+          : '<table><tr><th>Received</th><th>Event</th><th class="hide-narrow">Platform</th><th class="hide-narrow">Session</th><th>Details</th></tr>' +
+            events
+              .map(
+                (e) =>
+                  '<tr><td class="nowrap" title="' +
+                  esc(utc(e.receivedAt)) +
+                  '">' +
+                  esc(ago(e.receivedAt)) +
+                  '</td><td>' +
+                  esc(e.eventName) +
+                  '</td><td class="hide-narrow">' +
+                  esc(e.platform ?? '') +
+                  '</td><td class="mono hide-narrow">' +
+                  esc(e.sessionId.slice(0, 8)) +
+                  '</td><td class="mono">' +
+                  (Object.keys(e.props).length ? esc(JSON.stringify(e.props).slice(0, 120)) : '') +
+                  '</td></tr>',
+              )
+              .join('') +
+            '</table>';
     } catch (error) {
       target.innerHTML = '<p class="error">' + esc(error.message) + '</p>';
     }
@@ -94,11 +201,15 @@
   async function load() {
     const days = period.value;
     document.getElementById('export-csv').href = '/api/apps/' + encodeURIComponent(app) + '/export.csv?days=' + days;
-    document.getElementById('export-ndjson').href = '/api/apps/' + encodeURIComponent(app) + '/export.ndjson?days=' + days;
+    document.getElementById('export-ndjson').href =
+      '/api/apps/' + encodeURIComponent(app) + '/export.ndjson?days=' + days;
     try {
       render(await api('GET', '/api/apps/' + encodeURIComponent(app) + '/dashboard?days=' + days));
     } catch (error) {
-      root.innerHTML = '<div class="card"><p class="error">' + esc(error.message) + '</p><p><a href="/analytics">Back to your apps</a></p></div>';
+      root.innerHTML =
+        '<div class="card"><p class="error">' +
+        esc(error.message) +
+        '</p><p><a href="/analytics">Back to your apps</a></p></div>';
     }
   }
 

@@ -1,5 +1,5 @@
 // The administrator's sessions card: ends every session of a Telegram user through the site API.
-(function () {
+(() => {
   const { api } = window.site;
   const form = document.getElementById('end-sessions');
   const error = document.getElementById('end-sessions-error');
