@@ -31,6 +31,11 @@ export function target(
   return { name, value, unit, goal: Number.isFinite(limit) ? `${op} ${limit}` : '—', pass, note };
 }
 
+/** a figure reported beside the targets, not judged */
+export function figure(name: string, value: number | null, unit: string, note = 'figure, no target'): Target {
+  return target(name, value, unit, '<=', Infinity, note);
+}
+
 export const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 export function formatTable(headers: string[], rows: (string | number)[][]): string {
