@@ -1,5 +1,6 @@
 // Everything the bot says: app cards with last event and last rejection, token results with
 // ready-to-paste snippets, relative times. HTML parse mode; user-supplied text is escaped.
+import { rejectionReason } from '../events/refusals.ts';
 import type { AppActivity, RejectionRow } from '../events/store.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 
@@ -39,19 +40,8 @@ export function utcTime(date: Date): string {
   return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
-const REJECTION_REASONS: Record<string, string> = {
-  'The domain name does not match.': 'domain mismatch',
-  'Token is invalid.': 'token invalid (revoked or replaced)',
-  'Invalid app_name is specified.': 'app_name in the events does not match the token',
-  VALIDATION_MISMATCH_REPORT: 'events did not pass validation',
-  'The token is not specified in the headers or is specified incorrectly.': 'no token in the request',
-  'Too many requests. Try again later.': 'rate limited',
-  'Failed to record': 'storage failure on the service side',
-};
-
 export function describeRejection(rejection: RejectionRow, now: Date): string {
-  // a refusal the service explains itself (a daily quota reached) tells that rather than the spec's message
-  const reason = rejection.reason ?? REJECTION_REASONS[rejection.message] ?? rejection.message;
+  const reason = rejectionReason(rejection);
   const origin = rejection.origin ? ` from ${escapeHtml(rejection.origin)}` : '';
   return `${rejection.status} ${escapeHtml(reason)}${origin}, ${timeAgo(rejection.at, now)}`;
 }

@@ -2,6 +2,7 @@
 // checked in memory, counts reconciled every few seconds with every node's stored totals (daily_app_usage).
 import type { SqlRunner } from '../db/sql.ts';
 import type { Parsed } from '../tokens/inputs.ts';
+import { REFUSALS } from './refusals.ts';
 
 export interface QuotaLimits {
   eventsPerDay: number;
@@ -15,6 +16,7 @@ export interface QuotaOverrides {
 }
 
 export interface QuotaRefusal {
+  code: 'dailyEventQuota' | 'dailyByteQuota';
   /** what the owner is told, e.g. "daily event quota reached (1000 events)" */
   reason: string;
   /** seconds until the next UTC day, when the app may send again */
@@ -124,14 +126,17 @@ export class DailyQuota {
     if (this.syncedDay !== this.day) await this.sync();
     const limits = this.limits(appId);
     const usage = this.appDay(appId);
-    let reason: string | null = null;
+    let refused: Pick<QuotaRefusal, 'code' | 'reason'> | null = null;
     if (usage.storedEvents + usage.localEvents + events > limits.eventsPerDay) {
-      reason = `daily event quota reached (${limits.eventsPerDay} events)`;
+      refused = {
+        code: 'dailyEventQuota',
+        reason: `${REFUSALS.dailyEventQuota.reason} (${limits.eventsPerDay} events)`,
+      };
     } else if (usage.storedBytes + usage.localBytes + bytes > limits.bytesPerDay) {
-      reason = `daily byte quota reached (${limits.bytesPerDay} bytes)`;
+      refused = { code: 'dailyByteQuota', reason: `${REFUSALS.dailyByteQuota.reason} (${limits.bytesPerDay} bytes)` };
     }
-    if (reason !== null)
-      return { reason, retryAfterSeconds: Math.max(1, Math.ceil(((this.day + 1) * DAY_MS - now) / 1000)) };
+    if (refused !== null)
+      return { ...refused, retryAfterSeconds: Math.max(1, Math.ceil(((this.day + 1) * DAY_MS - now) / 1000)) };
     usage.localEvents += events;
     usage.localBytes += bytes;
     return null;

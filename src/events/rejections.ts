@@ -1,5 +1,6 @@
 // Remembers why requests of an app were refused (status, message, reason, origin, time), so its owner can see
 // why data is missing. Aggregated in memory and written about once a second; never on the request path.
+import { REFUSALS, type RefusalCode } from './refusals.ts';
 import type { EventStore, RejectionRow } from './store.ts';
 
 const MAX_PENDING_KEYS = 10_000;
@@ -21,8 +22,12 @@ export class RejectionLog {
     this.timer.unref();
   }
 
-  /** reason: what the owner is told beyond the spec's message (which quota was reached, say) */
-  record(appId: number, status: number, message: string, origin: string | null, reason: string | null = null): void {
+  /**
+   * Stores the refusal's status and message. reason: what the owner is told beyond the message (which quota
+   * was reached, with its limit); without one the owner reads the refusal's own reason.
+   */
+  record(appId: number, code: RefusalCode, origin: string | null, reason: string | null = null): void {
+    const { status, message } = REFUSALS[code];
     const trimmedOrigin = origin === null ? null : origin.slice(0, MAX_ORIGIN_LENGTH);
     const key = `${appId}\n${status}\n${message}\n${trimmedOrigin}\n${reason}`;
     const existing = this.pending.get(key);

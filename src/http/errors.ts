@@ -1,7 +1,6 @@
 // How the service answers what no route answered itself: unknown paths, Fastify's own refusals, and failures.
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { tooLarge } from '../ingest/decode.ts';
-import { HttpError, MESSAGES } from '../ingest/http-error.ts';
+import { HttpError, refusalError, tooLarge } from '../ingest/http-error.ts';
 import { errorSummary } from '../ingest/steps.ts';
 
 function fastifyErrorAnswer(error: FastifyError, maxBodyBytes: number): HttpError | null {
@@ -9,9 +8,9 @@ function fastifyErrorAnswer(error: FastifyError, maxBodyBytes: number): HttpErro
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return tooLarge(maxBodyBytes);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new HttpError(415, { message: 'Content-Type must be application/json.' });
+      return refusalError('contentTypeUnsupported');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new HttpError(400, { message: 'The body does not match its Content-Length.' });
+      return refusalError('contentLengthMismatch');
   }
   return null;
 }
@@ -38,9 +37,7 @@ export function answerErrors(app: FastifyInstance, maxBodyBytes: number): void {
         .slice(0, 5);
       request.log.error({ failure: errorSummary(error), frames }, 'unexpected error');
       // docs/spec.md §7: a server problem on /events is "400 Failed to record"
-      answer = isEvents
-        ? new HttpError(400, { message: MESSAGES.failedToRecord })
-        : new HttpError(500, { message: 'Internal error.' });
+      answer = isEvents ? refusalError('failedToRecord') : new HttpError(500, { message: 'Internal error.' });
     }
     reply.code(answer.statusCode).send(answer.body);
   });

@@ -4,17 +4,11 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { HttpError, validationError } from './http-error.ts';
+import { encodingUnsupported, tooLarge, validationError } from './http-error.ts';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
 const brotli = promisify(zlib.brotliDecompress);
-
-export function tooLarge(maxBodyBytes: number): HttpError {
-  return new HttpError(413, {
-    message: `Request body is too large: at most ${maxBodyBytes} bytes (after decompression).`,
-  });
-}
 
 /**
  * Compressed bodies up to this size are inflated on the spot: a client's batch is a few kilobytes, and the
@@ -43,9 +37,7 @@ async function decompress(encoding: string, body: Buffer, maxBodyBytes: number):
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(maxBodyBytes);
     throw validationError([`body is not valid ${encoding} data`]);
   }
-  throw new HttpError(415, {
-    message: `Content-Encoding "${encoding}" is not supported: send gzip, deflate, br or no encoding.`,
-  });
+  throw encodingUnsupported(encoding);
 }
 
 export function parseJson(text: string): unknown {

@@ -1,25 +1,47 @@
-// The exact answers of the ingestion API (docs/spec.md §7) and the error type that carries them.
+// The error type that carries an answer of the ingestion API, and the answers built from the refusals table
+// (src/events/refusals.ts, docs/spec.md §7).
+import { DETAILED_REFUSALS, REFUSALS, type RefusalCode, SUCCESS_MESSAGE } from '../events/refusals.ts';
 
+/** the exact messages of the spec's answers */
 export const MESSAGES = {
-  success: 'Success record.',
-  failedToRecord: 'Failed to record',
-  tokenMissing: 'The token is not specified in the headers or is specified incorrectly.',
-  tokenInvalid: 'Token is invalid.',
-  appNameInvalid: 'Invalid app_name is specified.',
-  validation: 'VALIDATION_MISMATCH_REPORT',
-  domainMismatch: 'The domain name does not match.',
-  tooManyRequests: 'Too many requests. Try again later.',
+  success: SUCCESS_MESSAGE,
+  failedToRecord: REFUSALS.failedToRecord.message,
+  tokenMissing: REFUSALS.tokenMissing.message,
+  tokenInvalid: REFUSALS.tokenInvalid.message,
+  appNameInvalid: REFUSALS.appNameInvalid.message,
+  validation: REFUSALS.validation.message,
+  domainMismatch: REFUSALS.domainMismatch.message,
+  tooManyRequests: REFUSALS.rateLimited.message,
 } as const;
 
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     readonly body: { message: string } & Record<string, unknown>,
+    /** the refusal this answers, for the app's rejection log; null for answers that are not one */
+    readonly refusal: RefusalCode | null = null,
   ) {
     super(body.message);
   }
 }
 
+/** the answer of a refusal of the table */
+export function refusalError(code: RefusalCode): HttpError {
+  const { status, message } = REFUSALS[code];
+  return new HttpError(status, { message }, code);
+}
+
 export function validationError(errors: string[]): HttpError {
-  return new HttpError(400, { status: 400, message: MESSAGES.validation, errors });
+  const { status, message } = REFUSALS.validation;
+  return new HttpError(status, { status, message, errors }, 'validation');
+}
+
+export function tooLarge(maxBodyBytes: number): HttpError {
+  const { status, message } = DETAILED_REFUSALS.bodyTooLarge;
+  return new HttpError(status, { message: message(maxBodyBytes) });
+}
+
+export function encodingUnsupported(encoding: string): HttpError {
+  const { status, message } = DETAILED_REFUSALS.encodingUnsupported;
+  return new HttpError(status, { message: message(encoding) });
 }

@@ -5,13 +5,14 @@ import type { IngestLog } from '../events/ingest-log.ts';
 import { normaliseEvent } from '../events/normalise.ts';
 import type { Pseudonymiser } from '../events/pseudonym.ts';
 import type { DailyQuota } from '../events/quota.ts';
+import { REFUSALS, SUCCESS_MESSAGE } from '../events/refusals.ts';
 import type { RejectionLog } from '../events/rejections.ts';
 import type { EventRow } from '../events/store.ts';
 import { checkBody, type RawEvent } from '../events/validate.ts';
 import type { TokenCache, TokenGrant } from '../tokens/cache.ts';
 import type { TokenScreen } from '../tokens/screen.ts';
 import { isWellFormedToken } from '../tokens/format.ts';
-import { HttpError, MESSAGES, validationError } from './http-error.ts';
+import { type HttpError, refusalError, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
 
 /** what the /events pipeline knows of a request so far */
@@ -64,8 +65,8 @@ export function tokenHeader(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value.trim() : undefined;
 }
 
-const TOKEN_MISSING = { message: MESSAGES.tokenMissing };
-const TOKEN_INVALID = { message: MESSAGES.tokenInvalid };
+const TOKEN_MISSING = { message: REFUSALS.tokenMissing.message };
+const TOKEN_INVALID = { message: REFUSALS.tokenInvalid.message };
 
 export function createSteps(services: StepServices) {
   const reject = (
@@ -74,8 +75,7 @@ export function createSteps(services: StepServices) {
     error: HttpError,
     reason: string | null = null,
   ): HttpError => {
-    if (grant)
-      services.rejections.record(grant.appId, error.statusCode, error.message, describeOrigin(request), reason);
+    if (grant && error.refusal) services.rejections.record(grant.appId, error.refusal, describeOrigin(request), reason);
     return error;
   };
 
@@ -87,8 +87,9 @@ export function createSteps(services: StepServices) {
   async function screen(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = tokenHeader(request);
     // answered here rather than thrown: the cheapest refusal Fastify has (no error object, no error handler)
-    if (!isWellFormedToken(token)) return void reply.code(400).send(TOKEN_MISSING);
-    if (!services.tokenScreen.mayBeIssued(token)) return void reply.code(400).send(TOKEN_INVALID);
+    if (!isWellFormedToken(token)) return void reply.code(REFUSALS.tokenMissing.status).send(TOKEN_MISSING);
+    if (!services.tokenScreen.mayBeIssued(token))
+      return void reply.code(REFUSALS.tokenInvalid.status).send(TOKEN_INVALID);
     request.ingest = { events: [], grant: null, token };
   }
 
@@ -110,22 +111,22 @@ export function createSteps(services: StepServices) {
       grant = await services.tokens.lookup(request.ingest!.token);
     } catch (error) {
       request.log.error({ failure: errorSummary(error) }, 'token lookup failed');
-      throw new HttpError(400, { message: MESSAGES.failedToRecord });
+      throw refusalError('failedToRecord');
     }
-    if (!grant || !grant.active) throw reject(request, grant, new HttpError(400, { message: MESSAGES.tokenInvalid }));
+    if (!grant || !grant.active) throw reject(request, grant, refusalError('tokenInvalid'));
     if (request.ingest!.events.some((event) => event.app_name !== grant.appName)) {
-      throw reject(request, grant, new HttpError(400, { message: MESSAGES.appNameInvalid }));
+      throw reject(request, grant, refusalError('appNameInvalid'));
     }
     const origin = requestOrigin(request);
     if (!origin || !grant.domains.includes(origin.host)) {
-      throw reject(request, grant, new HttpError(403, { message: MESSAGES.domainMismatch }));
+      throw reject(request, grant, refusalError('domainMismatch'));
     }
     request.ingest!.grant = grant;
   }
 
   /** limit: answer for the rate limiter's refusal, attributed to the app */
   function tooManyRequests(request: FastifyRequest): HttpError {
-    return reject(request, request.ingest?.grant ?? null, new HttpError(429, { message: MESSAGES.tooManyRequests }));
+    return reject(request, request.ingest?.grant ?? null, refusalError('rateLimited'));
   }
 
   /** quota: the app stays within its events and bytes per UTC day (src/events/quota.ts); 429 until the next day */
@@ -138,7 +139,7 @@ export function createSteps(services: StepServices) {
     const refusal = await services.quota.admit(grant!.appId, events.length, bytes);
     if (refusal) {
       reply.header('retry-after', String(refusal.retryAfterSeconds));
-      throw reject(request, grant, new HttpError(429, { message: MESSAGES.tooManyRequests }), refusal.reason);
+      throw reject(request, grant, refusalError(refusal.code), refusal.reason);
     }
     request.ingest!.serialised = serialised;
   }
@@ -190,10 +191,10 @@ export function createSteps(services: StepServices) {
         { failure: errorSummary(error), cause: errorSummary((error as { cause?: unknown }).cause ?? error) },
         'events not recorded',
       );
-      throw reject(request, grant, new HttpError(400, { message: MESSAGES.failedToRecord }));
+      throw reject(request, grant, refusalError('failedToRecord'));
     }
     reply.code(201);
-    return { message: MESSAGES.success };
+    return { message: SUCCESS_MESSAGE };
   }
 
   return { screen, validate, authorise, tooManyRequests, dailyQuota, record };
