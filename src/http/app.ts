@@ -1,6 +1,7 @@
 // The HTTP application: Fastify with the service's logging, error answers, body decoding and CORS policy,
 // composed from plugins: ingestion (/events), the SDK script, the browser side (the site and the public catalog,
-// sharing the session cookie and security headers) and operations (/healthz, /metrics, /openapi.json).
+// sharing the session cookie and security headers) and operations (/healthz, /metrics, /openapi.json, generated from
+// the routes' schemas).
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { registerDecoder } from '../ingest/decode.ts';
@@ -12,6 +13,7 @@ import type { Services } from '../services.ts';
 import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
 import { answerErrors } from './errors.ts';
+import { registerOpenApi } from './openapi.ts';
 import { opsRoutes } from './ops.ts';
 
 export interface AppOptions {
@@ -66,6 +68,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       callback(null, PUBLIC_PATH.test(request.url ?? '') ? PUBLIC_CORS : { origin: false }),
   });
   await registerNotFoundSecurityHeaders(app, config.publicUrl?.startsWith('https://') ?? false);
+  // before the routes: it collects each one as it is added
+  await registerOpenApi(app);
 
   await app.register(ingestRoutes, { services });
   await app.register(sdkScriptRoute);

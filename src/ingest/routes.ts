@@ -1,9 +1,12 @@
 // The ingestion routes as one Fastify plugin: POST /events (the pipeline's steps in order) and
-// GET /events/threshold. The rate limit and its Redis connection belong to this plugin alone.
+// GET /events/threshold. The rate limit and its Redis connection belong to this plugin alone. The routes' schemas
+// describe them for GET /openapi.json; the pipeline's own steps check each request.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { Redis } from 'ioredis';
+import { describedOnly } from '../http/described.ts';
 import type { Services } from '../services.ts';
+import { postEventsSchema, sharedEventSchema, thresholdSchema } from './openapi.ts';
 import { createSteps, tokenHeader } from './steps.ts';
 
 export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
@@ -43,7 +46,10 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
   // the pipeline's state on each request, set by its first step: declared up front so every request object
   // has the same shape
   app.decorateRequest('ingest', null);
+  app.addSchema(sharedEventSchema);
   app.post('/events', {
+    // validating here would come after the pipeline's own validate step and answer other messages than the spec's
+    ...describedOnly(postEventsSchema(config)),
     onRequest: steps.screen,
     // decode ran in the content-type parser; then:
     preValidation: steps.validate,
@@ -66,5 +72,5 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
   });
 
   // the official client asks for per-event caps at init; without an answer it logs a 404 in the page
-  app.get('/events/threshold', async () => ({ 'app-hide': 3 }));
+  app.get('/events/threshold', describedOnly(thresholdSchema), async () => ({ 'app-hide': 3 }));
 };
