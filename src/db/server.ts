@@ -42,6 +42,10 @@ export function serverPool(databaseUrl: string, options: ServerPoolOptions = {})
   });
   // an idle client losing its connection must not crash the process; the next query reconnects
   pool.on('error', (error) => options.onError?.(error));
+  // nor may a checked-out one between two of its queries (a transaction's, ours or Prisma's), when the pool does not
+  // listen to it: the server stopping then emits an 'error' nobody handles; its next query fails instead, and the
+  // pool drops the broken client when it is released
+  pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   return pool;
 }
 
