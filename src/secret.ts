@@ -23,6 +23,14 @@ export class Secrets {
     return crypto.createHmac('sha256', this.key(purpose)).update(data).digest();
   }
 
+  /**
+   * A keyed hash short enough for a key or an identifier (22 base64url characters, 132 bits). The values are
+   * stored (owners, dialog state): the form must never change.
+   */
+  shortHash(purpose: string, data: string): string {
+    return this.hmac(purpose, data).toString('base64url').slice(0, 22);
+  }
+
   fingerprint(): string {
     return this.hmac('fingerprint', 'v1').toString('hex').slice(0, 16);
   }

@@ -58,8 +58,7 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   // only private chats with a real user are served: groups could leak a user's tokens to others
   const people = bot.chatType('private').filter((ctx) => ctx.from?.is_bot === false);
 
-  const stateKey = (ctx: Context) =>
-    services.secrets.hmac('bot-chat', String(ctx.chatId)).toString('base64url').slice(0, 22);
+  const stateKey = (ctx: Context) => services.secrets.shortHash('bot-chat', String(ctx.chatId));
   people.use(
     conversations<BotContext, Context>({
       storage: {

@@ -1,6 +1,7 @@
 // One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes) and its
 // rows already in the event insert's form, so the loader joins records' bytes into a batch without decoding them.
 import { rowValues, type EventBatch, type EventRow } from './store.ts';
+import { isoDayOf } from './days.ts';
 
 export interface RequestRecord {
   appId: number;
@@ -17,7 +18,6 @@ const NEWLINE = 0x0a;
 const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
-const DAY_MS = 86_400_000;
 
 /** rows of one request (one app, one receive time) */
 export function encodeRequest(rows: EventRow[], bytes: number): Buffer {
@@ -50,7 +50,7 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
   const appIds = new Set<number>();
   for (const record of records) {
     appIds.add(record.appId);
-    const day = new Date(Math.floor(record.receivedAt / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+    const day = isoDayOf(record.receivedAt);
     const key = `${record.appId} ${day}`;
     const entry = usage.get(key);
     if (entry) {

@@ -1,6 +1,7 @@
 // Turns a validated event into the stored shape: typed columns, parsed times, one auth_type form,
 // a referer without query or fragment, and text PostgreSQL can store (no NUL, no lone surrogates).
 import type { RawEvent } from './validate.ts';
+import { dayNumberOf, isoDayOfNumber } from './days.ts';
 
 export interface NormalisedEvent {
   eventName: string;
@@ -90,15 +91,14 @@ function optionalText(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-const DAY_MS = 86_400_000;
 let lastDayNumber = Number.NaN;
 let lastDay = '';
 
 /** YYYY-MM-DD of a UTC time; the same few days come up again and again, so the last one is kept */
 function utcDay(ms: number): string {
-  const dayNumber = Math.floor(ms / DAY_MS);
+  const dayNumber = dayNumberOf(ms);
   if (dayNumber !== lastDayNumber) {
-    lastDay = new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+    lastDay = isoDayOfNumber(dayNumber);
     lastDayNumber = dayNumber;
   }
   return lastDay;

@@ -2,6 +2,7 @@
 // checked in memory, counts reconciled every few seconds with every node's stored totals (daily_app_usage).
 import type { SqlRunner } from '../db/sql.ts';
 import type { Parsed } from '../tokens/inputs.ts';
+import { DAY_MS, dayNumberOf, isoDayOfNumber } from './days.ts';
 import { REFUSALS } from './refusals.ts';
 
 export interface QuotaLimits {
@@ -30,13 +31,10 @@ export interface DayUsage {
   bytes: number;
 }
 
-const DAY_MS = 86_400_000;
 /** how often a node reads the totals of every node and the quotas administrators set */
 const SYNC_EVERY_MS = 2_000;
 /** the largest quota accepted: counts stay exact as JavaScript numbers */
 const MAX_QUOTA = Number.MAX_SAFE_INTEGER;
-
-const isoDay = (dayNumber: number) => new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
 
 /** "1000", "10000000": the quota as an operator types it */
 export function parseQuota(input: string, what: string): Parsed<number> {
@@ -122,7 +120,7 @@ export class DailyQuota {
    */
   async admit(appId: number, events: number, bytes: number): Promise<QuotaRefusal | null> {
     const now = this.now();
-    this.turnDay(Math.floor(now / DAY_MS));
+    this.turnDay(dayNumberOf(now));
     if (this.syncedDay !== this.day) await this.sync();
     const limits = this.limits(appId);
     const usage = this.appDay(appId);
@@ -154,7 +152,7 @@ export class DailyQuota {
   }
 
   private async readStore(): Promise<void> {
-    this.turnDay(Math.floor(this.now() / DAY_MS));
+    this.turnDay(dayNumberOf(this.now()));
     const day = this.day;
     // what was admitted before the read began is in the totals read, once committed
     const taken = new Map(
@@ -164,7 +162,7 @@ export class DailyQuota {
       const [totals, overrides] = await Promise.all([
         this.sql.query<{ app_id: number; events: number; bytes: number }>(
           `SELECT app_id, events::float8 AS events, bytes::float8 AS bytes FROM daily_app_usage WHERE day = $1::date`,
-          [isoDay(day)],
+          [isoDayOfNumber(day)],
         ),
         this.sql.query<{ id: number; events: number | null; bytes: number | null }>(
           `SELECT id, quota_events_per_day::float8 AS events, quota_bytes_per_day::float8 AS bytes FROM apps

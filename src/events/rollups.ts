@@ -1,13 +1,9 @@
 // Reads an app's numbers for a period from the rollups (never scanning raw events, so it stays fast at
 // any volume), plus the few raw-event reads a dashboard needs: the latest events and exports.
 import type { SqlRunner } from '../db/sql.ts';
-
-export const FUNNEL = [
-  'connection-started',
-  'connection-completed',
-  'transaction-sent-for-signature',
-  'transaction-signed',
-] as const;
+import { addDays, eachDay } from './days.ts';
+import { FUNNEL } from './funnel.ts';
+import { ratio } from './ratio.ts';
 
 export interface Period {
   /** first and last UTC day, inclusive, as YYYY-MM-DD */
@@ -52,22 +48,13 @@ export interface ExportRow extends RecentEvent {
   user: string;
 }
 
-const DAY_MS = 24 * 3600 * 1000;
 /** most values listed per launch dimension */
 const TOP_VALUES = 20;
 
 /** the last `days` UTC days ending today */
 export function lastDays(days: number, now = new Date()): Period {
   const to = now.toISOString().slice(0, 10);
-  const from = new Date(Date.parse(to) - (days - 1) * DAY_MS).toISOString().slice(0, 10);
-  return { from, to };
-}
-
-function eachDay({ from, to }: Period): string[] {
-  const days: string[] = [];
-  for (let time = Date.parse(from); time <= Date.parse(to); time += DAY_MS)
-    days.push(new Date(time).toISOString().slice(0, 10));
-  return days;
+  return { from: addDays(to, -(days - 1)), to };
 }
 
 /**
@@ -81,8 +68,6 @@ SELECT (CASE WHEN EXISTS (SELECT 1 FROM app_users WHERE app_id = $1 AND last_day
                               WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date) AS distinct_users)
   ELSE (SELECT count(*) FROM app_users WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date)
 END)::int AS users`;
-
-const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null);
 
 export class RollupReader {
   constructor(private readonly sql: SqlRunner) {}
@@ -118,7 +103,10 @@ export class RollupReader {
     ]);
 
     const days = new Map(
-      eachDay(period).map((day) => [day, { day, users: 0, sessions: 0, events: 0, byName: {} } as DayRow]),
+      eachDay(period.from, period.to).map((day) => [
+        day,
+        { day, users: 0, sessions: 0, events: 0, byName: {} } as DayRow,
+      ]),
     );
     const names = new Map<string, number>();
     for (const row of counts) {

@@ -2,6 +2,8 @@
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
+import { dayNumberOf, isoDayOfNumber } from './days.ts';
+import { FUNNEL } from './funnel.ts';
 
 export interface EventRow {
   appId: number;
@@ -95,6 +97,11 @@ export const EVENT_PLANE_TABLES = [
 // app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the lock a foreign
 // key check takes) until the commit, so an app deletion waits for the commits in flight and then deletes
 // their rows too; a commit after the deletion finds no app and stores nothing.
+/** a session's funnel steps as bits (step i is bit i), so the days of a session combine with bit_or */
+const FUNNEL_STEP_BITS = `CASE event_name ${FUNNEL.slice(0, -1)
+  .map((name, index) => `WHEN '${name}' THEN ${1 << index}`)
+  .join(' ')} ELSE ${1 << (FUNNEL.length - 1)} END`;
+
 const INSERT_EVENTS = `
 WITH batch AS (
   SELECT (r->>0)::int AS app_id, r->>1 AS event_key, to_timestamp((r->>2)::float8 / 1000) AS received_at,
@@ -145,10 +152,9 @@ WITH batch AS (
 ), funnel AS (
   INSERT INTO daily_funnel_sessions AS f (app_id, day, session_id, steps)
   SELECT app_id, day, session_id,
-         bit_or(CASE event_name WHEN 'connection-started' THEN 1 WHEN 'connection-completed' THEN 2
-                                WHEN 'transaction-sent-for-signature' THEN 4 ELSE 8 END)::smallint
+         bit_or(${FUNNEL_STEP_BITS})::smallint
   FROM inserted
-  WHERE event_name IN ('connection-started', 'connection-completed', 'transaction-sent-for-signature', 'transaction-signed')
+  WHERE event_name IN (${FUNNEL.map((name) => `'${name}'`).join(', ')})
   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, session_id) DO UPDATE SET steps = f.steps | excluded.steps
 ), stats AS (
@@ -195,14 +201,12 @@ export function rowValues(row: EventRow): unknown[] {
   ];
 }
 
-const DAY_MS = 86_400_000;
-
 /** the rows' events and bytes per app and UTC day of receipt */
 function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
   const usage = new Map<string, [number, number, number, number]>();
   let entry: [number, number, number, number] | undefined;
   for (const row of rows) {
-    const day = Math.floor(row.receivedAt.getTime() / DAY_MS);
+    const day = dayNumberOf(row.receivedAt.getTime());
     // a request's rows come one after another with the same app and time
     if (entry?.[0] !== row.appId || entry[1] !== day) {
       const key = `${row.appId}:${day}`;
@@ -212,12 +216,7 @@ function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
     entry[2]++;
     entry[3] += row.bytes ?? 0;
   }
-  return [...usage.values()].map(([appId, day, events, bytes]) => [
-    appId,
-    new Date(day * DAY_MS).toISOString().slice(0, 10),
-    events,
-    bytes,
-  ]);
+  return [...usage.values()].map(([appId, day, events, bytes]) => [appId, isoDayOfNumber(day), events, bytes]);
 }
 
 /**

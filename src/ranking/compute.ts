@@ -2,6 +2,9 @@
 // app_scores in one transaction. Reads only rollup tables, always by their primary key prefix
 // (app_id, day), so the cost follows the data inside the windows, never the size of history or raw events.
 import { intArrayLiteral, type SqlQueryable, type SqlRunner } from '../db/sql.ts';
+import { addDays, isoDayOf } from '../events/days.ts';
+import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../events/funnel.ts';
+import { ratio } from '../events/ratio.ts';
 
 /** an app needs at least this many distinct users in the last 30 days to be ranked */
 export const MIN_ACTIVE_USERS_30D = 20;
@@ -26,17 +29,32 @@ export const WEIGHTS = {
   signedTransactions: 0.2,
 } as const;
 
-/** events counted as a wallet connection: a user completing a TON Connect connection */
-export const WALLET_CONNECTION_EVENT = 'connection-completed';
+/** events counted as a wallet connection (a user completing a TON Connect connection) and as a signed transaction */
+export { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT };
 /** shown, not scored: fired automatically when an already connected wallet is restored on reopening */
 export const WALLET_RESTORE_EVENT = 'connection-restoring-completed';
-export const SIGNED_TRANSACTION_EVENT = 'transaction-signed';
+
+const count = (value: number) => value.toLocaleString('en-US');
+
+/** the weighted sum as printed: "0.25·reach + … + 0.20·signed transactions" */
+const WEIGHTED_PARTS = (
+  [
+    [WEIGHTS.reach, 'reach'],
+    [WEIGHTS.retention, 'retention'],
+    [WEIGHTS.engagement, 'engagement'],
+    [WEIGHTS.walletConnections, 'wallet connections'],
+    [WEIGHTS.signedTransactions, 'signed transactions'],
+  ] as const
+)
+  .map(([weight, part]) => `${weight.toFixed(2)}·${part}`)
+  .join(' + ');
 
 export const FORMULA =
-  'score = 100 × (0.25·reach + 0.25·retention + 0.15·engagement + 0.15·wallet connections + 0.20·signed transactions); ' +
+  `score = 100 × (${WEIGHTED_PARTS}); ` +
   'each part is the mean of its 7-day and 30-day values; retention is the share of active users seen on 2 or more days; ' +
-  'counts are log-scaled, n(x) = min(1, ln(1+x)/ln(1+target)), with targets of 100,000 active users, 100 events per user, ' +
-  '10,000 wallet connections and 10,000 signed transactions; ' +
+  'counts are log-scaled, n(x) = min(1, ln(1+x)/ln(1+target)), ' +
+  `with targets of ${count(TARGETS.activeUsers)} active users, ${count(TARGETS.eventsPerUser)} events per user, ` +
+  `${count(TARGETS.walletConnections)} wallet connections and ${count(TARGETS.signedTransactions)} signed transactions; ` +
   `apps with fewer than ${MIN_ACTIVE_USERS_30D} active users in 30 days are not ranked.`;
 
 export interface WindowMetrics {
@@ -86,13 +104,6 @@ export interface RankedApp {
   score: number | null;
   components: ScoreComponents;
   computedAt: Date;
-}
-
-const DAY_MS = 86_400_000;
-
-function utcDay(date: Date, minusDays = 0): string {
-  const midnight = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
-  return new Date(midnight - minusDays * DAY_MS).toISOString().slice(0, 10);
 }
 
 // $1 first day of the 30-day window, $2 first day of the 7-day window, $3 last day (the day of `now`).
@@ -200,8 +211,9 @@ async function readUsers(sql: SqlQueryable, activity: ActivityRow[], days: strin
   return users;
 }
 
-function ratio(part: number, whole: number): number {
-  return whole > 0 ? part / whole : 0;
+/** a share for scoring and for the published metrics: an app without users has none of it */
+function shareOrZero(part: number, whole: number): number {
+  return ratio(part, whole) ?? 0;
 }
 
 function round(value: number, decimals: number): number {
@@ -229,9 +241,9 @@ function windowMetrics(
     to,
     active_users: users,
     returning_users: returning,
-    retention: round(ratio(returning, users), 4),
+    retention: round(shareOrZero(returning, users), 4),
     events,
-    events_per_user: round(ratio(events, users), 4),
+    events_per_user: round(shareOrZero(events, users), 4),
     wallet_connections: connections,
     wallet_restores: restores,
     signed_transactions: transactions,
@@ -243,10 +255,10 @@ function scoreParts(users: UsersRow, app: ActivityRow): ScoreParts {
   const mean = (week: number, month: number) => (week + month) / 2;
   return {
     reach: mean(scaled(users.users7, TARGETS.activeUsers), scaled(users.users30, TARGETS.activeUsers)),
-    retention: mean(ratio(users.returning7, users.users7), ratio(users.returning30, users.users30)),
+    retention: mean(shareOrZero(users.returning7, users.users7), shareOrZero(users.returning30, users.users30)),
     engagement: mean(
-      scaled(ratio(app.events7, users.users7), TARGETS.eventsPerUser),
-      scaled(ratio(app.events30, users.users30), TARGETS.eventsPerUser),
+      scaled(shareOrZero(app.events7, users.users7), TARGETS.eventsPerUser),
+      scaled(shareOrZero(app.events30, users.users30), TARGETS.eventsPerUser),
     ),
     wallet_connections: mean(
       scaled(app.connections7, TARGETS.walletConnections),
@@ -289,9 +301,9 @@ ON CONFLICT (app_id) DO UPDATE
  * transaction (rows of apps that no longer exist are removed). Returns ranked apps first, then unranked by name.
  */
 export async function computeRanking(sql: SqlRunner, now: Date = new Date()): Promise<RankedApp[]> {
-  const to = utcDay(now);
-  const from7 = utcDay(now, 6);
-  const from30 = utcDay(now, 29);
+  const to = isoDayOf(now.getTime());
+  const from7 = addDays(to, -6);
+  const from30 = addDays(to, -29);
   const days = [from30, from7, to];
 
   const activity = await sql.query<ActivityRow>(ACTIVITY_QUERY, days);

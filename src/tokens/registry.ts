@@ -94,7 +94,7 @@ export class TokenRegistry {
   }
 
   ownerKey(telegramId: string): string {
-    return this.secrets.hmac('owner', telegramId).toString('base64url').slice(0, 22);
+    return this.secrets.shortHash('owner', telegramId);
   }
 
   async createApp(input: NewApp, actor: Actor): Promise<{ token: string; app: AppRecord }> {

@@ -1,0 +1,31 @@
+// UTC days: the unit of every rollup, quota and window. A day is YYYY-MM-DD, or its number since the epoch.
+
+export const DAY_MS = 86_400_000;
+
+/** the number of the UTC day a time falls on */
+export function dayNumberOf(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+/** YYYY-MM-DD of a day number */
+export function isoDayOfNumber(dayNumber: number): string {
+  return new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** YYYY-MM-DD of the UTC day a time falls on */
+export function isoDayOf(ms: number): string {
+  return isoDayOfNumber(dayNumberOf(ms));
+}
+
+/** the UTC day `days` days after (or, negative, before) a YYYY-MM-DD day */
+export function addDays(day: string, days: number): string {
+  return new Date(Date.parse(day) + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** every UTC day from `from` to `to`, both included */
+export function eachDay(from: string, to: string): string[] {
+  const days: string[] = [];
+  for (let time = Date.parse(from); time <= Date.parse(to); time += DAY_MS)
+    days.push(new Date(time).toISOString().slice(0, 10));
+  return days;
+}
