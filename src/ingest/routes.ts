@@ -4,7 +4,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
 import { Redis } from 'ioredis';
-import { describedOnly } from '../http/described.ts';
+import { describedOnly } from '../described-route.ts';
 import type { Services } from '../services.ts';
 import { postEventsSchema, sharedEventSchema, thresholdSchema } from './openapi.ts';
 import { createSteps, tokenHeader } from './steps.ts';

@@ -2,7 +2,19 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type { FastifyPluginAsync } from 'fastify';
+import { describedOnly } from '../described-route.ts';
 import { SDK_SCRIPT } from '../sdk-files.ts';
+
+const sdkScriptSchema = {
+  summary: 'The browser SDK script (gzip when the client accepts it)',
+  response: {
+    200: { description: 'The script', content: { 'application/javascript': { schema: { type: 'string' } } } },
+    503: {
+      description: 'The script is not built on this server',
+      content: { 'application/json': { schema: { type: 'object', properties: { message: { type: 'string' } } } } },
+    },
+  },
+};
 
 export const sdkScriptRoute: FastifyPluginAsync = async (app) => {
   let script: Buffer | undefined;
@@ -12,7 +24,7 @@ export const sdkScriptRoute: FastifyPluginAsync = async (app) => {
     app.log.warn(`${SDK_SCRIPT} is missing: run "npm run build:sdk" to serve GET /index.js`);
   }
   const gzipped = script && zlib.gzipSync(script, { level: 9 });
-  app.get('/index.js', async (request, reply) => {
+  app.get('/index.js', describedOnly(sdkScriptSchema), async (request, reply) => {
     if (!script || !gzipped) {
       reply.code(503);
       return { message: 'The SDK script is not built: run "npm run build:sdk" on the server.' };

@@ -32,7 +32,40 @@ function reachable(entry: string): Set<string> {
   return seen;
 }
 
+/** every project module's static imports of other project modules, as project-relative paths */
+function projectImports(): [string, string][] {
+  const edges: [string, string][] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(path.join(PROJECT_ROOT, dir), { withFileTypes: true })) {
+      const name = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(name);
+      else if (name.endsWith('.ts')) {
+        for (const specifier of staticImports(path.join(PROJECT_ROOT, name))) {
+          if (specifier.startsWith('.'))
+            edges.push([name, path.relative(PROJECT_ROOT, path.resolve(PROJECT_ROOT, dir, specifier))]);
+        }
+      }
+    }
+  };
+  walk('src');
+  return edges;
+}
+
+const DOMAIN = /^src\/(events|tokens|log|db)\//;
+const SURFACES = /^src\/(ingest|site|bot|cli)\/|^src\/ranking\/(routes|schedule)\.ts$/;
+const HTTP_APP = /^src\/http\//;
+
 describe('the service imports', () => {
+  it('one way: the HTTP app, then the surfaces, then the domain, then the store', () => {
+    const edges = projectImports();
+    expect(edges.length, 'the walk found the imports').toBeGreaterThan(100);
+    const upward = edges.filter(
+      ([from, to]) =>
+        (DOMAIN.test(from) && (SURFACES.test(to) || HTTP_APP.test(to))) || (SURFACES.test(from) && HTTP_APP.test(to)),
+    );
+    expect(upward.map(([from, to]) => `${from} → ${to}`)).toEqual([]);
+  });
+
   it('no build tooling when it starts', () => {
     const modules = reachable('src/main.ts');
     expect(modules.has('src/http/app.ts'), 'the walk reaches the HTTP app').toBe(true);

@@ -1,5 +1,6 @@
-// Route options whose schema describes a route for GET /openapi.json and nothing else: Fastify neither validates
-// the request against it nor serializes the answer with it, so the route answers exactly what its own steps send.
+// Route options whose schema describes a route for GET /openapi.json and nothing else, for any surface's routes:
+// Fastify neither validates the request against it nor serializes the answer with it, so the route answers exactly
+// what its own steps send.
 import type { FastifySchema } from 'fastify';
 
 const acceptAnything = () => () => true;
