@@ -1,6 +1,7 @@
 // The screens the bot draws: Analytics, lists of apps, an app's card. A button press edits the message
 // the button sits on; a command gets a new message.
 import { GrammyError, type InlineKeyboard } from 'grammy';
+import { appSummary } from '../events/app-summary.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import type { BotContext, BotDeps } from './context.ts';
 import { analyticsKeyboard, appKeyboard, appsKeyboard } from './keyboards.ts';
@@ -22,11 +23,10 @@ export function dashboardUrl(publicUrl: string | undefined): string | undefined 
 }
 
 export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
-  const view = async (app: AppRecord): Promise<AppView> => ({
-    app,
-    activity: await services.caughtUp().then(() => services.events.activity(app.appId)),
-    lastRejection: (await services.rejections.recent(app.appId, 1))[0] ?? null,
-  });
+  const view = async (app: AppRecord): Promise<AppView> => {
+    await services.caughtUp();
+    return { app, summary: await appSummary(services, app.appId) };
+  };
 
   const show: Screens['show'] = async (ctx, text, keyboard) => {
     if (ctx.callbackQuery?.message) {

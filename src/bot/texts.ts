@@ -1,43 +1,20 @@
 // Everything the bot says: app cards with last event and last rejection, token results with
 // ready-to-paste snippets, relative times. HTML parse mode; user-supplied text is escaped.
+import { type AppSummary, rejectedAfterLastEvent } from '../events/app-summary.ts';
 import { rejectionReason } from '../events/refusals.ts';
-import type { AppActivity, RejectionRow } from '../events/store.ts';
+import type { RejectionRow } from '../events/store.ts';
+import { escapeHtml as escapeHtmlText } from '../html.ts';
+import { initArgument, packageSnippet, scriptSnippet } from '../integration-snippet.ts';
+import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
+import { timeAgo, utcTime } from '../time-format.ts';
 import type { AppRecord } from '../tokens/registry.ts';
-
-export const SDK_PACKAGE = 'tma-analytics-sdk';
 
 /** the send options of every message that carries markup */
 export const HTML = { parse_mode: 'HTML' } as const;
 
+/** text for a message in Telegram's HTML mode */
 export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
-const UNITS: [number, string][] = [
-  [365 * 24 * 3600, 'year'],
-  [30 * 24 * 3600, 'month'],
-  [24 * 3600, 'day'],
-  [3600, 'hour'],
-  [60, 'minute'],
-  [1, 'second'],
-];
-
-/** "just now", "2 minutes ago", "3 days ago" */
-export function timeAgo(date: Date, now: Date): string {
-  const seconds = Math.max(0, Math.round((now.getTime() - date.getTime()) / 1000));
-  if (seconds < 5) return 'just now';
-  for (const [size, unit] of UNITS) {
-    if (seconds >= size) {
-      const count = Math.floor(seconds / size);
-      return `${count} ${unit}${count === 1 ? '' : 's'} ago`;
-    }
-  }
-  return 'just now';
-}
-
-/** "2026-11-22 00:40 UTC" */
-export function utcTime(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return escapeHtmlText(text, { apostrophe: false });
 }
 
 export function describeRejection(rejection: RejectionRow, now: Date): string {
@@ -48,20 +25,20 @@ export function describeRejection(rejection: RejectionRow, now: Date): string {
 
 export interface AppView {
   app: AppRecord;
-  activity: AppActivity;
-  lastRejection: RejectionRow | null;
+  summary: AppSummary;
 }
 
 /** one app, as shown in "My tokens" and on its own card */
-export function appCard({ app, activity, lastRejection }: AppView, now: Date): string {
+export function appCard({ app, summary }: AppView, now: Date): string {
+  const { lastEventAt, eventsTotal, lastRejection } = summary;
   const lines = [
     `<b>${escapeHtml(app.appName)}</b> · ${escapeHtml(app.bot)}`,
     `Domains: ${app.domains.map(escapeHtml).join(', ')}`,
     `Token: ${app.tokenPrefix ? `<code>${escapeHtml(app.tokenPrefix)}…</code> created ${utcTime(app.tokenCreatedAt!)}` : 'revoked'}`,
-    `Last event: ${activity.lastEventAt ? `${timeAgo(activity.lastEventAt, now)} (${utcTime(activity.lastEventAt)})` : 'no events yet'}`,
+    `Last event: ${lastEventAt ? `${timeAgo(lastEventAt, now)} (${utcTime(lastEventAt)})` : 'no events yet'}`,
   ];
-  if (activity.eventsTotal > 0) lines.push(`Events recorded: ${activity.eventsTotal}`);
-  if (lastRejection && (!activity.lastEventAt || lastRejection.at > activity.lastEventAt)) {
+  if (eventsTotal > 0) lines.push(`Events recorded: ${eventsTotal}`);
+  if (lastRejection && rejectedAfterLastEvent(summary)) {
     lines.push(`⚠️ Last rejected request: ${describeRejection(lastRejection, now)}`);
   }
   return lines.join('\n');
@@ -69,7 +46,7 @@ export function appCard({ app, activity, lastRejection }: AppView, now: Date): s
 
 export function tokenIssued(token: string, app: AppRecord, publicUrl: string | undefined, fresh: boolean): string {
   const base = publicUrl ?? 'https://YOUR-ANALYTICS-HOST';
-  const init = `{ token: '${token}', appName: '${app.appName}' }`;
+  const init = initArgument(token, app.appName);
   return [
     fresh
       ? `✅ <b>${escapeHtml(app.appName)}</b> is registered.`
@@ -81,10 +58,10 @@ export function tokenIssued(token: string, app: AppRecord, publicUrl: string | u
     `App name (analytics identifier): <code>${escapeHtml(app.appName)}</code>`,
     '',
     'Add the script to your mini app page:',
-    `<pre>${escapeHtml(`<script async src="${base}/index.js"\n  onload="telegramAnalytics.init(${init})"></script>`)}</pre>`,
+    `<pre>${escapeHtml(scriptSnippet(base, init))}</pre>`,
     '',
-    `Or install the package <code>${SDK_PACKAGE}</code> and call init before your app renders:`,
-    `<pre>${escapeHtml(`import { init } from '${SDK_PACKAGE}';\n\ninit(${init});`)}</pre>`,
+    `Or install the package <code>${SDK_PACKAGE_NAME}</code> and call init before your app renders:`,
+    `<pre>${escapeHtml(packageSnippet(init))}</pre>`,
     '',
     'Open “My tokens” to see when the first event arrives.',
   ].join('\n');

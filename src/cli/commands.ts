@@ -1,6 +1,7 @@
 // The operator CLI commands over the domain modules; the same code runs in the CLI process or,
 // when a service owns the embedded store, inside that service (see control-socket.ts).
 import { parseArgs } from 'node:util';
+import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
 import { effectiveLimits, parseQuota, usageToday } from '../events/quota.ts';
 import { computeRanking } from '../ranking/compute.ts';
 import type { Services } from '../services.ts';
@@ -115,27 +116,17 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     case 'apps show': {
       const app = await services.registry.getApp(required(values['app-name'], 'app-name'), OPERATOR);
-      const activity = await services.events.activity(app.appId);
-      const [rejection] = await services.rejections.recent(app.appId, 1);
+      const summary = await appSummary(services, app.appId);
       const document = {
         app_name: app.appName,
         domains: app.domains,
         bot: app.bot,
-        last_event_at: activity.lastEventAt?.toISOString() ?? null,
-        events_total: activity.eventsTotal,
-        last_rejection: rejection
-          ? {
-              at: rejection.at.toISOString(),
-              status: rejection.status,
-              message: rejection.message,
-              reason: rejection.reason ?? null,
-              origin: rejection.origin,
-            }
-          : null,
+        ...appSummaryDocument(summary),
       };
+      const rejection = summary.lastRejection;
       const lines = [
         `${app.appName} (${app.bot}) on ${app.domains.join(', ')}`,
-        `events: ${activity.eventsTotal}, last event: ${document.last_event_at ?? 'no events yet'}`,
+        `events: ${summary.eventsTotal}, last event: ${document.last_event_at ?? 'no events yet'}`,
         `last rejection: ${rejection ? `${rejection.status} ${rejection.message}${rejection.reason ? ` (${rejection.reason})` : ''} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
       ];
       return { json: document, text: lines.join('\n') };

@@ -1,7 +1,9 @@
 // Public catalog: GET /api/catalog (JSON) and GET /catalog (HTML), both from app_scores as last computed.
 import type { FastifyInstance } from 'fastify';
 import type { SqlRunner } from '../db/sql.ts';
-import { escapeHtml, page } from '../site/layout.ts';
+import { escapeHtml } from '../html.ts';
+import { page } from '../site/layout.ts';
+import { utcTime } from '../time-format.ts';
 import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
 import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS, type WindowMetrics } from './compute.ts';
 import { RANKING_EVERY_MS } from './schedule.ts';
@@ -45,10 +47,6 @@ export function catalogJson(catalog: Catalog) {
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 const decimal = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const percent = (share: number) => `${Math.round(share * 100)}%`;
-
-function when(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
 
 const HEAD = `<style>
 .catalog td{vertical-align:middle}.catalog .app{min-width:9em}.catalog .app strong{display:block}
@@ -136,7 +134,7 @@ export function catalogHtml(catalog: Catalog): string {
   const ranked = catalog.apps.filter((app) => app.rank !== null);
   const unranked = catalog.apps.filter((app) => app.rank === null);
   const updated = catalog.computedAt
-    ? `Updated <time datetime="${catalog.computedAt.toISOString()}">${when(catalog.computedAt)}</time>`
+    ? `Updated <time datetime="${catalog.computedAt.toISOString()}">${utcTime(catalog.computedAt)}</time>`
     : 'The ranking has not been computed yet';
   const intro = `<p class="muted">Telegram Mini Apps ranked by how people use them. ${updated} · <a href="/api/catalog">JSON</a></p>`;
 

@@ -2,6 +2,7 @@
 // delete) with the bot's rules and messages, the per-app dashboard, live events and exports, and ending a
 // user's sessions (administrators).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
@@ -114,28 +115,14 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { registry } = services;
   const rollups = new RollupReader(services.store.sql);
 
-  const summary = async (record: AppRecord) => {
-    const activity = await services.events.activity(record.appId);
-    const [rejection] = await services.rejections.recent(record.appId, 1);
-    return {
-      app_name: record.appName,
-      bot: record.bot,
-      domains: record.domains,
-      token_prefix: record.tokenPrefix,
-      created_at: record.createdAt.toISOString(),
-      last_event_at: activity.lastEventAt?.toISOString() ?? null,
-      events_total: activity.eventsTotal,
-      last_rejection: rejection
-        ? {
-            at: rejection.at.toISOString(),
-            status: rejection.status,
-            message: rejection.message,
-            reason: rejection.reason ?? null,
-            origin: rejection.origin,
-          }
-        : null,
-    };
-  };
+  const summary = async (record: AppRecord) => ({
+    app_name: record.appName,
+    bot: record.bot,
+    domains: record.domains,
+    token_prefix: record.tokenPrefix,
+    created_at: record.createdAt.toISOString(),
+    ...appSummaryDocument(await appSummary(services, record.appId)),
+  });
 
   /** every /api route: a signed-in user, and for writes a same-origin JSON request */
   const guard = async (request: FastifyRequest): Promise<SiteUser> => {

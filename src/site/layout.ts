@@ -1,13 +1,5 @@
 // The page shell of every site page: one stylesheet (light and dark, readable on a phone), header, nav.
-
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+import { escapeHtml } from '../html.ts';
 
 const STYLE = `
 :root{--bg:#f6f7f9;--card:#fff;--text:#17202a;--muted:#667085;--line:#e4e7ec;--accent:#2481cc;--accent-text:#fff;--good:#1a7f37;--warn:#b54708;--bad:#b42318}

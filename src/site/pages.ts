@@ -6,7 +6,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
-import { escapeHtml, page } from './layout.ts';
+import { escapeHtml } from '../html.ts';
+import { scriptSnippet, snippetTemplates } from '../integration-snippet.ts';
+import { page } from './layout.ts';
 import { fields, text, validated } from './schemas.ts';
 
 const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
@@ -21,6 +23,9 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   'webapp.js': { file: path.join(CLIENT_DIR, 'webapp.js'), type: 'application/javascript; charset=utf-8' },
   'sessions.js': { file: path.join(CLIENT_DIR, 'sessions.js'), type: 'application/javascript; charset=utf-8' },
 };
+
+/** what the Analytics section's script fills in when it shows a new token */
+const SNIPPETS = snippetTemplates();
 
 /** the administrator's view: end every session of a user (a stolen cookie, a departed operator) */
 const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
@@ -55,8 +60,7 @@ export function registerPages(app: FastifyInstance, site: SiteContext): void {
 <div class="grid">
   <div class="card"><h2>1 · Get a token</h2><p>Register your mini app here or in the management bot: bot address, domain, app name.</p></div>
   <div class="card"><h2>2 · Add the SDK</h2><p>One 3 KB script or the package; launches, hides and TON Connect events are collected automatically.</p>
-    <pre>&lt;script async src="${escapeHtml(site.services.config.publicUrl ?? '')}/index.js"
-  onload="telegramAnalytics.init({ token, appName })"&gt;&lt;/script&gt;</pre></div>
+    <pre>${escapeHtml(scriptSnippet(site.services.config.publicUrl ?? '', '{ token, appName }'))}</pre></div>
   <div class="card"><h2>3 · See it</h2><p>Last event time, rejected requests with their reason, daily users, sessions, the wallet funnel, and a public catalog ranking.</p></div>
 </div>
 <p class="row"><a class="button" href="${user ? '/analytics' : '/login'}">${user ? 'Open Analytics' : 'Sign in with Telegram'}</a><a class="button secondary" href="/catalog">Catalog</a></p>`,
@@ -85,7 +89,7 @@ ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/a
   <p class="error" id="create-error" role="alert"></p>
   <button type="submit">Create token</button>
 </form>
-<div id="issued"></div></div>
+<div id="issued" data-script="${escapeHtml(SNIPPETS.script)}" data-package="${escapeHtml(SNIPPETS.package)}"></div></div>
 ${everyone ? ADMIN_SESSIONS : ''}
 <script src="/assets/common.js"></script><script src="/assets/apps.js"></script>${everyone ? '<script src="/assets/sessions.js"></script>' : ''}`,
       });

@@ -11,10 +11,9 @@
   }
 
   function item(app) {
-    const rejected =
-      app.last_rejection && (!app.last_event_at || app.last_rejection.at > app.last_event_at)
-        ? '<div class="warn">⚠️ Last rejected request: ' + esc(site.rejection(app.last_rejection)) + '</div>'
-        : '';
+    const rejected = site.rejectedAfter(app.last_rejection, app.last_event_at)
+      ? '<div class="warn">⚠️ Last rejected request: ' + esc(site.rejection(app.last_rejection)) + '</div>'
+      : '';
     const domains = app.domains
       .map(
         (d) =>
@@ -71,9 +70,9 @@
   }
 
   function showToken(result, title) {
-    const base = location.origin;
-    const init = "{ token: '" + result.token + "', appName: '" + result.app_name + "' }";
-    document.getElementById('issued').innerHTML =
+    const issued = document.getElementById('issued');
+    const snippet = (template) => site.snippet(template, result.token, result.app_name);
+    issued.innerHTML =
       '<div class="notice"><p><b>' +
       esc(title) +
       '</b> Your token is shown only once:</p>' +
@@ -81,12 +80,12 @@
       esc(result.token) +
       '</pre>' +
       '<p>Script tag:</p><pre>' +
-      esc('<script async src="' + base + '/index.js"\n  onload="telegramAnalytics.init(' + init + ')"></script>') +
+      esc(snippet(issued.dataset.script)) +
       '</pre>' +
       '<p>Package:</p><pre>' +
-      esc("import { init } from 'tma-analytics-sdk';\n\ninit(" + init + ');') +
+      esc(snippet(issued.dataset.package)) +
       '</pre></div>';
-    document.getElementById('issued').scrollIntoView({ behavior: 'smooth' });
+    issued.scrollIntoView({ behavior: 'smooth' });
   }
 
   list.addEventListener('click', async (event) => {

@@ -49,6 +49,14 @@ window.site = {
   pct(value) {
     return value === null ? '—' : (value * 100).toFixed(1) + '%';
   },
+  // the owner is warned of a refused request only when it came after the last stored event (ISO times compare as text)
+  rejectedAfter(rejection, lastEventAt) {
+    return Boolean(rejection && (!lastEventAt || rejection.at > lastEventAt));
+  },
+  // the page's snippet templates (src/integration-snippet.ts) with the site's origin, the token and the app name
+  snippet(template, token, appName) {
+    return template.split('$BASE').join(location.origin).split('$TOKEN').join(token).split('$APP_NAME').join(appName);
+  },
   rejection(r) {
     // a refusal the service explains itself (a daily quota reached) tells that rather than the spec's message
     return r.status + ' ' + (r.reason || r.message) + (r.origin ? ' from ' + r.origin : '') + ', ' + site.ago(r.at);

@@ -83,7 +83,7 @@
           '</span>',
       ) +
       '</div>' +
-      (lastRejection && (!a.last_event_at || lastRejection.at > a.last_event_at)
+      (site.rejectedAfter(lastRejection, a.last_event_at)
         ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' +
           esc(site.rejection(lastRejection)) +
           '</div>'

@@ -1,0 +1,58 @@
+// What every surface (the site's API, the CLI's `apps show`, the bot's app card) shows of an app's activity:
+// its last event, its events in total and its last refused request.
+import type { RejectionLog } from './rejections.ts';
+import type { EventStore, RejectionRow } from './store.ts';
+
+export interface AppSummary {
+  lastEventAt: Date | null;
+  eventsTotal: number;
+  lastRejection: RejectionRow | null;
+}
+
+/** what an app summary's document holds, in the JSON of the site's API and the CLI */
+export interface AppSummaryDocument {
+  last_event_at: string | null;
+  events_total: number;
+  last_rejection: {
+    at: string;
+    status: number;
+    message: string;
+    reason: string | null;
+    origin: string | null;
+  } | null;
+}
+
+export async function appSummary(
+  sources: { events: Pick<EventStore, 'activity'>; rejections: Pick<RejectionLog, 'recent'> },
+  appId: number,
+): Promise<AppSummary> {
+  const [activity, [lastRejection]] = await Promise.all([
+    sources.events.activity(appId),
+    sources.rejections.recent(appId, 1),
+  ]);
+  return { ...activity, lastRejection: lastRejection ?? null };
+}
+
+/**
+ * Whether the last refused request came after the last stored event: then the owner is warned, since their
+ * integration may be broken now; an older refusal is history.
+ */
+export function rejectedAfterLastEvent({ lastEventAt, lastRejection }: AppSummary): boolean {
+  return lastRejection !== null && (lastEventAt === null || lastRejection.at > lastEventAt);
+}
+
+export function appSummaryDocument({ lastEventAt, eventsTotal, lastRejection }: AppSummary): AppSummaryDocument {
+  return {
+    last_event_at: lastEventAt?.toISOString() ?? null,
+    events_total: eventsTotal,
+    last_rejection: lastRejection
+      ? {
+          at: lastRejection.at.toISOString(),
+          status: lastRejection.status,
+          message: lastRejection.message,
+          reason: lastRejection.reason ?? null,
+          origin: lastRejection.origin,
+        }
+      : null,
+  };
+}
