@@ -59,11 +59,7 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
         max: config.rateLimitMax,
         timeWindow: config.rateLimitWindowMs,
         // one client = one IP with one token; hashed so raw IPs never reach Redis
-        keyGenerator: (request) =>
-          services.secrets
-            .hmac('rate-limit', `${request.ip}\n${tokenHeader(request)}`)
-            .toString('base64url')
-            .slice(0, 22),
+        keyGenerator: (request) => services.secrets.shortHash('rate-limit', `${request.ip}\n${tokenHeader(request)}`),
         errorResponseBuilder: (request) => steps.tooManyRequests(request),
       }),
       steps.dailyQuota,
