@@ -21,6 +21,6 @@ export async function registerSite(
   registerSecurityHeaders(app, site);
   registerAuthRoutes(app, site);
   registerApi(app, site);
-  registerPages(app, site);
+  await registerPages(app, site);
   return site;
 }

@@ -1,9 +1,9 @@
 // The site's pages: landing, the Analytics section (my apps + new token) and the per-app dashboard.
 // Pages are shells; the client scripts in ./client fill them from the JSON API.
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
 import { escapeHtml } from '../html.ts';
@@ -14,15 +14,9 @@ import { fields, text, validated } from './schemas.ts';
 const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
 
-const ASSETS: Record<string, { file: string; type: string }> = {
-  'uplot.js': { file: path.join(UPLOT_DIR, 'uPlot.iife.min.js'), type: 'application/javascript; charset=utf-8' },
-  'uplot.css': { file: path.join(UPLOT_DIR, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
-  'apps.js': { file: path.join(CLIENT_DIR, 'apps.js'), type: 'application/javascript; charset=utf-8' },
-  'dashboard.js': { file: path.join(CLIENT_DIR, 'dashboard.js'), type: 'application/javascript; charset=utf-8' },
-  'common.js': { file: path.join(CLIENT_DIR, 'common.js'), type: 'application/javascript; charset=utf-8' },
-  'webapp.js': { file: path.join(CLIENT_DIR, 'webapp.js'), type: 'application/javascript; charset=utf-8' },
-  'sessions.js': { file: path.join(CLIENT_DIR, 'sessions.js'), type: 'application/javascript; charset=utf-8' },
-};
+/** the files served under /assets/: the site's client scripts, and uPlot's under /assets/uplot/ */
+const CLIENT_FILES = new Set(['/apps.js', '/dashboard.js', '/common.js', '/webapp.js', '/sessions.js']);
+const UPLOT_FILES = new Set(['/uPlot.iife.min.js', '/uPlot.min.css']);
 
 /** what the Analytics section's script fills in when it shows a new token */
 const SNIPPETS = snippetTemplates();
@@ -36,19 +30,21 @@ const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
   <button type="submit" class="danger">End all sessions</button>
 </form></div>`;
 
-export function registerPages(app: FastifyInstance, site: SiteContext): void {
-  const assets = new Map(
-    Object.entries(ASSETS).map(([name, asset]) => [name, { body: fs.readFileSync(asset.file), type: asset.type }]),
-  );
-  app.get<{ Params: { name: string } }>(
-    '/assets/:name',
-    validated({ params: fields({ name: text(64) }) }),
-    async (request, reply) => {
-      const asset = assets.get(request.params.name);
-      if (!asset) return reply.code(404).send({ message: 'No such asset.' });
-      return reply.type(asset.type).header('cache-control', 'public, max-age=300').send(asset.body);
-    },
-  );
+export async function registerPages(app: FastifyInstance, site: SiteContext): Promise<void> {
+  // cache headers, ETag and Last-Modified; nothing but the named files (no index, no listing)
+  const assets = { maxAge: 300_000, index: false, list: false, decorateReply: false, wildcard: true } as const;
+  await app.register(fastifyStatic, {
+    ...assets,
+    root: CLIENT_DIR,
+    prefix: '/assets/',
+    allowedPath: (pathName) => CLIENT_FILES.has(pathName),
+  });
+  await app.register(fastifyStatic, {
+    ...assets,
+    root: UPLOT_DIR,
+    prefix: '/assets/uplot/',
+    allowedPath: (pathName) => UPLOT_FILES.has(pathName),
+  });
 
   app.get('/', async (request, reply) => {
     const user = await site.user(request);
@@ -107,12 +103,12 @@ ${everyone ? ADMIN_SESSIONS : ''}
       return page({
         title: `${request.params.name} dashboard`,
         user: user.name,
-        head: '<link rel="stylesheet" href="/assets/uplot.css">',
+        head: '<link rel="stylesheet" href="/assets/uplot/uPlot.min.css">',
         body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
   <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>
   <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
-<script src="/assets/uplot.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
       });
     },
   );
