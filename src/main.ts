@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
 import { buildApp } from './http/app.ts';
-import { errorSummary } from './ingest/steps.ts';
+import { errorSummary } from './error-summary.ts';
 import { startRankingSchedule } from './ranking/schedule.ts';
 import { secretInDataDir } from './secret.ts';
 import { createServices } from './services.ts';

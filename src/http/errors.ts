@@ -1,7 +1,7 @@
 // How the service answers what no route answered itself: unknown paths, Fastify's own refusals, and failures.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { HttpError, refusalError, tooLarge } from '../ingest/http-error.ts';
-import { errorSummary } from '../ingest/steps.ts';
+import { errorSummary } from '../error-summary.ts';
 
 function fastifyErrorAnswer(error: FastifyError, maxBodyBytes: number): HttpError | null {
   switch (error.code) {
