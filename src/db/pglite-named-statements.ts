@@ -24,8 +24,8 @@ function literal(value: unknown): string {
 }
 
 /**
- * Planning the event insert costs PGlite ~4 ms of CPU every time, more than inserting 30 events, so it is
- * prepared once per session. Returns the function that runs a named statement.
+ * Planning the event insert costs PGlite more CPU than inserting a small batch with it, so it is prepared once
+ * per session. Returns the function that runs a named statement.
  */
 export function namedStatements(db: Pick<PGlite, 'query'>) {
   const prepared = new Map<string, Promise<void>>();

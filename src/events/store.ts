@@ -85,10 +85,9 @@ export const EVENT_PLANE_TABLES = [
 
 // One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL; typed text and sent as
 // bytes, so the service never makes a string of a batch read from the log), each row an array
-// in the order of rowValues() with times as epoch milliseconds. Against objects with named fields read by
-// jsonb_to_recordset, that is 237 instead of 423 bytes of text per bench event to build and send, and
-// PostgreSQL's CPU per event went from ~13.7 to ~11.8 µs (600-event commits). The app ids come as a second
-// parameter (taken from the rows, batch would be read twice and materialised: 15% slower), and so do the
+// in the order of rowValues() with times as epoch milliseconds: about half the text of objects with named
+// fields read by jsonb_to_recordset, and less of PostgreSQL's CPU per event. The app ids come as a second
+// parameter (taken from the rows, the batch would be read twice and materialised), and so do the
 // daily quotas' counts: one row per app and UTC day of receipt (events and bytes, duplicates included, as
 // the quota admitted them). Duplicates are
 // skipped by the primary key, and only rows really inserted reach the rollups. Rollup rows are written in
@@ -142,7 +141,7 @@ WITH batch AS (
   ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 ), dimensions AS (
   -- from the returned rows alone: a join back to session_starts was planned as a nested loop over two
-  -- CTEs (estimated at one row each), quadratic in the batch (3.6 of 12 ms for 64 events on PGlite)
+  -- CTEs (estimated at one row each), quadratic in the batch
   INSERT INTO daily_dimensions AS d (app_id, day, dimension, value, sessions)
   SELECT n.app_id, n.day, x.dimension, x.value, count(*)
   FROM new_sessions n
@@ -220,9 +219,9 @@ function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
 }
 
 /**
- * INSERT_EVENTS runs as a named statement, planned once per connection: planning it took 0.7 ms of
- * PostgreSQL's CPU against 1.8 ms to run it for 20 events, and ~4 ms on PGlite. The name carries a hash
- * of the text, so a changed statement is prepared anew.
+ * INSERT_EVENTS runs as a named statement, planned once per connection: planning this statement costs more
+ * than running it for a small batch, on PostgreSQL and more so on PGlite. The name carries a hash of the text,
+ * so a changed statement is prepared anew.
  */
 const INSERT_STATEMENT = `tma_insert_events_${crypto.createHash('sha256').update(INSERT_EVENTS).digest('hex').slice(0, 12)}`;
 
