@@ -1,6 +1,7 @@
 // Public catalog: GET /api/catalog (JSON) and GET /catalog (HTML), both from app_scores as last computed.
 import type { FastifyInstance } from 'fastify';
 import type { SqlRunner } from '../db/sql.ts';
+import { describedOnly } from '../described-route.ts';
 import { escapeHtml } from '../html.ts';
 import { page } from '../site/layout.ts';
 import { utcTime } from '../time-format.ts';
@@ -159,12 +160,55 @@ export function catalogHtml(catalog: Catalog): string {
 }
 
 /** public routes: no sign-in */
+const catalogJsonSchema = {
+  summary: 'The public catalog ranking, as last computed',
+  response: {
+    200: {
+      description: 'computed_at, formula, weights, targets, min_active_users_30d and the apps in rank order',
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['computed_at', 'formula', 'weights', 'apps'],
+            properties: {
+              computed_at: { type: ['string', 'null'] },
+              formula: { type: 'string' },
+              weights: { type: 'object' },
+              targets: { type: 'object' },
+              min_active_users_30d: { type: 'integer' },
+              apps: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    rank: { type: ['integer', 'null'] },
+                    app_name: { type: 'string' },
+                    bot: { type: 'string' },
+                    bot_url: { type: 'string' },
+                    score: { type: ['number', 'null'] },
+                    unranked_reason: { type: ['string', 'null'] },
+                    components: { type: 'object' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+const catalogPageSchema = {
+  summary: 'The public catalog ranking as a page',
+  response: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
+};
+
 export function registerCatalogRoutes(app: FastifyInstance, sql: SqlRunner): void {
-  app.get('/api/catalog', async (_request, reply) => {
+  app.get('/api/catalog', describedOnly(catalogJsonSchema), async (_request, reply) => {
     const catalog = await readCatalog(sql);
     return reply.header('cache-control', CACHE).send(catalogJson(catalog));
   });
-  app.get('/catalog', async (_request, reply) => {
+  app.get('/catalog', describedOnly(catalogPageSchema), async (_request, reply) => {
     const catalog = await readCatalog(sql);
     return reply.header('cache-control', CACHE).type('text/html; charset=utf-8').send(catalogHtml(catalog));
   });
