@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { readOrCreateFile } from './read-or-create.ts';
 import type { SqlRunner } from './db/sql.ts';
 
 export class Secrets {
@@ -37,22 +38,7 @@ export class Secrets {
 }
 
 function readOrCreateSecretFile(dataDir: string): string {
-  const file = path.join(dataDir, 'secret');
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const secret = crypto.randomBytes(32).toString('base64url');
-  try {
-    fs.writeFileSync(file, secret + '\n', { flag: 'wx', mode: 0o600 });
-    return secret;
-  } catch (error) {
-    // another process created it first: use theirs
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return fs.readFileSync(file, 'utf8').trim();
-    throw error;
-  }
+  return readOrCreateFile(path.join(dataDir, 'secret'), () => crypto.randomBytes(32).toString('base64url'));
 }
 
 function realPath(file: string): string {

@@ -1,8 +1,8 @@
 // What a 201 waits for: the request's rows appended to this node's durable log in DATA_DIR/log. The loader
 // then stores them in batches; the store being slow or down delays loading, not ingestion, up to the log's bound.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { readOrCreateFile } from '../read-or-create.ts';
 import { DurableLog, type LogStats } from '../log/durable-log.ts';
 import { LogLoader, type LoaderCommit } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
@@ -21,16 +21,7 @@ export interface IngestLogOptions {
 
 /** this node's name in the store's log offsets: made once per data directory, so a restart keeps its log's offset */
 function nodeName(logDir: string): string {
-  const file = path.join(logDir, 'node');
-  try {
-    return fs.readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  fs.mkdirSync(logDir, { recursive: true });
-  const name = crypto.randomUUID();
-  fs.writeFileSync(file, name, { flag: 'wx' });
-  return name;
+  return readOrCreateFile(path.join(logDir, 'node'), () => crypto.randomUUID());
 }
 
 /** what waits in the log for the store */
