@@ -3,6 +3,8 @@
 // the same definitions the store uses, so rollups and raw rows agree), then times
 //   - the dashboard (RollupReader.dashboard, 30 days): median of 20 runs, target <= 50 ms;
 //   - the catalog ranking (computeRanking): median of 5 runs;
+//   - each insight card of the read API (InsightsReader): median of 10 runs, target <= 100 ms (the 90-day cohort
+//     grid <= 150 ms), flat within 1.3x;
 // at each size, and compares sizes (flat: the largest within 1.5x of the smallest).
 // The same users are active on the same days at every size; more events means more events per user and
 // day. That is what "flat" is about: cost follows the rollups (users, days, names), not raw volume.
@@ -13,6 +15,7 @@ import pg from 'pg';
 import { openServerDatabase } from '../src/db/server.ts';
 import { applyMigrations } from '../src/db/migrate.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
+import { InsightsReader } from '../src/events/insights.ts';
 import { lastDays, RollupReader } from '../src/events/rollups.ts';
 import { computeRanking } from '../src/ranking/compute.ts';
 import { available } from '../test/helpers/environment.ts';
@@ -98,7 +101,8 @@ async function load(client: pg.Client, appId: number, events: number, today: str
                            is_premium, is_success, platform, locale, start_param, props)
        SELECT $1, decode(md5('event:' || k), 'hex'), t, t, p.day, name, p.session_id, decode(md5('user:' || p.u), 'hex'),
               p.u % 5 = 0, name = 'transaction-signed', p.platform, p.locale, p.start_param,
-              CASE WHEN name = 'custom-event' THEN jsonb_build_object('custom_data', jsonb_build_object('screen', 's' || (k % 20), 'seq', k))
+              CASE WHEN name = 'custom-event'
+                   THEN jsonb_build_object('custom_data', jsonb_build_object('name', 'action_' || (k % 12), 'screen', 's' || (k % 20), 'seq', k))
                    ELSE '{}'::jsonb END
        FROM generate_series($2::bigint, $3::bigint) AS k
        JOIN pairs p ON p.pair = k % $4
@@ -123,19 +127,31 @@ async function load(client: pg.Client, appId: number, events: number, today: str
     `CREATE INDEX events_app_id_received_at_idx ON events (app_id, received_at)`,
   );
 
-  // rollups, from the rows, as the store's INSERT_EVENTS defines them
+  // rollups, from the rows, as the store's event insert defines them
   await step(
     'daily_event_counts',
     `INSERT INTO daily_event_counts (app_id, day, event_name, events) SELECT app_id, day, event_name, count(*) FROM events GROUP BY 1, 2, 3`,
   );
   await step(
     'daily_users',
-    `INSERT INTO daily_users (app_id, day, user_key) SELECT DISTINCT app_id, day, user_key FROM events`,
+    `INSERT INTO daily_users (app_id, day, user_key, platform, locale, is_premium, start_param)
+     SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, left(coalesce(platform, ''), 64),
+            left(coalesce(locale, ''), 64), is_premium, left(coalesce(start_param, ''), 64)
+     FROM events ORDER BY app_id, day, user_key, occurred_at`,
   );
   await step(
     'app_users',
-    `INSERT INTO app_users (app_id, user_key, last_day) SELECT app_id, user_key, max(day) FROM daily_users GROUP BY 1, 2`,
+    `INSERT INTO app_users (app_id, user_key, last_day, first_day, platform, locale, is_premium, campaign)
+     SELECT DISTINCT ON (app_id, user_key) app_id, user_key, max(day) OVER (PARTITION BY app_id, user_key), day,
+            platform, locale, is_premium, start_param
+     FROM daily_users ORDER BY app_id, user_key, day`,
   );
+  await step(
+    'wallet_users',
+    `INSERT INTO wallet_users (app_id, user_key, first_day)
+     SELECT app_id, user_key, min(day) FROM events WHERE event_name = 'connection-completed' GROUP BY 1, 2`,
+  );
+  await customEventRollups(step);
   await step(
     'session starts',
     `CREATE TEMP TABLE starts AS SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
@@ -183,6 +199,45 @@ async function load(client: pg.Client, appId: number, events: number, today: str
   return timings;
 }
 
+/**
+ * The custom-event tables as the store's insert fills them: every name and property of the data set is within the
+ * limits, and `seq` has more values than are tracked (the first ones, by value, as within one commit).
+ */
+async function customEventRollups(step: (name: string, sql: string) => Promise<void>): Promise<void> {
+  await step(
+    'custom events',
+    `CREATE TEMP TABLE custom AS
+     SELECT app_id, day, user_key, props->'custom_data'->>'name' AS name, props->'custom_data' AS data
+     FROM events WHERE event_name = 'custom-event'`,
+  );
+  await step(
+    'custom_catalog',
+    `INSERT INTO custom_catalog (app_id, level, name, property, value)
+     SELECT DISTINCT app_id, 0, name, '', '' FROM custom
+     UNION ALL SELECT DISTINCT app_id, 1, name, p, '' FROM custom, unnest(ARRAY['screen', 'seq']) AS p
+     UNION ALL SELECT DISTINCT app_id, 2, name, 'screen', data->>'screen' FROM custom
+     UNION ALL SELECT app_id, 2, name, 'seq', seq FROM (
+       SELECT app_id, name, seq, row_number() OVER (PARTITION BY app_id, name ORDER BY seq) AS place
+       FROM (SELECT DISTINCT app_id, name, data->>'seq' AS seq FROM custom) AS s) AS ranked WHERE place <= 100`,
+  );
+  await step(
+    'daily_custom_events',
+    `INSERT INTO daily_custom_events (app_id, day, name, events) SELECT app_id, day, name, count(*) FROM custom GROUP BY 1, 2, 3`,
+  );
+  await step(
+    'daily_custom_users',
+    `INSERT INTO daily_custom_users (app_id, day, name, user_key) SELECT DISTINCT app_id, day, name, user_key FROM custom`,
+  );
+  await step(
+    'daily_custom_values',
+    `INSERT INTO daily_custom_values (app_id, day, name, property, value, events)
+     SELECT c.app_id, c.day, c.name, p.property, coalesce(t.value, '(other)'), count(*)
+     FROM custom c CROSS JOIN LATERAL (VALUES ('screen', c.data->>'screen'), ('seq', c.data->>'seq')) AS p(property, value)
+     LEFT JOIN custom_catalog t ON t.app_id = c.app_id AND t.level = 2 AND t.name = c.name AND t.property = p.property AND t.value = p.value
+     GROUP BY 1, 2, 3, 4, 5`,
+  );
+}
+
 /** a few small apps beside the big one, so the ranking has something to rank */
 async function otherApps(client: pg.Client, today: string): Promise<void> {
   if (OTHER_APPS <= 0) return;
@@ -206,8 +261,9 @@ async function otherApps(client: pg.Client, today: string): Promise<void> {
      SELECT app_id, day, count(*), count(*) FROM daily_users u JOIN apps a ON a.id = u.app_id WHERE a.app_name LIKE 'other_app_%' GROUP BY 1, 2`,
   );
   await client.query(
-    `INSERT INTO app_users (app_id, user_key, last_day)
-     SELECT app_id, user_key, max(day) FROM daily_users u JOIN apps a ON a.id = u.app_id WHERE a.app_name LIKE 'other_app_%' GROUP BY 1, 2`,
+    `INSERT INTO app_users (app_id, user_key, last_day, first_day)
+     SELECT app_id, user_key, max(day), min(day) FROM daily_users u JOIN apps a ON a.id = u.app_id
+     WHERE a.app_name LIKE 'other_app_%' GROUP BY 1, 2`,
   );
 }
 
@@ -219,7 +275,27 @@ interface SizeResult {
   /** each query of the dashboard alone, median of the runs */
   dashboardQueriesMs: Record<string, number>;
   rankingMs: { median: number; min: number; max: number; runs: number };
+  /** each insight card alone (the read API's queries), median of the runs */
+  insightsMs: Record<string, number>;
   databaseBytes: number;
+}
+
+/** the insight cards, each as the read API asks for it: 30 days, the cohort grid 90 */
+function insightCards(reader: InsightsReader, appId: number): Record<string, () => Promise<unknown>> {
+  const month = lastDays(DAYS);
+  return {
+    summary: () => reader.summary(appId, month),
+    'cohort grid, 90 days': () => reader.retention(appId, lastDays(90)),
+    campaigns: () => reader.campaigns(appId, month),
+    'custom events': () => reader.customEvents(appId, month),
+    'property values': () => reader.customPropertyValues(appId, month, 'action_1', 'screen'),
+    funnel: () =>
+      reader.funnel(appId, month, {
+        steps: ['app-init', 'connection-started', 'connection-completed'],
+        by: 'user',
+        windowMs: 86_400_000,
+      }),
+  };
 }
 
 async function measureSize(events: number): Promise<SizeResult> {
@@ -298,6 +374,17 @@ async function measureSize(events: number): Promise<SizeResult> {
     if (exact!.users !== dashboard!.totals.users)
       throw new Error(`the dashboard counts ${dashboard!.totals.users} users, daily_users ${exact!.users}`);
 
+    const insights = new InsightsReader(sql);
+    const summary = await insights.summary(app!.id, period);
+    if (summary.events !== events) throw new Error(`the summary counts ${summary.events} events of ${events}`);
+    const insightsMs: Record<string, number> = {};
+    for (const [card, run] of Object.entries(insightCards(insights, app!.id))) {
+      for (let i = 0; i < 2; i++) await run();
+      const times: number[] = [];
+      for (let i = 0; i < Math.min(RUNS, 10); i++) times.push((await timed(run))[1]);
+      insightsMs[card] = round(median(times));
+    }
+
     const rankingRuns: number[] = [];
     for (let i = 0; i < RANKING_RUNS + 1; i++) {
       const [, ms] = await timed(() => computeRanking(sql));
@@ -327,10 +414,11 @@ async function measureSize(events: number): Promise<SizeResult> {
         max: round(Math.max(...rankingRuns)),
         runs: rankingRuns.length,
       },
+      insightsMs,
       databaseBytes: counts!.bytes!,
     };
     log(
-      `  dashboard median ${result.dashboardMs.median} ms (${JSON.stringify(result.dashboardQueriesMs)}), ranking median ${result.rankingMs.median} ms`,
+      `  dashboard median ${result.dashboardMs.median} ms (${JSON.stringify(result.dashboardQueriesMs)}), ranking median ${result.rankingMs.median} ms, insights ${JSON.stringify(result.insightsMs)}`,
     );
     return result;
   } finally {
@@ -353,7 +441,7 @@ async function main(): Promise<void> {
   for (const size of SIZES) results.push(await measureSize(size));
 
   const targets: Target[] = [];
-  for (const r of results)
+  for (const r of results) {
     targets.push(
       target(
         `dashboard, 30 days, ${r.events.toLocaleString('en')} events (median of ${r.dashboardMs.runs})`,
@@ -363,6 +451,17 @@ async function main(): Promise<void> {
         50,
       ),
     );
+    for (const [card, ms] of Object.entries(r.insightsMs))
+      targets.push(
+        target(
+          `${card}, ${r.events.toLocaleString('en')} events`,
+          ms,
+          'ms',
+          '<=',
+          card.startsWith('cohort grid') ? 150 : 100,
+        ),
+      );
+  }
   if (results.length > 1) {
     const [small, large] = [results[0]!, results.at(-1)!];
     const label = `${small.events.toLocaleString('en')} → ${large.events.toLocaleString('en')}`;
@@ -370,6 +469,8 @@ async function main(): Promise<void> {
       target(`dashboard flat, ${label}`, large.dashboardMs.median / small.dashboardMs.median, '×', '<=', 1.5),
     );
     targets.push(target(`ranking flat, ${label}`, large.rankingMs.median / small.rankingMs.median, '×', '<=', 1.5));
+    for (const card of Object.keys(large.insightsMs))
+      targets.push(target(`${card} flat, ${label}`, large.insightsMs[card]! / small.insightsMs[card]!, '×', '<=', 1.3));
   }
   const summary = {
     bench: 'rollups',

@@ -20,6 +20,8 @@ export interface Config {
   publicUrl?: string;
   rateLimitMax: number;
   rateLimitWindowMs: number;
+  /** read API requests per key (per client without one) and minute, on each node */
+  readApiRateLimitMax: number;
   trustProxy: TrustProxy;
   logLevel: string;
   /** from SECRET, else read from SECRET_FILE; unset: generated once into dataDir */
@@ -137,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: text(env, 'PUBLIC_URL')?.replace(/\/+$/, ''),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', 600, 1, 1_000_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+    readApiRateLimitMax: integer(env, 'READ_API_RATE_LIMIT_MAX', 120, 1, 1_000_000_000),
     trustProxy: trustProxy(text(env, 'TRUST_PROXY')),
     logLevel,
     secret,

@@ -10,6 +10,7 @@ import { SqlEventStore, type EventStore } from './events/store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
+import { ReadKeys } from './tokens/read-keys.ts';
 import { TokenRegistry } from './tokens/registry.ts';
 import { TokenScreen } from './tokens/screen.ts';
 
@@ -22,6 +23,8 @@ export interface Services {
   /** refuses made-up tokens before any lookup */
   tokenScreen: TokenScreen;
   registry: TokenRegistry;
+  /** per-app keys of the read API */
+  readKeys: ReadKeys;
   /** this node's durable log and its loader; null where nothing is ingested (the operator CLI) */
   ingestLog: IngestLog | null;
   pseudonymiser: Pseudonymiser;
@@ -109,6 +112,7 @@ export async function createServices(config: Config, store: Store, options: Serv
     tokens,
     tokenScreen,
     registry,
+    readKeys: new ReadKeys(store.prisma, registry),
     ingestLog,
     pseudonymiser: new Pseudonymiser(secrets),
     rejections,

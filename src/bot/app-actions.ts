@@ -1,12 +1,22 @@
-// What the buttons of one app do: its card, revoke, regenerate, domains, delete. One loader reads the app
+// What the buttons of one app do: its card, revoke, regenerate, domains, read keys, delete. One loader reads the app
 // named in the callback data and lets only its owner or an administrator through; forged data is refused.
 import { Composer, type CallbackQueryContext, type CallbackQueryMiddleware } from 'grammy';
+import { READ_KEY_PREFIX } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
-import { APP_DATA, analyticsKeyboard, appActionData, confirmKeyboard, domainsKeyboard } from './keyboards.ts';
+import {
+  APP_DATA,
+  analyticsKeyboard,
+  appActionData,
+  confirmKeyboard,
+  domainsKeyboard,
+  readKeyIssuedKeyboard,
+  readKeysKeyboard,
+  revokeReadKeyKeyboard,
+} from './keyboards.ts';
 import type { Screens } from './screens.ts';
-import { HTML, TEXT, escapeHtml, tokenIssued } from './texts.ts';
+import { HTML, TEXT, escapeHtml, readKeyIssued, readKeysText, revokeReadKeyQuestion, tokenIssued } from './texts.ts';
 
 /** a press on an app's button, with the app it names, already checked */
 type AppContext = CallbackQueryContext<BotContext & { app: AppRecord }>;
@@ -15,7 +25,7 @@ const domainsText = (app: AppRecord) =>
   `🌐 Domains of <b>${escapeHtml(app.appName)}</b>:\n${app.domains.map(escapeHtml).join('\n')}`;
 
 export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext> {
-  const { registry } = deps.services;
+  const { registry, readKeys, config } = deps.services;
   const actions = new Composer<BotContext & { app: AppRecord }>();
   const on = (action: Parameters<typeof appActionData>[0], handler: (ctx: AppContext) => unknown) =>
     actions.callbackQuery(appActionData(action), handler);
@@ -86,6 +96,54 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
     }
     await ctx.answerCallbackQuery({ text: `${domain} removed` });
     return screens.show(ctx, domainsText(changed), domainsKeyboard(changed));
+  });
+
+  const readKeysScreen = async (ctx: AppContext) => {
+    const keys = await readKeys.list(ctx.app.appName, deps.actorOf(ctx));
+    return screens.show(ctx, readKeysText(ctx.app, keys), readKeysKeyboard(ctx.app, keys));
+  };
+  on('rk', answered(readKeysScreen));
+  on('rknew', async (ctx) => {
+    let key: string;
+    try {
+      ({ key } = await readKeys.create(ctx.app.appName, deps.actorOf(ctx)));
+    } catch (error) {
+      // the limit of active keys is a sentence for the user
+      if (error instanceof RegistryError) return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
+      throw error;
+    }
+    await ctx.answerCallbackQuery({ text: 'Read key created' });
+    await readKeysScreen(ctx);
+    // the key arrives as a new message the user can keep; the list above no longer has it
+    const base = config.publicUrl ?? `http://localhost:${config.port}`;
+    await ctx.reply(readKeyIssued(key, ctx.app, base), {
+      ...HTML,
+      reply_markup: readKeyIssuedKeyboard(ctx.app.appId),
+    });
+  });
+  // the callback data carries the shown characters of the key's prefix; the revoke looks them up in this app only
+  on(
+    'rkrev',
+    answered((ctx) =>
+      screens.show(
+        ctx,
+        revokeReadKeyQuestion(ctx.app, READ_KEY_PREFIX + (ctx.match[2] ?? '')),
+        revokeReadKeyKeyboard(ctx.app.appId, ctx.match[2] ?? ''),
+      ),
+    ),
+  );
+  on('rkrev!', async (ctx) => {
+    try {
+      const revoked = await readKeys.revoke(READ_KEY_PREFIX + (ctx.match[2] ?? ''), deps.actorOf(ctx), {
+        appName: ctx.app.appName,
+      });
+      await ctx.answerCallbackQuery({ text: `Read key ${revoked.prefix}… revoked` });
+    } catch (error) {
+      // a key already revoked (a second press) or gone is told, and the list shows what is left
+      if (!(error instanceof RegistryError)) throw error;
+      await ctx.answerCallbackQuery({ text: error.message, show_alert: true });
+    }
+    return readKeysScreen(ctx);
   });
   on(
     'del',

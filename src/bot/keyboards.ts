@@ -1,22 +1,42 @@
 // Inline keyboards and their callback data. Callback data names an app by id only; every handler
 // re-checks that the user may touch that app, so forged data gets nothing.
 import { InlineKeyboard } from 'grammy';
+import { READ_KEY_PREFIX, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 
-export const APP_ACTIONS = ['app', 'rev', 'rev!', 'regen', 'regen!', 'dom', 'domadd', 'domdel', 'del', 'del!'] as const;
+export const APP_ACTIONS = [
+  'app',
+  'rev',
+  'rev!',
+  'regen',
+  'regen!',
+  'dom',
+  'domadd',
+  'domdel',
+  'del',
+  'del!',
+  // read keys: the list, a new one, revoke (asks first) and revoke confirmed
+  'rk',
+  'rknew',
+  'rkrev',
+  'rkrev!',
+] as const;
 export type AppAction = (typeof APP_ACTIONS)[number];
 
-export function appData(action: AppAction, appId: number, extra?: number): string {
+export function appData(action: AppAction, appId: number, extra?: number | string): string {
   return extra === undefined ? `${action}:${appId}` : `${action}:${appId}:${extra}`;
 }
 
-/** the callback data of one app action: group 1 is the app id, group 2 an optional number (a domain's position) */
+/** an optional last part: a domain's position, or the shown characters of a read key (never the key itself) */
+const EXTRA = '(?::([0-9A-Za-z_-]{1,9}))?';
+
+/** the callback data of one app action: group 1 is the app id, group 2 the optional extra part */
 export function appActionData(action: AppAction): RegExp {
-  return new RegExp(`^${action}:(\\d{1,9})(?::(\\d{1,3}))?$`);
+  return new RegExp(`^${action}:(\\d{1,9})${EXTRA}$`);
 }
 
 /** the callback data of any app action, with the same groups */
-export const APP_DATA = new RegExp(`^(?:${APP_ACTIONS.join('|')}):(\\d{1,9})(?::(\\d{1,3}))?$`);
+export const APP_DATA = new RegExp(`^(?:${APP_ACTIONS.join('|')}):(\\d{1,9})${EXTRA}$`);
 
 export function mainKeyboard(): InlineKeyboard {
   return new InlineKeyboard().text('📊 Analytics', 'menu:analytics');
@@ -42,6 +62,8 @@ export function appKeyboard(app: AppRecord): InlineKeyboard {
   const keyboard = new InlineKeyboard()
     .text('🔄 Regenerate', appData('regen', app.appId))
     .text('🌐 Domains', appData('dom', app.appId))
+    .row()
+    .text('🔑 Read API keys', appData('rk', app.appId))
     .row();
   if (app.tokenPrefix) keyboard.text('🚫 Revoke', appData('rev', app.appId));
   return keyboard.text('🗑 Delete app', appData('del', app.appId)).row().text('« My tokens', 'menu:apps');
@@ -57,4 +79,25 @@ export function domainsKeyboard(app: AppRecord): InlineKeyboard {
     app.domains.forEach((domain, index) => keyboard.text(`➖ ${domain}`, appData('domdel', app.appId, index)).row());
   }
   return keyboard.text('➕ Add domain', appData('domadd', app.appId)).text('« Back', appData('app', app.appId));
+}
+
+/** the random characters of a key's display prefix: what the revoke buttons carry */
+export const shownPart = (key: ReadKeyInfo) => key.prefix.slice(READ_KEY_PREFIX.length);
+
+export function readKeysKeyboard(app: AppRecord, keys: ReadKeyInfo[]): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  for (const key of keys.filter((entry) => entry.revokedAt === null))
+    keyboard.text(`🚫 Revoke ${key.prefix}…`, appData('rkrev', app.appId, shownPart(key))).row();
+  return keyboard.text('➕ New read key', appData('rknew', app.appId)).text('« Back', appData('app', app.appId));
+}
+
+export function revokeReadKeyKeyboard(appId: number, shown: string): InlineKeyboard {
+  return new InlineKeyboard()
+    .text('🚫 Yes, revoke', appData('rkrev!', appId, shown))
+    .text('Cancel', appData('rk', appId));
+}
+
+/** under a new read key: back to the list, which now shows its prefix */
+export function readKeyIssuedKeyboard(appId: number): InlineKeyboard {
+  return new InlineKeyboard().text('« Read API keys', appData('rk', appId));
 }

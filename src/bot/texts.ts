@@ -7,6 +7,7 @@ import { escapeHtml as escapeHtmlText } from '../html.ts';
 import { initArgument, packageSnippet, scriptSnippet } from '../integration-snippet.ts';
 import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
 import { timeAgo, utcTime } from '../time-format.ts';
+import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 
 /** the send options of every message that carries markup */
@@ -65,6 +66,37 @@ export function tokenIssued(token: string, app: AppRecord, publicUrl: string | u
     '',
     'Open “My tokens” to see when the first event arrives.',
   ].join('\n');
+}
+
+/** an app's active read keys: prefix and creation time, never the key */
+export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
+  const active = keys.filter((key) => key.revokedAt === null);
+  return [
+    `🔑 Read API keys of <b>${escapeHtml(app.appName)}</b>`,
+    "A read key lets a script or a server read this app's analytics (<code>/api/v1/apps/…</code>); it cannot send events.",
+    '',
+    ...(active.length === 0
+      ? ['No active read keys.']
+      : active.map((key) => `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)}`)),
+  ].join('\n');
+}
+
+/** a new read key, shown this once, with a request that tries it; base: PUBLIC_URL or the local address */
+export function readKeyIssued(key: string, app: AppRecord, base: string): string {
+  const curl = `curl -H "Authorization: Bearer ${key}" ${base}/api/v1/apps/${app.appName}/summary`;
+  return [
+    `🔑 New read key for <b>${escapeHtml(app.appName)}</b>.`,
+    '',
+    'Your read key (shown only once, keep it safe):',
+    `<code>${key}</code>`,
+    '',
+    'Try it:',
+    `<pre>${escapeHtml(curl)}</pre>`,
+  ].join('\n');
+}
+
+export function revokeReadKeyQuestion(app: AppRecord, prefix: string): string {
+  return `Revoke the read key <code>${escapeHtml(prefix)}…</code> of <b>${escapeHtml(app.appName)}</b>? Requests with it are refused at once.`;
 }
 
 export const TEXT = {

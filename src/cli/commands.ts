@@ -8,6 +8,7 @@ import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
 import { SiteSessions } from '../site/session-store.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
+import { givenReadKey, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 
 export interface CommandResult {
@@ -27,6 +28,10 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
   apps show --app-name <name> [--json]
   apps quota --app-name <name> [--events-per-day <n>] [--bytes-per-day <n>] [--default] [--json]
                                                set the app's daily quotas (--default: the service's); print them
+  read-keys create --app-name <name> [--json]  a key of the read API (/api/v1/apps/<name>/…); shown once
+  read-keys list --app-name <name> [--json]    the app's read keys (prefixes only), active first
+  read-keys revoke --key-prefix <prefix> [--json]
+                                               revoke the key the prefix (as listed, or its first 4+ characters) names
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
   sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
   ranking run [--json]                         recompute the catalog ranking now`;
@@ -38,6 +43,7 @@ const OPTIONS = {
   'app-name': { type: 'string' },
   owner: { type: 'string' },
   'telegram-id': { type: 'string' },
+  'key-prefix': { type: 'string' },
   'events-per-day': { type: 'string' },
   'bytes-per-day': { type: 'string' },
   default: { type: 'boolean' },
@@ -61,6 +67,15 @@ function ownerId(value: string | undefined): string | undefined {
 
 function tokenDocument(token: string, app: AppRecord) {
   return { token, app_name: app.appName, domain: app.domains[0] ?? null, bot: app.bot };
+}
+
+function readKeyDocument(info: ReadKeyInfo) {
+  return {
+    prefix: info.prefix,
+    app_name: info.appName,
+    created_at: info.createdAt.toISOString(),
+    revoked_at: info.revokedAt?.toISOString() ?? null,
+  };
 }
 
 async function run(services: Services, argv: string[]): Promise<{ json: unknown; text: string }> {
@@ -172,6 +187,40 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         `today (${today.day} UTC): ${today.events} events, ${today.bytes} bytes`,
       ].join('\n');
       return { json: document, text };
+    }
+    case 'read-keys create': {
+      const { key, readKey } = await services.readKeys.create(required(values['app-name'], 'app-name'), OPERATOR);
+      return {
+        json: { key, app_name: readKey.appName },
+        text: `New read key of ${readKey.appName} (shown once): ${key}`,
+      };
+    }
+    case 'read-keys list': {
+      const keys = (await services.readKeys.list(required(values['app-name'], 'app-name'), OPERATOR)).map(
+        readKeyDocument,
+      );
+      const text =
+        keys.length === 0
+          ? 'No read keys.'
+          : keys
+              .map(
+                (key) =>
+                  `${key.prefix}…\tcreated ${key.created_at}\t${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`,
+              )
+              .join('\n');
+      return { json: keys, text };
+    }
+    case 'read-keys revoke': {
+      const given = required(values['key-prefix'], 'key-prefix');
+      if (givenReadKey(given) === null)
+        throw new UsageError(
+          '--key-prefix takes a read key prefix as listed: tma_read_ and at least 4 more characters',
+        );
+      const revoked = await services.readKeys.revoke(given, OPERATOR);
+      return {
+        json: readKeyDocument(revoked),
+        text: `Revoked the read key ${revoked.prefix}… of ${revoked.appName}.`,
+      };
     }
     case 'ranking run': {
       const apps = await computeRanking(services.store.sql);

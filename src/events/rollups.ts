@@ -69,12 +69,17 @@ SELECT (CASE WHEN EXISTS (SELECT 1 FROM app_users WHERE app_id = $1 AND last_day
   ELSE (SELECT count(*) FROM app_users WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date)
 END)::int AS users`;
 
+export async function distinctUsers(sql: SqlRunner, appId: number, period: Period): Promise<number> {
+  const [row] = await sql.query<{ users: number }>(DISTINCT_USERS, [appId, period.from, period.to]);
+  return row?.users ?? 0;
+}
+
 export class RollupReader {
   constructor(private readonly sql: SqlRunner) {}
 
   async dashboard(appId: number, period: Period): Promise<Dashboard> {
     const args = [appId, period.from, period.to];
-    const [counts, stats, dimensions, [distinct], [reached]] = await Promise.all([
+    const [counts, stats, dimensions, users, [reached]] = await Promise.all([
       this.sql.query<{ day: string; event_name: string; events: number }>(
         `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
          WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
@@ -92,7 +97,7 @@ export class RollupReader {
          WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
         args,
       ),
-      this.sql.query<{ users: number }>(DISTINCT_USERS, args),
+      distinctUsers(this.sql, appId, period),
       this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
         `SELECT count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILTER (WHERE steps & 3 = 3)::int AS s2,
                 count(*) FILTER (WHERE steps & 7 = 7)::int AS s3, count(*) FILTER (WHERE steps & 15 = 15)::int AS s4
@@ -128,7 +133,7 @@ export class RollupReader {
       period,
       totals: {
         events: dayRows.reduce((sum, day) => sum + day.events, 0),
-        users: distinct?.users ?? 0,
+        users,
         sessions: dayRows.reduce((sum, day) => sum + day.sessions, 0),
       },
       days: dayRows,

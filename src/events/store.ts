@@ -3,7 +3,8 @@
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { FUNNEL } from './funnel.ts';
+import { ROLLUP_TEXT_LENGTH, customEventsSql } from './custom-events.ts';
+import { FUNNEL, WALLET_CONNECTION_EVENT } from './funnel.ts';
 
 export interface EventRow {
   appId: number;
@@ -81,6 +82,11 @@ export const EVENT_PLANE_TABLES = [
   'daily_funnel_sessions',
   'daily_app_usage',
   'app_activity',
+  'wallet_users',
+  'custom_catalog',
+  'daily_custom_events',
+  'daily_custom_users',
+  'daily_custom_values',
 ] as const;
 
 // One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL; typed text and sent as
@@ -101,7 +107,56 @@ const FUNNEL_STEP_BITS = `CASE event_name ${FUNNEL.slice(0, -1)
   .map((name, index) => `WHEN '${name}' THEN ${1 << index}`)
   .join(' ')} ELSE ${1 << (FUNNEL.length - 1)} END`;
 
-const INSERT_EVENTS = `
+/** users per day and per app; with the insights: their launch attributes, first days, wallets and custom events */
+function userRollups(insights: boolean): string {
+  if (!insights)
+    return `new_users AS (
+  INSERT INTO daily_users (app_id, day, user_key)
+  SELECT DISTINCT app_id, day, user_key FROM inserted ORDER BY 1, 2, 3
+  ON CONFLICT DO NOTHING RETURNING app_id, day, user_key
+), last_seen AS (
+  INSERT INTO app_users AS u (app_id, user_key, last_day, first_day)
+  SELECT app_id, user_key, max(day), min(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
+)`;
+  return `new_users AS (
+  -- a user's launch attributes on a day: those of the first of their events of that day the store received
+  INSERT INTO daily_users (app_id, day, user_key, platform, locale, is_premium, start_param)
+  SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, ${cut('platform')}, ${cut('locale')}, is_premium,
+         ${cut('start_param')}
+  FROM inserted ORDER BY app_id, day, user_key, occurred_at
+  ON CONFLICT DO NOTHING RETURNING app_id, day, user_key, platform, locale, is_premium, start_param
+), user_days AS (
+  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day AS first_day,
+         max(day) OVER (PARTITION BY app_id, user_key) AS last_day, platform, locale, is_premium, start_param
+  FROM new_users ORDER BY app_id, user_key, day
+), last_seen AS (
+  -- a late event can move a user's first day earlier: the user then joins that day's cohort, as first seen there
+  INSERT INTO app_users AS u (app_id, user_key, last_day, first_day, platform, locale, is_premium, campaign)
+  SELECT app_id, user_key, last_day, first_day, platform, locale, is_premium, start_param FROM user_days ORDER BY 1, 2
+  ON CONFLICT (app_id, user_key) DO UPDATE SET
+    last_day = greatest(u.last_day, excluded.last_day),
+    first_day = least(u.first_day, excluded.first_day),
+    platform = CASE WHEN excluded.first_day < u.first_day THEN excluded.platform ELSE u.platform END,
+    locale = CASE WHEN excluded.first_day < u.first_day THEN excluded.locale ELSE u.locale END,
+    is_premium = CASE WHEN excluded.first_day < u.first_day THEN excluded.is_premium ELSE u.is_premium END,
+    campaign = CASE WHEN excluded.first_day < u.first_day THEN excluded.campaign ELSE u.campaign END
+  WHERE u.last_day < excluded.last_day OR u.first_day > excluded.first_day
+), wallets AS (
+  INSERT INTO wallet_users AS w (app_id, user_key, first_day)
+  SELECT app_id, user_key, min(day) FROM inserted WHERE event_name = '${WALLET_CONNECTION_EVENT}' GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (app_id, user_key) DO UPDATE SET first_day = excluded.first_day WHERE w.first_day > excluded.first_day
+), ${customEventsSql()}`;
+}
+
+/** a launch attribute as the rollups keep it: '' when absent, cut so a hostile client cannot blow up cardinality */
+const cut = (column: string) => `left(coalesce(${column}, ''), ${ROLLUP_TEXT_LENGTH})`;
+
+/**
+ * The event insert, with the insights' aggregates or (for measuring what they cost) without them: then users keep
+ * no launch attributes, and wallet users and custom events are not counted.
+ */
+const insertEventsSql = (insights: boolean) => `
 WITH batch AS (
   SELECT (r->>0)::int AS app_id, r->>1 AS event_key, to_timestamp((r->>2)::float8 / 1000) AS received_at,
          to_timestamp((r->>3)::float8 / 1000) AS occurred_at, (r->>4)::date AS day, r->>5 AS event_name,
@@ -117,26 +172,19 @@ WITH batch AS (
          decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
   FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key COLLATE "C"
   ON CONFLICT (app_id, event_key) DO NOTHING
-  RETURNING app_id, day, event_name, session_id, user_key, received_at, platform, locale, start_param
+  RETURNING app_id, day, event_name, session_id, user_key, received_at, occurred_at, is_premium, platform, locale,
+            start_param, CASE WHEN event_name = 'custom-event' THEN props->'custom_data' END AS custom_data
 ), counts AS (
   INSERT INTO daily_event_counts AS c (app_id, day, event_name, events)
   SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, event_name) DO UPDATE SET events = c.events + excluded.events
-), new_users AS (
-  INSERT INTO daily_users (app_id, day, user_key)
-  SELECT DISTINCT app_id, day, user_key FROM inserted ORDER BY 1, 2, 3
-  ON CONFLICT DO NOTHING RETURNING app_id, day, user_key
-), last_seen AS (
-  INSERT INTO app_users AS u (app_id, user_key, last_day)
-  SELECT app_id, user_key, max(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
-  ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
-), session_starts AS (
+), ${userRollups(insights)}, session_starts AS (
   SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
   FROM inserted ORDER BY app_id, session_id, day, received_at
 ), new_sessions AS (
   -- a session already counted (on an earlier day, or by an earlier commit) is not counted again
   INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)
-  SELECT app_id, day, session_id, left(coalesce(platform, ''), 64), left(coalesce(locale, ''), 64), left(coalesce(start_param, ''), 64)
+  SELECT app_id, day, session_id, ${cut('platform')}, ${cut('locale')}, ${cut('start_param')}
   FROM session_starts ORDER BY app_id, session_id
   ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 ), dimensions AS (
@@ -180,7 +228,7 @@ WITH batch AS (
 )
 SELECT count(*)::int AS inserted FROM inserted`;
 
-/** a row as INSERT_EVENTS reads it: values by position, times in epoch ms, keys in base64 */
+/** a row as the event insert reads it: values by position, times in epoch ms, keys in base64 */
 export function rowValues(row: EventRow): unknown[] {
   return [
     row.appId,
@@ -219,14 +267,29 @@ function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
 }
 
 /**
- * INSERT_EVENTS runs as a named statement, planned once per connection: planning this statement costs more
+ * The event insert runs as a named statement, planned once per connection: planning this statement costs more
  * than running it for a small batch, on PostgreSQL and more so on PGlite. The name carries a hash of the text,
  * so a changed statement is prepared anew.
  */
-const INSERT_STATEMENT = `tma_insert_events_${crypto.createHash('sha256').update(INSERT_EVENTS).digest('hex').slice(0, 12)}`;
+const statementName = (text: string) =>
+  `tma_insert_events_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
+
+export interface SqlEventStoreOptions {
+  /** maintain the insights' aggregates (default); false only to measure what they cost */
+  insights?: boolean;
+}
 
 export class SqlEventStore implements EventStore {
-  constructor(private readonly sql: SqlRunner) {}
+  private readonly insertSql: string;
+  private readonly insertName: string;
+
+  constructor(
+    private readonly sql: SqlRunner,
+    options: SqlEventStoreOptions = {},
+  ) {
+    this.insertSql = insertEventsSql(options.insights ?? true);
+    this.insertName = statementName(this.insertSql);
+  }
 
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
@@ -245,7 +308,7 @@ export class SqlEventStore implements EventStore {
       batch.logOffset?.node ?? null,
       batch.logOffset?.through ?? null,
     ];
-    const [result] = await this.sql.query<{ inserted: number }>(INSERT_EVENTS, params, { name: INSERT_STATEMENT });
+    const [result] = await this.sql.query<{ inserted: number }>(this.insertSql, params, { name: this.insertName });
     return result?.inserted ?? 0;
   }
 

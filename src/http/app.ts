@@ -1,7 +1,7 @@
 // The HTTP application: Fastify with the service's logging, error answers, body decoding and CORS policy,
 // composed from plugins: ingestion (/events), the SDK script, the browser side (the site and the public catalog,
-// sharing the session cookie and security headers) and operations (/healthz, /metrics, /openapi.json, generated from
-// the routes' schemas).
+// sharing the session cookie and security headers), the read API (/api/v1) and operations (/healthz, /metrics,
+// /openapi.json, generated from the routes' schemas).
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { registerDecoder } from '../ingest/decode.ts';
@@ -9,6 +9,7 @@ import { ingestRoutes } from '../ingest/routes.ts';
 import { sdkScriptRoute } from '../ingest/sdk-script.ts';
 import { TOKEN_HEADERS } from '../ingest/steps.ts';
 import { registerCatalogRoutes } from '../ranking/routes.ts';
+import { readApiRoutes } from '../read-api/routes.ts';
 import type { Services } from '../services.ts';
 import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
@@ -77,6 +78,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     await registerSite(browser, services, options.site);
     registerCatalogRoutes(browser, services.store.sql);
   });
+  await app.register(readApiRoutes, { services });
   await app.register(opsRoutes, { services });
   return app;
 }

@@ -17,7 +17,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           '@telegram-apps/analytics client unchanged (gzip bodies, TGA-Auth-Token header, CORS preflight: any ' +
           'origin, headers content-type, content-encoding and both token headers). ' +
           'The signed-in site API under /api/apps (session cookie, same-origin JSON only) appears with its ' +
-          'parameters; README.md describes its answers.',
+          'parameters; README.md describes its answers. The read API under /api/v1 answers with a per-app read ' +
+          'key (Authorization: Bearer tma_read_…) from the bot, the site or the CLI.',
+      },
+      components: {
+        securitySchemes: {
+          readKey: { type: 'http', scheme: 'bearer', description: 'a read key of the app (tma_read_…)' },
+        },
       },
     },
     // OpenAPI 3.1 schemas are JSON Schema: const stays const

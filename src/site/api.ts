@@ -1,10 +1,11 @@
 // The site's JSON API under /api: the Analytics section (create, list, revoke, regenerate, edit domains,
-// delete) with the bot's rules and messages, the per-app dashboard, live events and exports, and ending a
-// user's sessions (administrators).
+// delete, read keys) with the bot's rules and messages, the per-app dashboard, live events and exports, and
+// ending a user's sessions (administrators).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
+import { givenReadKey, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import type { SiteContext } from './context.ts';
 import { appNameParams, fields, text, validated } from './schemas.ts';
@@ -27,7 +28,21 @@ const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
   domain_not_found: 404,
   last_domain: 409,
   not_allowed: 403,
+  key_not_found: 404,
+  key_ambiguous: 409,
+  key_revoked: 409,
+  key_limit: 409,
 };
+
+/** a read key as the CLI lists it (read-keys list --json) */
+function readKeyDocument(info: ReadKeyInfo) {
+  return {
+    prefix: info.prefix,
+    app_name: info.appName,
+    created_at: info.createdAt.toISOString(),
+    revoked_at: info.revokedAt?.toISOString() ?? null,
+  };
+}
 
 function accepted<T>(parsed: { ok: true; value: T } | { ok: false; error: string }, field: string): T {
   if (!parsed.ok) throw new ApiError(400, parsed.error, field);
@@ -112,7 +127,7 @@ function exportRecord(row: ExportRow) {
 
 export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { services } = site;
-  const { registry } = services;
+  const { registry, readKeys } = services;
   const rollups = new RollupReader(services.store.sql);
 
   const summary = async (record: AppRecord) => ({
@@ -227,6 +242,34 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       await registry.deleteApp(request.params.name, actorOf(await guard(request)));
       return reply.code(204).send();
     });
+
+    api.get<{ Params: { name: string } }>('/api/apps/:name/read-keys', nameOnly, async (request) =>
+      (await readKeys.list(request.params.name, actorOf(await guard(request)))).map(readKeyDocument),
+    );
+
+    api.post<{ Params: { name: string } }>('/api/apps/:name/read-keys', nameOnly, async (request, reply) => {
+      const { key, readKey } = await readKeys.create(request.params.name, actorOf(await guard(request)));
+      reply.code(201);
+      return { key, prefix: readKey.prefix, app_name: readKey.appName, created_at: readKey.createdAt.toISOString() };
+    });
+
+    api.post<{ Params: { name: string }; Body: { prefix?: unknown } }>(
+      '/api/apps/:name/read-keys/revoke',
+      nameOnly,
+      async (request) => {
+        const actor = actorOf(await guard(request));
+        const prefix = request.body?.prefix;
+        if (typeof prefix !== 'string' || givenReadKey(prefix) === null) {
+          throw new ApiError(
+            400,
+            "Send the read key's prefix as listed: tma_read_ and at least 4 more characters.",
+            'prefix',
+          );
+        }
+        // only the keys of the app in the path: a prefix of another app's key is not found here
+        return readKeyDocument(await readKeys.revoke(prefix, actor, { appName: request.params.name }));
+      },
+    );
 
     api.get<{ Params: { name: string }; Querystring: { days?: string } }>(
       '/api/apps/:name/dashboard',

@@ -15,11 +15,25 @@ const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
 
 /** the files served under /assets/: the site's client scripts, and uPlot's under /assets/uplot/ */
-const CLIENT_FILES = new Set(['/apps.js', '/dashboard.js', '/common.js', '/webapp.js', '/sessions.js']);
+const CLIENT_FILES = new Set([
+  '/apps.js',
+  '/read-keys.js',
+  '/dashboard.js',
+  '/common.js',
+  '/webapp.js',
+  '/sessions.js',
+]);
 const UPLOT_FILES = new Set(['/uPlot.iife.min.js', '/uPlot.min.css']);
 
 /** what the Analytics section's script fills in when it shows a new token */
 const SNIPPETS = snippetTemplates();
+
+/** one app's read API keys, filled by read-keys.js when the app list's "Read API keys" is pressed */
+const READ_KEYS = `<div class="card" id="read-keys" hidden><h2>Read API keys of <span id="read-keys-app"></span></h2>
+<p class="muted">A read key lets a script or a server read the app's analytics (<code>/api/v1/apps/…</code>); it cannot send events.</p>
+<div id="read-keys-list"></div><p class="error" id="read-keys-error" role="alert"></p>
+<p class="row"><button type="button" id="read-key-new">New read key</button><button type="button" class="secondary" id="read-keys-close">Close</button></p>
+<div id="read-key-issued"></div></div>`;
 
 /** the administrator's view: end every session of a user (a stolen cookie, a departed operator) */
 const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
@@ -77,6 +91,7 @@ export async function registerPages(app: FastifyInstance, site: SiteContext): Pr
         body: `<h1>Analytics</h1>
 ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/analytics?all=1">All apps (admin)</a></p>` : ''}
 <div class="card"><h2>${everyone ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${everyone ? '1' : ''}"><p class="muted">Loading…</p></div></div>
+${READ_KEYS}
 <div class="card"><h2>New token</h2>
 <form id="create" class="stack">
   <label>Bot address <input name="bot" placeholder="@my_app_bot or https://t.me/my_app_bot" required></label>
@@ -87,7 +102,7 @@ ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/a
 </form>
 <div id="issued" data-script="${escapeHtml(SNIPPETS.script)}" data-package="${escapeHtml(SNIPPETS.package)}"></div></div>
 ${everyone ? ADMIN_SESSIONS : ''}
-<script src="/assets/common.js"></script><script src="/assets/apps.js"></script>${everyone ? '<script src="/assets/sessions.js"></script>' : ''}`,
+<script src="/assets/common.js"></script><script src="/assets/read-keys.js"></script><script src="/assets/apps.js"></script>${everyone ? '<script src="/assets/sessions.js"></script>' : ''}`,
       });
     },
   );

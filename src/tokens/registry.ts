@@ -35,7 +35,12 @@ export type RegistryErrorCode =
   | 'domain_exists'
   | 'last_domain'
   | 'domain_not_found'
-  | 'not_allowed';
+  | 'not_allowed'
+  // read keys (read-keys.ts): none matches, several match, already revoked, too many active
+  | 'key_not_found'
+  | 'key_ambiguous'
+  | 'key_revoked'
+  | 'key_limit';
 
 export class RegistryError extends Error {
   constructor(
@@ -241,6 +246,14 @@ export class TokenRegistry {
     ]);
     tokens.forEach((token) => this.onTokenChanged(token.hash));
     this.onAppDeleted();
+  }
+
+  /** the audit row of a change the actor makes to the app, for control-plane modules that write their own */
+  auditRecord(app: AppRecord, actor: Actor, action: string, detail: object = {}) {
+    return {
+      ...this.auditEntry(actor, action, app.appName, { ...detail, admin: this.actsAsAdmin(app, actor) }),
+      appId: app.appId,
+    };
   }
 
   private async setDomains(

@@ -211,6 +211,66 @@ describe('my tokens', () => {
   });
 });
 
+describe('read API keys', () => {
+  it('creates a key through the buttons, lists it, revokes it after confirmation; the key then stops working', async () => {
+    await register(ALICE, '@alice_read_bot', 'read.example.com', 'alice_read');
+    const id = await appId('alice_read');
+    expect(buttonsOf(await harness.click(ALICE, `app:${id}`))).toContain(`rk:${id}`);
+    const empty = await harness.click(ALICE, `rk:${id}`);
+    expect(textsOf(empty)).toContain('🔑 Read API keys of <b>alice_read</b>');
+    expect(textsOf(empty)).toContain('No active read keys.');
+    expect(buttonsOf(empty)).toEqual([`rknew:${id}`, `app:${id}`]);
+
+    const created = await harness.click(ALICE, `rknew:${id}`);
+    expect(alertsOf(created)).toEqual(['Read key created']);
+    const issued = created.find((call) => call.method === 'sendMessage')!;
+    const key = /<code>(tma_read_[A-Za-z0-9_-]{32})<\/code>/.exec(String(issued.payload.text))?.[1];
+    expect(key, String(issued.payload.text)).toBeDefined();
+    expect(String(issued.payload.text)).toContain(
+      `curl -H &quot;Authorization: Bearer ${key}&quot; https://analytics.example.net/api/v1/apps/alice_read/summary`,
+    );
+    expect(await service.services.readKeys.authenticate(key!)).toEqual({ appId: id, appName: 'alice_read' });
+
+    const prefix = key!.slice(0, 17);
+    const shown = prefix.slice('tma_read_'.length);
+    const listed = await harness.click(ALICE, `rk:${id}`);
+    expect(textsOf(listed)).toMatch(
+      new RegExp(`<code>${prefix.replace(/[-_]/g, '\\$&')}…</code> created \\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC`),
+    );
+    expect(textsOf(listed)).not.toContain(key);
+    expect(buttonsOf(listed)).toEqual([`rkrev:${id}:${shown}`, `rknew:${id}`, `app:${id}`]);
+
+    const question = await harness.click(ALICE, `rkrev:${id}:${shown}`);
+    expect(textsOf(question)).toContain(`Revoke the read key <code>${prefix}…</code> of <b>alice_read</b>?`);
+    expect(buttonsOf(question)).toEqual([`rkrev!:${id}:${shown}`, `rk:${id}`]);
+    expect(await service.services.readKeys.authenticate(key!)).not.toBeNull(); // asking revokes nothing
+
+    const revoked = await harness.click(ALICE, `rkrev!:${id}:${shown}`);
+    expect(alertsOf(revoked)).toEqual([`Read key ${prefix}… revoked`]);
+    expect(textsOf(revoked)).toContain('No active read keys.');
+    expect(await service.services.readKeys.authenticate(key!)).toBeNull();
+    // a second press says it was already revoked
+    expect(alertsOf(await harness.click(ALICE, `rkrev!:${id}:${shown}`))[0]).toContain('already revoked');
+  });
+
+  it("gives another user neither the app's keys nor a way to make or revoke one", async () => {
+    await register(ALICE, '@alice_keys_bot', 'keys.example.com', 'alice_keys');
+    const id = await appId('alice_keys');
+    const { key, readKey } = await service.services.readKeys.create('alice_keys', {
+      surface: 'bot',
+      telegramId: String(ALICE),
+    });
+    const shown = readKey.prefix.slice('tma_read_'.length);
+    for (const data of [`rk:${id}`, `rknew:${id}`, `rkrev:${id}:${shown}`, `rkrev!:${id}:${shown}`]) {
+      const calls = await harness.click(BOB, data);
+      expect(alertsOf(calls), data).toEqual(['This app does not exist or is not yours.']);
+      expect(textsOf(calls)).toBe('');
+    }
+    expect(await service.services.readKeys.authenticate(key)).not.toBeNull();
+    expect(await service.services.readKeys.list('alice_keys', { surface: 'cli', isAdmin: true })).toHaveLength(1);
+  });
+});
+
 describe('authorisation', () => {
   it('gives another user nothing through forged callback data', async () => {
     const token = await register(ALICE, '@alice_safe_bot', 'safe.example.com', 'alice_safe');

@@ -76,3 +76,70 @@ describe.each(BARE_BACKENDS)('migrations on $name', ({ open }) => {
     expect(again).toEqual([]);
   });
 });
+
+describe.each(BARE_BACKENDS)('the insights migration on $name', ({ open }) => {
+  let sql: SqlRunner;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ sql, cleanup } = await open());
+  });
+  afterAll(() => cleanup?.());
+
+  it('gives stored users their first day, and counts stored wallet connections and custom events', async () => {
+    const migration = '20261124160000_insights';
+    await applyMigrations(sql, migrationsBefore(migration));
+    const [u1, u2] = [Buffer.from([1]), Buffer.from([2])];
+    await sql.query(
+      `INSERT INTO daily_users (app_id, day, user_key) VALUES
+         (1, '2026-11-20', $1), (1, '2026-11-22', $1), (1, '2026-11-21', $2)`,
+      [u1, u2],
+    );
+    await sql.query(
+      `INSERT INTO app_users (app_id, user_key, last_day) VALUES (1, $1, '2026-11-22'), (1, $2, '2026-11-21')`,
+      [u1, u2],
+    );
+    const session = '0a927a1d-6036-4e04-9d40-26e041d4026e';
+    const stored = [
+      [u1, '2026-11-20', 'connection-completed', {}],
+      [u1, '2026-11-21', 'connection-completed', {}],
+      [u1, '2026-11-20', 'custom-event', { custom_data: { name: 'buy', sku: 'gold' } }],
+      [u2, '2026-11-21', 'custom-event', { custom_data: { name: 'buy', sku: 'gold', nested: { a: 1 } } }],
+      [u2, '2026-11-21', 'custom-event', { custom_data: { sku: 'silver' } }],
+    ] as const;
+    for (const [i, [user, day, name, props]] of stored.entries()) {
+      await sql.query(
+        `INSERT INTO events (app_id, event_key, received_at, occurred_at, day, event_name, session_id, user_key,
+                             is_premium, is_success, props)
+         VALUES (1, $1, $2::date, $2::date, $2::date, $3, $4, $5, false, false, $6::jsonb)`,
+        [Buffer.from([i]), day, name, session, user, JSON.stringify(props)],
+      );
+    }
+
+    expect((await applyMigrations(sql))[0]).toBe(migration);
+
+    expect(
+      await sql.query(`SELECT encode(user_key, 'hex') AS user, first_day::text FROM app_users ORDER BY 1`),
+    ).toEqual([
+      { user: '01', first_day: '2026-11-20' },
+      { user: '02', first_day: '2026-11-21' },
+    ]);
+    expect(await sql.query(`SELECT encode(user_key, 'hex') AS user, first_day::text FROM wallet_users`)).toEqual([
+      { user: '01', first_day: '2026-11-20' },
+    ]);
+    expect(await sql.query(`SELECT day::text, name, events::int FROM daily_custom_events ORDER BY day, name`)).toEqual([
+      { day: '2026-11-20', name: 'buy', events: 1 },
+      { day: '2026-11-21', name: '(no name)', events: 1 },
+      { day: '2026-11-21', name: 'buy', events: 1 },
+    ]);
+    expect(await sql.query(`SELECT count(*)::int AS n FROM daily_custom_users`)).toEqual([{ n: 3 }]);
+    // scalar values only: the nested object is not a value
+    expect(
+      await sql.query(`SELECT day::text, name, property, value, events::int FROM daily_custom_values ORDER BY 1, 2, 4`),
+    ).toEqual([
+      { day: '2026-11-20', name: 'buy', property: 'sku', value: 'gold', events: 1 },
+      { day: '2026-11-21', name: '(no name)', property: 'sku', value: 'silver', events: 1 },
+      { day: '2026-11-21', name: 'buy', property: 'sku', value: 'gold', events: 1 },
+    ]);
+  });
+});

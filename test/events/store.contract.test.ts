@@ -258,6 +258,11 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
         users.flatMap((userKey, i) => [
           row(app, { userKey }),
           row(app, { userKey, eventName: i % 2 ? 'app-hide' : 'connection-started', startParam: `p${i % 3}` }),
+          // wallet users and custom events have tables of their own
+          ...(i % 4 === 0
+            ? [row(app, { userKey, eventName: 'custom-event', props: { custom_data: { name: 'buy', sku: 'x' } } })]
+            : []),
+          ...(i % 4 === 1 ? [row(app, { userKey, eventName: 'connection-completed' })] : []),
         ]),
       );
     }
@@ -285,8 +290,8 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
       7,
     ).purgeDeletedApps();
     expect(await rowsOf(doomed)).toEqual(nothing);
-    // 19 events left, 7 rows a statement: several DELETEs of events alone
-    expect(statements.filter((text) => text.includes('DELETE FROM events')).length).toBe(3);
+    // 25 events left, 7 rows a statement: several DELETEs of events alone
+    expect(statements.filter((text) => text.includes('DELETE FROM events')).length).toBe(4);
     expect(await rowsOf(kept)).toEqual(keptBefore);
     await rollupsMatchRawRows(kept);
   });

@@ -25,8 +25,12 @@ const CLIENT_LOOPS = 16;
 const DOWN_MS = 30_000;
 /** no answer may take longer, whatever the server does */
 const ANSWER_WITHIN_MS = 5_000;
-/** the backlog stored after the server is back */
-const DRAINED_WITHIN_MS = 30_000;
+/**
+ * The backlog stored after the server is back, while the full load goes on. Every event here is a custom event
+ * with a property of unique values, the costliest kind for the insights' aggregates (bench/insights-load.ts
+ * measures it as "custom-heavy"), so the loader gains on the load slowly.
+ */
+const DRAINED_WITHIN_MS = 60_000;
 /**
  * Growth of the service's anonymous resident memory (heap and buffers) during the outage. The file-backed part grows
  * with the log while it waits (LMDB maps its file), is bounded by LOG_MAX_BYTES and is page cache the kernel reclaims,
@@ -209,5 +213,5 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
         `backlog of ${Math.max(...whileDown.map((h) => h.body!.backlog.requests))} requests drained ${Math.round(drainedAfter)} ms after the server was back; ` +
         `anonymous RSS ${baseline >> 20} → max ${duringOutage >> 20} MiB, file-backed max ${fileDuringOutage >> 20} MiB; ${acknowledged.length} acknowledged events all stored`,
     );
-  }, 150_000);
+  }, 210_000);
 });

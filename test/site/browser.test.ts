@@ -580,6 +580,43 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await alice.context.close();
   });
 
+  it("manages an app's read API keys: a new key is shown once and listed by prefix; revoke asks first", async () => {
+    expect(token).toBeDefined();
+    const alice = await signedInVisitor('read api keys', ALICE);
+    const { page } = alice;
+    const asked: string[] = [];
+    page.removeAllListeners('dialog');
+    page.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.click(`.app-item[data-app="${APP}"] button[data-action="read-keys"]`);
+    await page.locator('#read-keys-list', { hasText: 'No read keys yet.' }).waitFor();
+    expect(await page.locator('#read-keys-app').textContent()).toBe(APP);
+
+    await page.click('#read-key-new');
+    const key = (await page.locator('#read-key').textContent({ timeout: 10_000 }))!.trim();
+    expect(key).toMatch(/^tma_read_[A-Za-z0-9_-]{32}$/);
+    expect(await page.locator('#read-key-issued').textContent()).toContain(
+      `curl -H "Authorization: Bearer ${key}" ${service.url}/api/v1/apps/${APP}/summary`,
+    );
+    expect(await service.services.readKeys.authenticate(key)).toMatchObject({ appName: APP });
+    const revoke = page.locator(`#read-keys-list button[data-prefix="${key.slice(0, 17)}"]`);
+    await revoke.waitFor();
+    expect(await page.locator('#read-keys-list').textContent()).not.toContain(key);
+    await revoke.click();
+    await expect.poll(() => asked.length).toBe(1);
+    expect(asked[0]).toBe(`Revoke the read key ${key.slice(0, 17)}… of ${APP}? Requests with it are refused at once.`);
+    await page.locator('#read-keys-list', { hasText: 'revoked' }).waitFor();
+    expect(await service.services.readKeys.authenticate(key)).toBeNull();
+    expect(await page.locator('#read-key').count()).toBe(0); // the revoked key is no longer offered for copying
+    await screenshot(page, 'read-keys-desktop');
+    await page.click('#read-keys-close');
+    expect(await page.locator('#read-keys').isHidden()).toBe(true);
+    expect(alice.errors).toEqual([]);
+    await alice.context.close();
+  });
+
   it("lets an administrator end a user's sessions from the admin view; the user's open page then asks for sign-in", async () => {
     const alice = await signedInVisitor('signed out by the admin', ALICE);
     const admin = await signedInVisitor('admin ends sessions', ADMIN);

@@ -55,6 +55,7 @@
       '">Dashboard</a>' +
       '<button class="secondary small" data-action="regenerate">Regenerate token</button>' +
       (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
+      '<button class="secondary small" data-action="read-keys">Read API keys</button>' +
       '<button class="danger small" data-action="delete">Delete</button></div></div>'
     );
   }
@@ -95,6 +96,9 @@
     const path = '/api/apps/' + encodeURIComponent(name);
     try {
       switch (button.dataset.action) {
+        case 'read-keys':
+          // its own card (read-keys.js); nothing here changed
+          return site.openReadKeys(name);
         case 'revoke':
           if (!confirm('Revoke the token of ' + name + '? Events sent with it will be refused.')) return;
           await api('POST', path + '/revoke', {});

@@ -1,0 +1,216 @@
+// Insights load bench: what the insights' aggregates cost the loader. The same batches (the official client's
+// shape: sessions of launches, hides, custom events with properties, TON Connect connections, as the loader reads
+// them from the durable log) are stored through the real event insert with the aggregates and without them, into a
+// fresh store each time, alternating, on PostgreSQL and embedded PGlite. Prints events stored per second and the
+// ratio (target >= 0.9), then one JSON document.
+//
+//   node --import tsx bench/insights-load.ts [--events 200000] [--batch 2000] [--rounds 2] [--only postgres|embedded] [--mix typical|custom-heavy]
+//        [--json-out file]
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore, type Store } from '../src/db/store.ts';
+import { isoDayOf } from '../src/events/days.ts';
+import { batchOf, decodeRequest, encodeRequest } from '../src/events/log-record.ts';
+import { SqlEventStore, type EventBatch, type EventRow } from '../src/events/store.ts';
+import { available } from '../test/helpers/environment.ts';
+import { createTestDatabase } from '../test/helpers/postgres.ts';
+import { machineInfo } from './lib/processes.ts';
+import { formatTable, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
+
+const args = parseArgs(process.argv.slice(2));
+const EVENTS = Number(args.get('events') ?? 200_000);
+const BATCH = Number(args.get('batch') ?? 2_000);
+const ROUNDS = Number(args.get('rounds') ?? 2);
+const ONLY = args.get('only');
+const JSON_OUT = args.get('json-out');
+const USERS = 20_000;
+/** the event mixes measured: custom events with properties are what the insights' aggregates cost most */
+const MIXES = {
+  /** a quarter custom events, properties of few values: launches, hides, wallet connections, a few trackEvent calls */
+  typical: { customEvery: 4, skus: 30 },
+  /** nearly every event a custom event, one property of hundreds of values */
+  'custom-heavy': { customEvery: 1, skus: 300 },
+} as const;
+type Mix = keyof typeof MIXES;
+const ONLY_MIX = args.get('mix') as Mix | undefined;
+const REQUEST_EVENTS = 20;
+
+const log = (message: string) =>
+  console.error(`[bench insights-load ${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+/** one session of a user: 20 events, as the official client sends them in one request */
+function request(appId: number, n: number, now: number, mix: Mix): Buffer {
+  const { customEvery, skus } = MIXES[mix];
+  const user = n % USERS;
+  // live traffic: requests of the last hour, as the loader takes them from the log
+  const receivedAt = new Date(now - (n % 3600) * 1000);
+  const sessionId = crypto.randomUUID();
+  const userKey = crypto.createHash('sha256').update(`user ${user}`).digest().subarray(0, 16);
+  const rows: EventRow[] = Array.from({ length: REQUEST_EVENTS }, (_, i) => {
+    const eventName =
+      i === 0
+        ? 'app-init'
+        : i === REQUEST_EVENTS - 1
+          ? 'app-hide'
+          : n % 10 === 0 && i === 1
+            ? 'connection-started'
+            : n % 10 === 0 && i === 2
+              ? 'connection-completed'
+              : i % customEvery === 0
+                ? 'custom-event'
+                : 'app-hide';
+    const occurredAt = new Date(receivedAt.getTime() - (REQUEST_EVENTS - i) * 1000);
+    return {
+      appId,
+      eventKey: crypto.randomBytes(16),
+      receivedAt,
+      occurredAt,
+      day: isoDayOf(occurredAt.getTime()),
+      eventName,
+      sessionId,
+      userKey,
+      isPremium: user % 5 === 0,
+      isSuccess: false,
+      platform: ['android', 'ios', 'tdesktop', 'weba'][user % 4]!,
+      locale: ['en', 'ru', 'es', 'de', 'pt-br'][user % 5]!,
+      startParam: user % 7 === 0 ? `promo${user % 3}` : '',
+      props:
+        eventName === 'custom-event'
+          ? { custom_data: { name: `action_${(n + i) % 12}`, screen: `s${i}`, sku: `sku_${(n * 7 + i) % skus}` } }
+          : {},
+    };
+  });
+  return encodeRequest(rows, 0);
+}
+
+/** the run's batches as the loader builds them from log records */
+function batches(appId: number, mix: Mix): EventBatch[] {
+  const now = Date.now();
+  const requestsPerBatch = Math.max(1, Math.round(BATCH / REQUEST_EVENTS));
+  const result: EventBatch[] = [];
+  for (let n = 0; n < EVENTS / REQUEST_EVENTS; n += requestsPerBatch) {
+    const records = Array.from({ length: requestsPerBatch }, (_, i) => decodeRequest(request(appId, n + i, now, mix)));
+    result.push(batchOf(records));
+  }
+  return result;
+}
+
+interface Run {
+  engine: string;
+  mix: Mix;
+  insights: boolean;
+  round: number;
+  events: number;
+  seconds: number;
+  eventsPerSecond: number;
+}
+
+async function measure(
+  engine: string,
+  open: () => Promise<{ store: Store; drop(): Promise<void> }>,
+  mix: Mix,
+  insights: boolean,
+  round_: number,
+): Promise<Run> {
+  const { store, drop } = await open();
+  try {
+    const app = await store.prisma.app.create({
+      data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
+    });
+    const events = new SqlEventStore(store.sql, { insights });
+    const work = batches(app.id, mix);
+    // the first batch prepares the statement and warms the tables; it is not timed
+    await events.insertBatch(work[0]!);
+    const started = performance.now();
+    let stored = 0;
+    for (const batch of work.slice(1)) stored += await events.insertBatch(batch);
+    const seconds = (performance.now() - started) / 1000;
+    const run = {
+      engine,
+      mix,
+      insights,
+      round: round_,
+      events: stored,
+      seconds: round(seconds, 2),
+      eventsPerSecond: round(stored / seconds, 0),
+    };
+    log(`${engine}, ${mix}, insights ${insights ? 'on' : 'off'}, round ${round_}: ${run.eventsPerSecond} events/s`);
+    return run;
+  } finally {
+    await store.close();
+    await drop();
+  }
+}
+
+async function main(): Promise<void> {
+  log(uptimeLine());
+  const started = new Date();
+  const engines: { name: string; open: () => Promise<{ store: Store; drop(): Promise<void> }> }[] = [];
+  if (ONLY !== 'embedded' && (await available('PostgreSQL')))
+    engines.push({
+      name: 'PostgreSQL',
+      open: async () => {
+        const database = await createTestDatabase();
+        return {
+          store: await openStore({
+            dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-')),
+            databaseUrl: database.url,
+          }),
+          drop: () => database.drop(),
+        };
+      },
+    });
+  if (ONLY !== 'postgres')
+    engines.push({
+      name: 'embedded PGlite',
+      open: async () => {
+        const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-'));
+        return {
+          store: await openStore({ dataDir }),
+          drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+        };
+      },
+    });
+  const mixes = ONLY_MIX ? [ONLY_MIX] : (Object.keys(MIXES) as Mix[]);
+  const runs: Run[] = [];
+  for (const engine of engines)
+    for (const mix of mixes)
+      for (let r = 1; r <= ROUNDS; r++)
+        for (const insights of r % 2 ? [true, false] : [false, true])
+          runs.push(await measure(engine.name, engine.open, mix, insights, r));
+
+  const targets: Target[] = [];
+  const rows: (string | number)[][] = [];
+  for (const engine of engines)
+    for (const mix of mixes) {
+      const rate = (insights: boolean) => {
+        const mine = runs.filter((run) => run.engine === engine.name && run.mix === mix && run.insights === insights);
+        return mine.reduce((sum, run) => sum + run.events, 0) / mine.reduce((sum, run) => sum + run.seconds, 0);
+      };
+      const [on, off] = [rate(true), rate(false)];
+      rows.push([engine.name, mix, round(on, 0), round(off, 0), round(on / off, 3)]);
+      targets.push(
+        target(`loader with the insights' aggregates vs without, ${engine.name}, ${mix}`, on / off, '×', '>=', 0.9),
+      );
+    }
+  console.log(
+    `\nInsights load bench — ${EVENTS.toLocaleString('en')} events per run in batches of ${BATCH}, ${ROUNDS} rounds\n`,
+  );
+  console.log(formatTable(['engine', 'mix', 'with insights, events/s', 'without, events/s', 'ratio'], rows));
+  printSummary(
+    {
+      bench: 'insights-load',
+      date: started.toISOString(),
+      machine: machineInfo(),
+      settings: { events: EVENTS, batch: BATCH, rounds: ROUNDS, mixes },
+      runs,
+      targets,
+    },
+    targets,
+    JSON_OUT,
+  );
+}
+
+await main();

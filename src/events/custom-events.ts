@@ -1,0 +1,121 @@
+// Custom events as the insights count them: the event's name is custom_data.name of a custom-event (what the SDK's
+// trackEvent(name, data) sends), its properties are custom_data's other top-level scalar fields. What is tracked
+// per app is bounded, so one noisy app cannot grow the tables without end: the first names, properties and values
+// an app sends are tracked, and whatever comes beyond the limits is counted as OTHER.
+
+/** distinct custom event names tracked per app */
+export const MAX_CUSTOM_NAMES = 100;
+/** distinct custom_data properties tracked per custom event name */
+export const MAX_CUSTOM_PROPERTIES = 20;
+/** distinct values tracked per property of a custom event */
+export const MAX_CUSTOM_VALUES = 100;
+/** text kept in rollup keys (launch attributes, custom names, properties and values) is cut to this many characters */
+export const ROLLUP_TEXT_LENGTH = 64;
+
+/** the name, property or value standing for everything beyond the limits */
+export const OTHER = '(other)';
+/** the name of a custom-event sent without a custom_data.name */
+export const NO_NAME = '(no name)';
+
+/** custom_catalog's levels */
+const NAME = 0;
+const PROPERTY = 1;
+const VALUE = 2;
+
+/** the columns of custom_catalog a level fills (the others hold '') */
+const CATALOG_COLUMNS = ['name', 'property', 'value'];
+
+/** the catalog entry `known` is the row `alias` at a level keyed by `keys` */
+function catalogMatch(level: number, keys: string[], alias: string): string {
+  const columns = CATALOG_COLUMNS.map(
+    (column) => `known.${column} = ${keys.includes(column) ? `${alias}.${column}` : `''`}`,
+  );
+  return [`known.app_id = ${alias}.app_id`, `known.level = ${level}`, ...columns].join(' AND ');
+}
+
+/**
+ * Whether the row `alias` (app_id and the level's key columns) was in the catalog before this statement: one index
+ * probe, in a select list so it stays one. As a join, the planner (which estimates a CTE over the batch at one row)
+ * may scan the catalog once per row.
+ */
+function inCatalog(level: number, keys: string[], alias: string): string {
+  return `EXISTS (SELECT 1 FROM custom_catalog known WHERE ${catalogMatch(level, keys, alias)})`;
+}
+
+/**
+ * Whether the row `alias` is tracked: `known` (in the catalog before) or among the entries the statement adds
+ * (`added`, a CTE that is empty but for an app's first batches).
+ */
+function tracked(known: string, keys: string[], alias: string, added: string): string {
+  const matches = keys.map((key) => `a.${key} = ${alias}.${key}`).join(' AND ');
+  return `(${alias}.${known} OR EXISTS (SELECT 1 FROM ${added} a WHERE a.app_id = ${alias}.app_id AND ${matches}))`;
+}
+
+/**
+ * One level of the catalog inside the event insert: the rows of `source` (a CTE with app_id, the level's key
+ * columns and `known`) not tracked yet that the level's room takes (per parent: the app, a name, a property),
+ * inserted into custom_catalog. Yields a CTE `name` listing what this statement added (app_id and the key columns).
+ */
+function catalogLevel(name: string, source: string, known: string, level: number, keys: string[], limit: number) {
+  const parents = keys.slice(0, -1);
+  const filled = CATALOG_COLUMNS.map((column) => (keys.includes(column) ? `s.${column}` : `''`));
+  const parentMatch = ['x.app_id = s.app_id', ...parents.map((key) => `x.${key} = s.${key}`)].join(' AND ');
+  return `${name} AS (
+  INSERT INTO custom_catalog AS c (app_id, level, name, property, value)
+  SELECT s.app_id, ${level}, ${filled.join(', ')} FROM (
+    SELECT f.*, row_number() OVER (PARTITION BY ${['app_id', ...parents].join(', ')} ORDER BY ${keys.at(-1)}) AS place
+    FROM (SELECT DISTINCT app_id, ${keys.join(', ')} FROM ${source} WHERE NOT ${known}) f
+  ) s
+  -- the count runs only for candidates that could fit at all: a property of unique values brings thousands
+  WHERE s.place <= ${limit} AND s.place + (SELECT count(*) FROM custom_catalog x WHERE x.level = ${level} AND ${parentMatch}) <= ${limit}
+  ORDER BY 1, 3, 4, 5
+  -- a candidate a concurrent commit inserted meanwhile is returned by the update, so it is tracked here too
+  ON CONFLICT (app_id, level, name, property, value) DO UPDATE SET level = excluded.level
+  RETURNING app_id, ${keys.join(', ')}
+)`;
+}
+
+/**
+ * The custom-event part of the event insert, reading the CTE `inserted` (app_id, day, user_key, event_name,
+ * custom_data). A level's room is read in the commit's snapshot: commits from several nodes at once may each
+ * take the last places, so an app can end a few entries above a limit, never without bound.
+ */
+export function customEventsSql(): string {
+  const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
+  return `custom AS (
+  SELECT c.*, ${inCatalog(NAME, ['name'], 'c')} AS name_known FROM (
+    SELECT app_id, day, user_key,
+           CASE WHEN jsonb_typeof(custom_data->'name') = 'string' THEN ${cut(`custom_data->>'name'`)} ELSE '${NO_NAME}' END AS name,
+           CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
+    FROM inserted WHERE event_name = 'custom-event') c
+), ${catalogLevel('custom_names', 'custom', 'name_known', NAME, ['name'], MAX_CUSTOM_NAMES)}, custom_named AS (
+  SELECT app_id, day, user_key, CASE WHEN tracked THEN name ELSE '${OTHER}' END AS name, tracked, data
+  FROM (SELECT c.*, ${tracked('name_known', ['name'], 'c', 'custom_names')} AS tracked FROM custom c) c
+), custom_pairs AS (
+  SELECT p.*, ${inCatalog(PROPERTY, ['name', 'property'], 'p')} AS property_known,
+         ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
+  FROM (
+    SELECT n.app_id, n.day, n.name, ${cut('p.key')} AS property,
+           ${cut(`CASE jsonb_typeof(p.value) WHEN 'string' THEN p.value #>> '{}' ELSE p.value::text END`)} AS value
+    FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
+    WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')) p
+), ${catalogLevel('custom_properties', 'custom_pairs', 'property_known', PROPERTY, ['name', 'property'], MAX_CUSTOM_PROPERTIES)}, custom_tracked_pairs AS (
+  SELECT p.* FROM custom_pairs p WHERE ${tracked('property_known', ['name', 'property'], 'p', 'custom_properties')}
+), ${catalogLevel('custom_values', 'custom_tracked_pairs', 'value_known', VALUE, ['name', 'property', 'value'], MAX_CUSTOM_VALUES)}, custom_counts AS (
+  INSERT INTO daily_custom_events AS e (app_id, day, name, events)
+  SELECT app_id, day, name, count(*) FROM custom_named GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (app_id, day, name) DO UPDATE SET events = e.events + excluded.events
+), custom_users AS (
+  INSERT INTO daily_custom_users (app_id, day, name, user_key)
+  SELECT DISTINCT app_id, day, name, user_key FROM custom_named ORDER BY 1, 2, 3, 4
+  ON CONFLICT DO NOTHING
+), custom_value_counts AS (
+  INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)
+  SELECT p.app_id, p.day, p.name, p.property,
+         CASE WHEN ${tracked('value_known', ['name', 'property', 'value'], 'p', 'custom_values')} THEN p.value ELSE '${OTHER}' END,
+         count(*)
+  FROM custom_tracked_pairs p
+  GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ON CONFLICT (app_id, day, name, property, value) DO UPDATE SET events = v.events + excluded.events
+)`;
+}

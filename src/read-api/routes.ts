@@ -1,0 +1,108 @@
+// The read API (/api/v1/apps/{app}/…) as one Fastify plugin: an app's insights as JSON for the integrator's own
+// tools, read with a per-app key (Authorization: Bearer tma_read_…), rate limited per key, described in /openapi.json.
+import rateLimit from '@fastify/rate-limit';
+import type {
+  FastifyError,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  FastifySchemaValidationError,
+} from 'fastify';
+import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
+import type { Services } from '../services.ts';
+import type { ReadKeyGrant } from '../tokens/read-keys.ts';
+import { parsePeriod, parseFunnelQuery, ReadApiError } from './parameters.ts';
+import { READ_API_SCHEMAS } from './schemas.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the app the request's read key reads, once checked */
+    readGrant: ReadKeyGrant | null;
+  }
+}
+
+type AppRequest<Query = { from?: string; to?: string }, Params = object> = FastifyRequest<{
+  Params: { app: string } & Params;
+  Querystring: Query;
+}>;
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+function formatErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const [error] = errors;
+  const field = String(error?.params?.additionalProperty ?? error?.instancePath.split('/').filter(Boolean).join('.'));
+  const place = dataVar === 'querystring' ? 'query parameter' : 'path parameter';
+  return new ReadApiError(400, `The ${place} "${field}" ${error?.message ?? 'is not valid'}.`);
+}
+
+export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const insights = new InsightsReader(services.store.sql);
+
+  await app.register(rateLimit, {
+    global: true,
+    max: services.config.readApiRateLimitMax,
+    timeWindow: 60_000,
+    // one counter per key, hashed so no key reaches memory dumps of the limiter; per client address without one
+    keyGenerator: (request) =>
+      services.secrets.shortHash('read-api-rate-limit', request.headers.authorization ?? `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) =>
+      new ReadApiError(429, `Too many requests: at most ${context.max} a minute. Try again in ${context.after}.`),
+  });
+
+  app.decorateRequest('readGrant', null);
+  app.addHook('onRequest', async (request: AppRequest) => {
+    const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
+    const grant = key === undefined ? null : await services.readKeys.authenticate(key);
+    if (!grant)
+      throw new ReadApiError(
+        401,
+        'A read key is required: send "Authorization: Bearer tma_read_…" with a key of this app (from the bot, the site or the CLI).',
+      );
+    if (grant.appName !== request.params.app) throw new ReadApiError(403, 'This read key does not read this app.');
+    request.readGrant = grant;
+  });
+  app.setErrorHandler((error: FastifyError | ReadApiError, request, reply: FastifyReply) => {
+    if (error instanceof ReadApiError) return reply.code(error.statusCode).send({ message: error.message });
+    if ('validation' in error && error.validation) return reply.code(400).send({ message: error.message });
+    request.log.error({ err: error }, 'read api failed');
+    return reply.code(500).send({ message: 'Internal error.' });
+  });
+
+  const options = (schema: object) => ({ schema, schemaErrorFormatter: formatErrors });
+  const appId = (request: FastifyRequest) => request.readGrant!.appId;
+
+  app.get('/api/v1/apps/:app/summary', options(READ_API_SCHEMAS.summary), async (request: AppRequest) =>
+    insights.summary(appId(request), parsePeriod(request.query)),
+  );
+
+  app.get('/api/v1/apps/:app/retention', options(READ_API_SCHEMAS.retention), async (request: AppRequest) =>
+    insights.retention(appId(request), parsePeriod(request.query)),
+  );
+
+  app.get(
+    '/api/v1/apps/:app/funnel',
+    options(READ_API_SCHEMAS.funnel),
+    async (request: AppRequest<{ from?: string; to?: string; steps?: string; by?: string; window?: string }>) =>
+      insights.funnel(appId(request), parsePeriod(request.query), parseFunnelQuery(request.query, MAX_FUNNEL_STEPS)),
+  );
+
+  app.get('/api/v1/apps/:app/custom-events', options(READ_API_SCHEMAS.customEvents), async (request: AppRequest) =>
+    insights.customEvents(appId(request), parsePeriod(request.query)),
+  );
+
+  app.get(
+    '/api/v1/apps/:app/custom-events/:name/properties/:property',
+    options(READ_API_SCHEMAS.customProperty),
+    async (request: AppRequest<{ from?: string; to?: string }, { name: string; property: string }>) =>
+      insights.customPropertyValues(
+        appId(request),
+        parsePeriod(request.query),
+        request.params.name,
+        request.params.property,
+      ),
+  );
+
+  app.get('/api/v1/apps/:app/campaigns', options(READ_API_SCHEMAS.campaigns), async (request: AppRequest) =>
+    insights.campaigns(appId(request), parsePeriod(request.query)),
+  );
+};

@@ -1,0 +1,112 @@
+// The read API's route schemas: Fastify checks each request's parameters against them, serialises the answers with
+// them, and /openapi.json describes the routes from them.
+import { MAX_CAMPAIGNS, MAX_FUNNEL_STEPS, RETENTION_DAYS, TOP_PROPERTY_VALUES } from '../events/insights.ts';
+import { MAX_PERIOD_DAYS } from './parameters.ts';
+
+const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 } as const;
+const COUNT = { type: 'integer', minimum: 0 } as const;
+const message = { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } as const;
+
+const period = {
+  from: {
+    ...DAY,
+    description: `first UTC day, inclusive (default: 29 days before "to"; at most ${MAX_PERIOD_DAYS} days)`,
+  },
+  to: { ...DAY, description: 'last UTC day, inclusive (default: today)' },
+};
+
+const appParams = (extra: Record<string, object> = {}) => ({
+  type: 'object',
+  required: ['app', ...Object.keys(extra)],
+  properties: { app: { type: 'string', maxLength: 64, description: "the app's app_name" }, ...extra },
+});
+
+const query = (extra: Record<string, object> = {}) => ({
+  type: 'object',
+  properties: { ...period, ...extra },
+});
+
+function route(summary: string, description: string, ok: object, params = appParams(), querystring: object = query()) {
+  return {
+    tags: ['read API'],
+    summary,
+    description,
+    security: [{ readKey: [] }],
+    params,
+    querystring,
+    response: {
+      200: ok,
+      400: { description: 'a parameter is not valid (the message names it)', ...message },
+      401: { description: 'no read key, or not a valid one', ...message },
+      403: { description: 'the read key reads another app', ...message },
+      429: { description: 'too many requests for this key (see Retry-After)', ...message },
+    },
+  };
+}
+
+const object = (properties: Record<string, object>) => ({
+  type: 'object',
+  required: Object.keys(properties),
+  properties,
+});
+const list = (items: object) => ({ type: 'array', items });
+
+export const READ_API_SCHEMAS = {
+  summary: route(
+    "The period's totals",
+    'Events and sessions of the period (a session counts on the day it started), users active in it, and users ' +
+      'new in it (first event ever in this app).',
+    object({ events: COUNT, users: COUNT, sessions: COUNT, new_users: COUNT }),
+  ),
+  retention: route(
+    'Retention cohorts',
+    `One cohort per day of the period with new users; retained[k] is how many of them had an event on the cohort's ` +
+      `day + k (retained[0] = users), up to "to" or ${RETENTION_DAYS} days.`,
+    object({ cohorts: list(object({ day: DAY, users: COUNT, retained: list(COUNT) })) }),
+  ),
+  funnel: route(
+    'A funnel of your own steps',
+    'How many users (or sessions) did step 1 in the period (from their first time), then step 2 after it, and so on, ' +
+      'every step within the window from step 1. A step is an event name or the name of a custom event ' +
+      '(custom_data.name of a custom-event). Each step also has the median seconds from the step before it.',
+    object({
+      steps: list(
+        object({ name: { type: 'string' }, count: COUNT, median_seconds_from_previous: { type: ['number', 'null'] } }),
+      ),
+    }),
+    appParams(),
+    {
+      ...query({
+        steps: { type: 'string', maxLength: 1000, description: `2 to ${MAX_FUNNEL_STEPS} names, comma-separated` },
+        by: { type: 'string', enum: ['user', 'session'], description: 'count users (default) or sessions' },
+        window: { type: 'string', maxLength: 8, description: 'e.g. 1h, 1d (default) or 7d; at most 90d' },
+      }),
+      required: ['steps'],
+    },
+  ),
+  customEvents: route(
+    'Custom events',
+    'Custom event names (custom_data.name of a custom-event, what trackEvent(name, data) sends) with their events ' +
+      'and distinct users, most frequent first. "(no name)" holds custom events without a name, "(other)" the ' +
+      'names beyond the ones tracked per app.',
+    object({ events: list(object({ name: { type: 'string' }, count: COUNT, users: COUNT })) }),
+  ),
+  customProperty: route(
+    'Values of a custom event property',
+    `The ${TOP_PROPERTY_VALUES} most frequent values of one custom_data property of a custom event, then the rest ` +
+      'together as "(other)".',
+    object({ values: list(object({ value: { type: 'string' }, count: COUNT })) }),
+    appParams({ name: { type: 'string', maxLength: 200 }, property: { type: 'string', maxLength: 200 } }),
+  ),
+  campaigns: route(
+    'Campaigns (start_param)',
+    `The users new in the period by the start_param they first arrived with (up to ${MAX_CAMPAIGNS}, most new users ` +
+      'first): how many, how many had an event seven days after their first, and how many completed a wallet ' +
+      'connection (both up to "to").',
+    object({
+      campaigns: list(
+        object({ start_param: { type: 'string' }, new_users: COUNT, retained_d7: COUNT, wallet_connections: COUNT }),
+      ),
+    }),
+  ),
+};

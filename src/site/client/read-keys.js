@@ -1,0 +1,96 @@
+// The read API keys of one app in the Analytics section: its keys with Revoke, and "New read key" showing the key once.
+(() => {
+  const { api, esc, utc } = window.site;
+  const card = document.getElementById('read-keys');
+  const list = document.getElementById('read-keys-list');
+  const issued = document.getElementById('read-key-issued');
+  const error = document.getElementById('read-keys-error');
+  let app = null;
+  const path = () => '/api/apps/' + encodeURIComponent(app) + '/read-keys';
+
+  function row(key) {
+    return (
+      '<tr><td class="mono">' +
+      esc(key.prefix) +
+      '…</td><td>' +
+      esc(utc(key.created_at)) +
+      '</td><td>' +
+      (key.revoked_at
+        ? '<span class="muted">revoked ' + esc(utc(key.revoked_at)) + '</span>'
+        : '<button class="secondary small" data-prefix="' + esc(key.prefix) + '">Revoke</button>') +
+      '</td></tr>'
+    );
+  }
+
+  async function load() {
+    const keys = await api('GET', path());
+    list.innerHTML =
+      keys.length === 0
+        ? '<p class="muted">No read keys yet.</p>'
+        : '<table><thead><tr><th>Key</th><th>Created</th><th></th></tr></thead><tbody>' +
+          keys.map(row).join('') +
+          '</tbody></table>';
+  }
+
+  async function run(step) {
+    error.textContent = '';
+    try {
+      await step();
+    } catch (failure) {
+      error.textContent = failure.message;
+    }
+  }
+
+  // the app list (apps.js) opens this card for one app; its own refreshes leave the card alone
+  site.openReadKeys = (name) => {
+    app = name;
+    document.getElementById('read-keys-app').textContent = name;
+    issued.innerHTML = '';
+    list.innerHTML = '<p class="muted">Loading…</p>';
+    card.hidden = false;
+    card.scrollIntoView({ behavior: 'smooth' });
+    return run(load);
+  };
+
+  list.addEventListener('click', (event) => {
+    const button = event.target.closest('button[data-prefix]');
+    if (!button) return;
+    const prefix = button.dataset.prefix;
+    if (!confirm('Revoke the read key ' + prefix + '… of ' + app + '? Requests with it are refused at once.')) return;
+    run(async () => {
+      await api('POST', path() + '/revoke', { prefix });
+      // a key just issued and now revoked is of no use to copy
+      if (issued.textContent.includes(prefix)) issued.innerHTML = '';
+      await load();
+    });
+  });
+
+  document.getElementById('read-key-new').addEventListener('click', () =>
+    run(async () => {
+      const created = await api('POST', path(), {});
+      const curl =
+        'curl -H "Authorization: Bearer ' +
+        created.key +
+        '" ' +
+        location.origin +
+        '/api/v1/apps/' +
+        encodeURIComponent(created.app_name) +
+        '/summary';
+      issued.innerHTML =
+        '<div class="notice"><p><b>New read key for ' +
+        esc(created.app_name) +
+        '.</b> It is shown only once:</p><pre class="mono" id="read-key">' +
+        esc(created.key) +
+        '</pre><p>Try it:</p><pre>' +
+        esc(curl) +
+        '</pre></div>';
+      await load();
+    }),
+  );
+
+  document.getElementById('read-keys-close').addEventListener('click', () => {
+    card.hidden = true;
+    issued.innerHTML = '';
+    app = null;
+  });
+})();

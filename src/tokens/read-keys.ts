@@ -1,0 +1,218 @@
+// Per-app read keys of the read API: issued once, stored as sha-256 and a prefix, revoked, checked through a short cache.
+import { nanoid } from 'nanoid';
+import type { PrismaClient } from '../db/store.ts';
+import { hashToken } from './format.ts';
+import { RegistryError, type Actor, type AppRecord, type TokenRegistry } from './registry.ts';
+
+/** secret scanners can match /tma_read_[A-Za-z0-9_-]{32}/ */
+export const READ_KEY_PREFIX = 'tma_read_';
+/** nanoid's URL alphabet: 192 random bits */
+const RANDOM_LENGTH = 32;
+/** random characters shown in lists: enough to tell an app's keys apart, far too few to guess the rest */
+const SHOWN_RANDOM = 8;
+/** the least of a key revoke accepts: fewer characters would name keys the owner did not mean */
+const MIN_GIVEN_RANDOM = 4;
+export const MAX_ACTIVE_READ_KEYS = 20;
+const KEY_PATTERN = new RegExp(`^${READ_KEY_PREFIX}[A-Za-z0-9_-]{${RANDOM_LENGTH}}$`);
+const GIVEN_PREFIX_PATTERN = new RegExp(`^${READ_KEY_PREFIX}[A-Za-z0-9_-]{${MIN_GIVEN_RANDOM},${SHOWN_RANDOM}}$`);
+/** how long an accepted key is trusted without asking the store: a revoke made on another node waits this long */
+const CACHE_MS = 3_000;
+const CACHE_ENTRIES = 10_000;
+/** revoked keys listed after the active ones (the newest): enough to recognise a recent revocation */
+const LISTED_REVOKED = 50;
+
+export interface ReadKeyInfo {
+  /** tma_read_ and the first 8 random characters */
+  prefix: string;
+  appName: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** what an accepted key may read */
+export interface ReadKeyGrant {
+  appId: number;
+  appName: string;
+}
+
+export interface ReadKeysOptions {
+  cacheMs?: number;
+  now?: () => number;
+}
+
+type KeyRow = { prefix: string; createdAt: Date; revokedAt: Date | null };
+
+/** the full key's shape: anything else is refused without a lookup */
+export function hasReadKeyShape(key: unknown): key is string {
+  return typeof key === 'string' && KEY_PATTERN.test(key);
+}
+
+/**
+ * What revoke takes as naming a key: its listed prefix or any start of it of at least tma_read_ and 4 characters,
+ * or the whole key; an ellipsis copied from a list is dropped. Null for anything else.
+ */
+export function givenReadKey(text: string): string | null {
+  const given = text.trim().replace(/(?:…|\.\.\.)$/, '');
+  return GIVEN_PREFIX_PATTERN.test(given) || KEY_PATTERN.test(given) ? given : null;
+}
+
+const infoOf = (row: KeyRow, appName: string): ReadKeyInfo => ({
+  prefix: row.prefix,
+  appName,
+  createdAt: row.createdAt,
+  revokedAt: row.revokedAt,
+});
+
+export class ReadKeys {
+  private readonly cache = new Map<string, { grant: ReadKeyGrant; at: number }>();
+  /** counts revocations, so a lookup that raced one does not cache the answer it read before it */
+  private revocations = 0;
+  private readonly cacheMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** decides who manages which app: an actor manages an app exactly when registry.getApp lets them see it */
+    private readonly registry: TokenRegistry,
+    options: ReadKeysOptions = {},
+  ) {
+    this.cacheMs = options.cacheMs ?? CACHE_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** A new key for the app; the key itself is returned this once and never stored. */
+  async create(appName: string, actor: Actor): Promise<{ key: string; readKey: ReadKeyInfo }> {
+    const app = await this.registry.getApp(appName, actor);
+    const key = READ_KEY_PREFIX + nanoid(RANDOM_LENGTH);
+    const prefix = key.slice(0, READ_KEY_PREFIX.length + SHOWN_RANDOM);
+    const row = await this.prisma.$transaction(
+      async (tx) => {
+        // the app row's lock makes two creations count one after the other, so the limit holds under races
+        const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM apps WHERE id = ${app.appId} FOR UPDATE`;
+        if (locked.length === 0) throw new RegistryError('app_not_found', `There is no app named "${appName}".`);
+        const active = await tx.readKey.count({ where: { appId: app.appId, revokedAt: null } });
+        if (active >= MAX_ACTIVE_READ_KEYS) {
+          throw new RegistryError(
+            'key_limit',
+            `${app.appName} already has ${MAX_ACTIVE_READ_KEYS} active read keys: revoke one before creating another.`,
+          );
+        }
+        const created = await tx.readKey.create({ data: { appId: app.appId, hash: hashToken(key), prefix } });
+        await tx.auditLog.create({ data: this.registry.auditRecord(app, actor, 'read_key.create', { prefix }) });
+        return created;
+      },
+      // a busy embedded store (one connection, shared with the loader) may take a while to start the transaction
+      { maxWait: 10_000, timeout: 10_000 },
+    );
+    return { key, readKey: infoOf(row, app.appName) };
+  }
+
+  /** The app's active keys, newest first, then its most recently revoked ones; never the keys themselves. */
+  async list(appName: string, actor: Actor): Promise<ReadKeyInfo[]> {
+    const app = await this.registry.getApp(appName, actor);
+    const select = { prefix: true, createdAt: true, revokedAt: true } as const;
+    const [active, revoked] = await Promise.all([
+      this.prisma.readKey.findMany({ where: { appId: app.appId, revokedAt: null }, orderBy: { id: 'desc' }, select }),
+      this.prisma.readKey.findMany({
+        where: { appId: app.appId, revokedAt: { not: null } },
+        orderBy: [{ revokedAt: 'desc' }, { id: 'desc' }],
+        take: LISTED_REVOKED,
+        select,
+      }),
+    ]);
+    return [...active, ...revoked].map((row) => infoOf(row, app.appName));
+  }
+
+  /**
+   * Revokes the key the text names (see givenReadKey), within one app when scope.appName is given. Keys of apps
+   * the actor does not manage do not exist for them. Revoking a revoked key is refused ("already revoked");
+   * when a start matches one active key and revoked ones, the active one is meant (the others cannot be revoked).
+   */
+  async revoke(text: string, actor: Actor, scope: { appName?: string } = {}): Promise<ReadKeyInfo> {
+    const given = givenReadKey(text);
+    if (given === null) {
+      throw new RegistryError(
+        'key_not_found',
+        `"${text}" names no read key: give its prefix as listed (${READ_KEY_PREFIX} and at least ${MIN_GIVEN_RANDOM} more characters).`,
+      );
+    }
+    const scoped = scope.appName === undefined ? undefined : await this.registry.getApp(scope.appName, actor);
+    const isKey = KEY_PATTERN.test(given);
+    const rows = await this.prisma.readKey.findMany({
+      where: {
+        ...(isKey ? { hash: hashToken(given) } : { prefix: { startsWith: given } }),
+        ...(scoped ? { appId: scoped.appId } : {}),
+      },
+      include: { app: { select: { appName: true } } },
+      orderBy: { id: 'desc' },
+      take: 50,
+    });
+    const apps = new Map<string, AppRecord | null>();
+    const visible: typeof rows = [];
+    // LIKE reads "_" as a wildcard: the start is compared again here
+    for (const row of rows.filter((entry) => isKey || entry.prefix.startsWith(given))) {
+      if (!apps.has(row.app.appName)) apps.set(row.app.appName, await this.managed(row.app.appName, actor));
+      if (apps.get(row.app.appName)) visible.push(row);
+    }
+    const where = scoped ? ` of ${scoped.appName}` : '';
+    const active = visible.filter((row) => row.revokedAt === null);
+    if (visible.length === 0)
+      throw new RegistryError('key_not_found', `There is no read key${where} starting with "${given}".`);
+    if (active.length > 1 || (active.length === 0 && visible.length > 1)) {
+      throw new RegistryError(
+        'key_ambiguous',
+        `Several read keys${where} start with "${given}": give more of the key, as listed.`,
+      );
+    }
+    const target = active[0];
+    if (!target) {
+      const revoked = visible[0]!;
+      throw new RegistryError(
+        'key_revoked',
+        `The read key ${revoked.prefix} of ${revoked.app.appName} was already revoked (${revoked.revokedAt!.toISOString()}); nothing changed.`,
+      );
+    }
+    const app = apps.get(target.app.appName)!;
+    const revokedAt = new Date();
+    await this.prisma.$transaction([
+      this.prisma.readKey.updateMany({ where: { id: target.id, revokedAt: null }, data: { revokedAt } }),
+      this.prisma.auditLog.create({
+        data: this.registry.auditRecord(app, actor, 'read_key.revoke', { prefix: target.prefix }),
+      }),
+    ]);
+    // refused on this node from now on; other nodes drop their cached answer within CACHE_MS
+    this.revocations++;
+    this.cache.delete(target.hash);
+    return infoOf({ ...target, revokedAt }, app.appName);
+  }
+
+  /** The app a read key may read; null for a malformed, unknown or revoked key (malformed ones cost no lookup). */
+  async authenticate(key: string): Promise<ReadKeyGrant | null> {
+    if (!hasReadKeyShape(key)) return null;
+    const hash = hashToken(key);
+    const cached = this.cache.get(hash);
+    if (cached && this.now() - cached.at < this.cacheMs) return cached.grant;
+    this.cache.delete(hash);
+    const revocationsBefore = this.revocations;
+    const row = await this.prisma.readKey.findUnique({
+      where: { hash },
+      select: { appId: true, revokedAt: true, app: { select: { appName: true } } },
+    });
+    if (!row || row.revokedAt !== null) return null;
+    const grant = { appId: row.appId, appName: row.app.appName };
+    if (this.revocations === revocationsBefore) {
+      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(hash, { grant, at: this.now() });
+    }
+    return grant;
+  }
+
+  private async managed(appName: string, actor: Actor): Promise<AppRecord | null> {
+    try {
+      return await this.registry.getApp(appName, actor);
+    } catch (error) {
+      if (error instanceof RegistryError && error.code === 'app_not_found') return null;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,280 @@
+// Insights on both engines against a seeded data set whose answers are worked out by hand below: users with known
+// first and return days (one of them moved to an earlier cohort by a late event), sessions walking known funnel
+// paths, campaigns, custom events with properties, and the bounds that keep one noisy app's custom events small.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/db/store.ts';
+import {
+  MAX_CUSTOM_NAMES,
+  MAX_CUSTOM_PROPERTIES,
+  MAX_CUSTOM_VALUES,
+  NO_NAME,
+  OTHER,
+} from '../../src/events/custom-events.ts';
+import { InsightsReader } from '../../src/events/insights.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
+
+const PERIOD = { from: '2026-10-01', to: '2026-10-31' };
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+const userKey = (user: string) => crypto.createHash('sha256').update(user).digest().subarray(0, 16);
+const sessionId = (session: string) => {
+  const hex = crypto.createHash('md5').update(session).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
+/** an event of `user` in `session` at an ISO time (UTC), received then */
+function event(
+  appId: number,
+  user: string,
+  session: string,
+  at: string,
+  eventName: string,
+  extra: { startParam?: string; custom?: Record<string, unknown> } = {},
+): EventRow {
+  const time = new Date(at);
+  return {
+    appId,
+    eventKey: crypto.randomBytes(16),
+    receivedAt: time,
+    occurredAt: time,
+    day: at.slice(0, 10),
+    eventName,
+    sessionId: sessionId(session),
+    userKey: userKey(user),
+    isPremium: false,
+    isSuccess: false,
+    platform: 'ios',
+    locale: 'en',
+    startParam: extra.startParam ?? null,
+    props: extra.custom ? { custom_data: extra.custom } : {},
+  };
+}
+
+/**
+ * Users A, B, C first seen 2026-10-01 (A back on 10-02 and 10-08, B on 10-08), D first seen 10-05 (back 10-06),
+ * E first seen 10-07 until a late event puts its first day on 10-05, F first seen 2026-09-20 (before the period).
+ * Each group is one commit, in this order.
+ */
+function seed(app: number): EventRow[][] {
+  const a = { startParam: 'ref_a' };
+  const b = { startParam: 'ref_b' };
+  return [
+    [event(app, 'F', 'F1', '2026-09-20T09:00:00Z', 'app-init', a)],
+    [
+      event(app, 'A', 'A1', '2026-10-01T09:00:00Z', 'app-init', a),
+      event(app, 'A', 'A1', '2026-10-01T09:05:00Z', 'connection-started', a),
+      event(app, 'A', 'A1', '2026-10-01T09:10:00Z', 'connection-completed', a),
+      event(app, 'A', 'A1', '2026-10-01T09:20:00Z', 'custom-event', {
+        ...a,
+        custom: { name: 'purchase', sku: 'gold', qty: 2 },
+      }),
+      event(app, 'B', 'B1', '2026-10-01T11:00:00Z', 'app-init', a),
+      event(app, 'C', 'C1', '2026-10-01T13:00:00Z', 'app-init', b),
+      event(app, 'C', 'C1', '2026-10-01T15:00:00Z', 'connection-started', b),
+      event(app, 'C', 'C1', '2026-10-01T15:10:00Z', 'custom-event', { ...b, custom: { name: 'share' } }),
+    ],
+    [
+      event(app, 'A', 'A2', '2026-10-02T10:00:00Z', 'app-init', a),
+      event(app, 'A', 'A2', '2026-10-02T10:01:00Z', 'connection-started', a),
+      event(app, 'A', 'A2', '2026-10-02T10:02:00Z', 'custom-event', {
+        ...a,
+        custom: { name: 'purchase', sku: 'gold' },
+      }),
+      event(app, 'F', 'F2', '2026-10-03T09:00:00Z', 'app-init', a),
+      event(app, 'F', 'F2', '2026-10-03T09:05:00Z', 'connection-completed', a),
+    ],
+    [
+      // D's funnel starts at its app-init, not at the connection-started before it
+      event(app, 'D', 'D1', '2026-10-05T08:00:00Z', 'connection-started'),
+      event(app, 'D', 'D1', '2026-10-05T08:01:00Z', 'app-init'),
+      event(app, 'D', 'D1', '2026-10-05T08:02:00Z', 'connection-started'),
+      event(app, 'D', 'D1', '2026-10-05T08:03:00Z', 'custom-event', { custom: { sku: 'x' } }),
+      event(app, 'D', 'D2', '2026-10-06T08:00:00Z', 'app-init'),
+    ],
+    [
+      event(app, 'E', 'E2', '2026-10-07T09:00:00Z', 'app-init', { startParam: 'late_param' }),
+      event(app, 'E', 'E2', '2026-10-07T09:01:00Z', 'connection-completed', { startParam: 'late_param' }),
+    ],
+    // E's earlier session arrives late: E is new on 10-05, arriving with ref_b
+    [event(app, 'E', 'E1', '2026-10-05T20:00:00Z', 'app-init', b)],
+    [
+      event(app, 'A', 'A3', '2026-10-08T12:00:00Z', 'app-init', a),
+      event(app, 'B', 'B2', '2026-10-08T11:00:00Z', 'app-init', a),
+      event(app, 'B', 'B2', '2026-10-08T11:30:00Z', 'custom-event', {
+        ...a,
+        custom: { name: 'purchase', sku: 'silver' },
+      }),
+    ],
+  ];
+}
+
+describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  let events: SqlEventStore;
+  let insights: InsightsReader;
+  let appId: number;
+
+  beforeAll(async () => {
+    ({ store, cleanup } = await open());
+    events = new SqlEventStore(store.sql);
+    insights = new InsightsReader(store.sql);
+    appId = (
+      await store.prisma.app.create({ data: { appName: 'seeded_app', bot: '@seeded_bot', domains: ['s.example'] } })
+    ).id;
+    for (const commit of seed(appId)) await events.insert(commit);
+  });
+  afterAll(() => cleanup?.());
+
+  it('sums up a period: events and sessions in it, users active in it, users new in it', async () => {
+    // A 8 events, B 3, C 3, D 5, E 3, F 2 (its September event is outside); 11 sessions began in October
+    expect(await insights.summary(appId, PERIOD)).toEqual({ events: 24, users: 6, sessions: 11, new_users: 5 });
+    expect(await insights.summary(appId, { from: '2026-10-05', to: '2026-10-06' })).toEqual({
+      events: 6,
+      users: 2,
+      sessions: 3,
+      new_users: 2,
+    });
+  });
+
+  it('groups new users into cohorts by their first day and counts who came back on each later day', async () => {
+    const { cohorts } = await insights.retention(appId, PERIOD);
+    const expected1 = new Array(31).fill(0);
+    Object.assign(expected1, { 0: 3, 1: 1, 7: 2 });
+    const expected5 = new Array(27).fill(0);
+    Object.assign(expected5, { 0: 2, 1: 1, 2: 1 });
+    expect(cohorts).toEqual([
+      { day: '2026-10-01', users: 3, retained: expected1 },
+      { day: '2026-10-05', users: 2, retained: expected5 },
+    ]);
+    // a cohort is followed up to the period's end
+    expect((await insights.retention(appId, { from: '2026-10-01', to: '2026-10-03' })).cohorts).toEqual([
+      { day: '2026-10-01', users: 3, retained: [3, 1, 0] },
+    ]);
+  });
+
+  it('follows sessions and users through the steps of a funnel within its window, with median times', async () => {
+    const steps = ['app-init', 'connection-started', 'connection-completed'];
+    expect(await insights.funnel(appId, PERIOD, { steps, by: 'session', windowMs: HOUR })).toEqual({
+      steps: [
+        { name: 'app-init', count: 11, median_seconds_from_previous: null },
+        { name: 'connection-started', count: 3, median_seconds_from_previous: 60 },
+        { name: 'connection-completed', count: 1, median_seconds_from_previous: 300 },
+      ],
+    });
+    expect(await insights.funnel(appId, PERIOD, { steps, by: 'user', windowMs: HOUR })).toEqual({
+      steps: [
+        { name: 'app-init', count: 6, median_seconds_from_previous: null },
+        { name: 'connection-started', count: 2, median_seconds_from_previous: 180 },
+        { name: 'connection-completed', count: 1, median_seconds_from_previous: 300 },
+      ],
+    });
+    // C's connection two hours after its launch counts within a day
+    const day = await insights.funnel(appId, PERIOD, { steps, by: 'user', windowMs: DAY });
+    expect(day.steps.map((step) => step.count)).toEqual([6, 3, 1]);
+    // a custom event as a step: A bought 20 minutes after launching; B a week after, outside the window
+    const custom = await insights.funnel(appId, PERIOD, { steps: ['app-init', 'purchase'], by: 'user', windowMs: DAY });
+    expect(custom.steps).toEqual([
+      { name: 'app-init', count: 6, median_seconds_from_previous: null },
+      { name: 'purchase', count: 1, median_seconds_from_previous: 1200 },
+    ]);
+  });
+
+  it('lists custom events with their users, and the values of a property', async () => {
+    expect(await insights.customEvents(appId, PERIOD)).toEqual({
+      events: [
+        { name: 'purchase', count: 3, users: 2 },
+        { name: NO_NAME, count: 1, users: 1 },
+        { name: 'share', count: 1, users: 1 },
+      ],
+    });
+    expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'sku')).toEqual({
+      values: [
+        { value: 'gold', count: 2 },
+        { value: 'silver', count: 1 },
+      ],
+    });
+    expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'qty')).toEqual({
+      values: [{ value: '2', count: 1 }],
+    });
+    expect(
+      await insights.customPropertyValues(appId, { from: '2026-10-08', to: '2026-10-08' }, 'purchase', 'sku'),
+    ).toEqual({ values: [{ value: 'silver', count: 1 }] });
+    expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'colour')).toEqual({ values: [] });
+  });
+
+  it('judges each campaign by the new users it brought: how many, back on day 7, with a wallet connected', async () => {
+    expect(await insights.campaigns(appId, PERIOD)).toEqual({
+      campaigns: [
+        { start_param: 'ref_a', new_users: 2, retained_d7: 2, wallet_connections: 1 },
+        { start_param: 'ref_b', new_users: 2, retained_d7: 0, wallet_connections: 1 },
+      ],
+    });
+    // day 7 of the 10-01 cohort is after this period: not counted yet
+    expect(await insights.campaigns(appId, { from: '2026-10-01', to: '2026-10-07' })).toEqual({
+      campaigns: [
+        { start_param: 'ref_a', new_users: 2, retained_d7: 0, wallet_connections: 1 },
+        { start_param: 'ref_b', new_users: 2, retained_d7: 0, wallet_connections: 1 },
+      ],
+    });
+  });
+
+  it("bounds one app's custom names, properties and values, counting the rest as (other)", async () => {
+    const noisy = (
+      await store.prisma.app.create({ data: { appName: 'noisy_app', bot: '@noisy_bot', domains: ['n.example'] } })
+    ).id;
+    const at = '2026-10-10T10:00:00Z';
+    const extraNames = 5;
+    // names: one event each, in two commits (the limit holds across commits)
+    const names = Array.from({ length: MAX_CUSTOM_NAMES + extraNames }, (_, i) =>
+      event(noisy, `u${i}`, `s${i}`, at, 'custom-event', { custom: { name: `name_${String(i).padStart(3, '0')}` } }),
+    );
+    await events.insert(names.slice(0, 60));
+    await events.insert(names.slice(60));
+    // values: 130 distinct values of `v`, each sent once, and value_000 nine times more
+    const values = Array.from({ length: MAX_CUSTOM_VALUES + 30 }, (_, i) =>
+      event(noisy, 'v', 'sv', at, 'custom-event', {
+        custom: { name: 'name_000', v: `value_${String(i).padStart(3, '0')}` },
+      }),
+    );
+    const popular = Array.from({ length: 9 }, () =>
+      event(noisy, 'v', 'sv', at, 'custom-event', { custom: { name: 'name_000', v: 'value_000' } }),
+    );
+    await events.insert([...values, ...popular]);
+    // properties: one event with 25 properties
+    const properties = Object.fromEntries(
+      Array.from({ length: MAX_CUSTOM_PROPERTIES + 5 }, (_, i) => [`p${String(i).padStart(2, '0')}`, i]),
+    );
+    await events.insert([event(noisy, 'p', 'sp', at, 'custom-event', { custom: { name: 'name_001', ...properties } })]);
+
+    const { events: listed } = await insights.customEvents(noisy, PERIOD);
+    // 100 names tracked; the 5 beyond them are one (other)
+    expect(listed).toHaveLength(MAX_CUSTOM_NAMES + 1);
+    expect(listed.find((entry) => entry.name === OTHER)).toEqual({ name: OTHER, count: extraNames, users: extraNames });
+    expect(listed.find((entry) => entry.name === 'name_000')).toEqual({
+      name: 'name_000',
+      count: 1 + 130 + 9,
+      users: 2,
+    });
+
+    const { values: top } = await insights.customPropertyValues(noisy, PERIOD, 'name_000', 'v');
+    expect(top).toHaveLength(21);
+    expect(top[0]).toEqual({ value: 'value_000', count: 10 });
+    expect(top.at(-1)).toEqual({ value: OTHER, count: 130 + 9 - 10 - 19 });
+    expect(top.reduce((sum, entry) => sum + entry.count, 0)).toBe(139);
+    const tracked = await store.sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM custom_catalog WHERE app_id = $1 AND level = 2 AND name = 'name_000'`,
+      [noisy],
+    );
+    expect(tracked[0]!.n).toBe(MAX_CUSTOM_VALUES);
+
+    const tracked1 = await store.sql.query<{ property: string }>(
+      `SELECT DISTINCT property FROM daily_custom_values WHERE app_id = $1 AND name = 'name_001' ORDER BY 1`,
+      [noisy],
+    );
+    expect(tracked1.map((row) => row.property)).toEqual(Object.keys(properties).slice(0, MAX_CUSTOM_PROPERTIES));
+  });
+});
