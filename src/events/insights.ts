@@ -1,9 +1,10 @@
 // The insights an app's owner reads beyond the dashboard: a period's summary, retention cohorts, funnels of the
 // owner's own steps, custom events with their property values, and start_param campaigns. All but the funnel
-// read the loader's per-batch aggregates; the funnel reads the period's events of its steps.
+// read the loader's per-batch aggregates; the funnel, and the event cards under a filter, read the period's events.
 import type { SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
-import { OTHER, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+import { NO_NAME, OTHER, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { EVENT_NAMES } from './names.ts';
 import { distinctUsers, type Period } from './rollups.ts';
 
@@ -55,6 +56,17 @@ export interface Campaign {
 
 const cut = (text: string) => text.slice(0, ROLLUP_TEXT_LENGTH);
 
+/** a custom event's name as the rollups count it (events e): NO_NAME without one, OTHER beyond the catalog */
+const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0
+  AND c.name = CASE WHEN jsonb_typeof(e.props->'custom_data'->'name') = 'string'
+    THEN left(e.props->'custom_data'->>'name', ${ROLLUP_TEXT_LENGTH}) ELSE '${NO_NAME}' END)`;
+
+/** the value of property $5 of custom event $4 (events e) as the rollups count it: OTHER beyond the catalog */
+const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_catalog c
+  WHERE c.app_id = e.app_id AND c.level = 2 AND c.name = $4 AND c.property = $5
+    AND c.value = left(CASE jsonb_typeof(e.props->'custom_data'->$5) WHEN 'string' THEN e.props->'custom_data'->>$5
+                       ELSE (e.props->'custom_data'->$5)::text END, ${ROLLUP_TEXT_LENGTH}))`;
+
 /**
  * A funnel step matches events by name: one of the event names the service records, else the name of a custom
  * event (custom_data.name of a custom-event).
@@ -69,14 +81,14 @@ function stepMatch(step: string, parameter: string): string {
  * Who did step 1 in the period (from their first time), then step 2 after it, and so on, each step within the window
  * from step 1; a step's time is the first matching event after the previous step's.
  */
-function funnelSql(query: FunnelQuery): string {
+function funnelSql(query: FunnelQuery, filter: string): string {
   const who = query.by === 'user' ? 'user_key' : 'session_id';
   const parts = [
     `e AS (
   SELECT ${who} AS who, occurred_at AS at, event_name,
          CASE WHEN jsonb_typeof(props->'custom_data'->'name') = 'string' THEN left(props->'custom_data'->>'name', ${ROLLUP_TEXT_LENGTH}) END AS custom_name
   FROM events
-  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND (event_name = ANY($4::text[]) OR event_name = 'custom-event')
+  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND (event_name = ANY($4::text[]) OR event_name = 'custom-event')${filter}
 )`,
     `s1 AS (SELECT who, min(at) AS t1 FROM e WHERE ${stepMatch(query.steps[0]!, '$5')} GROUP BY who)`,
   ];
@@ -105,7 +117,8 @@ function funnelSql(query: FunnelQuery): string {
 export class InsightsReader {
   constructor(private readonly sql: SqlRunner) {}
 
-  async summary(appId: number, period: Period): Promise<Summary> {
+  async summary(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Summary> {
+    if (isFiltered(filter)) return this.filteredSummary(appId, period, filter);
     const args = [appId, period.from, period.to];
     const [[totals], users, [fresh]] = await Promise.all([
       this.sql.query<{ events: number; sessions: number }>(
@@ -129,16 +142,33 @@ export class InsightsReader {
     };
   }
 
+  /** a filtered period's summary, from its events: users and sessions are those with an event the filter keeps */
+  private async filteredSummary(appId: number, period: Period, filter: Filter): Promise<Summary> {
+    const params: unknown[] = [appId, period.from, period.to];
+    const onEvents = filterSql(filter, eventColumns(), params);
+    const onUsers = filterSql(filter, firstSeenColumns('a'), params);
+    const [row] = await this.sql.query<Summary>(
+      `SELECT count(*)::float8 AS events, count(DISTINCT user_key)::int AS users, count(DISTINCT session_id)::int AS sessions,
+              (SELECT count(*) FROM app_users a WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date${onUsers})::int
+                AS new_users
+       FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${onEvents}`,
+      params,
+    );
+    return row ?? { events: 0, users: 0, sessions: 0, new_users: 0 };
+  }
+
   /** one cohort per day of the period with new users */
-  async retention(appId: number, period: Period): Promise<{ cohorts: Cohort[] }> {
+  async retention(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<{ cohorts: Cohort[] }> {
+    const params: unknown[] = [appId, period.from, period.to];
     const rows = await this.sql.query<{ day: string; offset: number; users: number }>(
       `SELECT a.first_day::text AS day, (d.day - a.first_day) AS offset, count(*)::int AS users
        FROM app_users a
        JOIN daily_users d ON d.app_id = a.app_id AND d.user_key = a.user_key
        WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date
          AND d.day BETWEEN $2::date AND $3::date AND d.day BETWEEN a.first_day AND a.first_day + ${RETENTION_DAYS}
+         ${filterSql(filter, firstSeenColumns('a'), params)}
        GROUP BY 1, 2`,
-      [appId, period.from, period.to],
+      params,
     );
     const cohorts = new Map<string, Cohort>();
     const lastDay = Date.parse(period.to);
@@ -155,16 +185,19 @@ export class InsightsReader {
     return { cohorts: [...cohorts.values()].sort((a, b) => a.day.localeCompare(b.day)) };
   }
 
-  async funnel(appId: number, period: Period, query: FunnelQuery): Promise<{ steps: FunnelStepResult[] }> {
+  async funnel(
+    appId: number,
+    period: Period,
+    query: FunnelQuery,
+    filter: Filter = NO_FILTER,
+  ): Promise<{ steps: FunnelStepResult[] }> {
     const steps = query.steps.map(cut);
-    const [row] = await this.sql.query<Record<string, number | null>>(funnelSql({ ...query, steps }), [
-      appId,
-      period.from,
-      period.to,
-      steps,
-      ...steps,
-      `${query.windowMs} milliseconds`,
-    ]);
+    const params: unknown[] = [appId, period.from, period.to, steps, ...steps, `${query.windowMs} milliseconds`];
+    const conditions = filterSql(filter, eventColumns(), params);
+    const [row] = await this.sql.query<Record<string, number | null>>(
+      funnelSql({ ...query, steps }, conditions),
+      params,
+    );
     return {
       steps: steps.map((name, index) => {
         const median = row?.[`m${index + 1}`];
@@ -181,7 +214,20 @@ export class InsightsReader {
   async customEvents(
     appId: number,
     period: Period,
+    filter: Filter = NO_FILTER,
   ): Promise<{ events: { name: string; count: number; users: number }[] }> {
+    if (isFiltered(filter)) {
+      const params: unknown[] = [appId, period.from, period.to];
+      const conditions = filterSql(filter, eventColumns('e'), params);
+      const events = await this.sql.query<{ name: string; count: number; users: number }>(
+        `SELECT name, count(*)::float8 AS count, count(DISTINCT user_key)::int AS users
+         FROM (SELECT ${TRACKED_NAME} AS name, e.user_key FROM events e
+               WHERE e.app_id = $1 AND e.day BETWEEN $2::date AND $3::date AND e.event_name = 'custom-event'${conditions}) named
+         GROUP BY name ORDER BY count DESC, name`,
+        params,
+      );
+      return { events };
+    }
     const events = await this.sql.query<{ name: string; count: number; users: number }>(
       `SELECT c.name, c.count, coalesce(u.users, 0) AS users
        FROM (SELECT name, sum(events)::float8 AS count FROM daily_custom_events
@@ -200,12 +246,23 @@ export class InsightsReader {
     period: Period,
     name: string,
     property: string,
+    filter: Filter = NO_FILTER,
   ): Promise<{ values: { value: string; count: number }[] }> {
+    const params: unknown[] = [appId, period.from, period.to, cut(name), cut(property), OTHER];
     const rows = await this.sql.query<{ value: string; count: number; tracked: boolean }>(
-      `SELECT value, sum(events)::float8 AS count, value <> $6 AS tracked FROM daily_custom_values
-       WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND name = $4 AND property = $5
-       GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`,
-      [appId, period.from, period.to, cut(name), cut(property), OTHER],
+      isFiltered(filter)
+        ? `SELECT value, count(*)::float8 AS count, value <> $6 AS tracked FROM (
+             SELECT ${TRACKED_VALUE} AS value FROM events e
+             WHERE e.app_id = $1 AND e.day BETWEEN $2::date AND $3::date AND e.event_name = 'custom-event'
+               AND ${TRACKED_NAME} = $4
+               AND EXISTS (SELECT 1 FROM custom_catalog p WHERE p.app_id = e.app_id AND p.level = 1 AND p.name = $4 AND p.property = $5)
+               AND jsonb_typeof(e.props->'custom_data'->$5) IN ('string', 'number', 'boolean')
+               ${filterSql(filter, eventColumns('e'), params)}) v
+           GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`
+        : `SELECT value, sum(events)::float8 AS count, value <> $6 AS tracked FROM daily_custom_values
+           WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND name = $4 AND property = $5
+           GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`,
+      params,
     );
     const tracked = rows.filter((row) => row.tracked);
     const values = tracked.slice(0, TOP_PROPERTY_VALUES).map(({ value, count }) => ({ value, count }));
@@ -215,7 +272,9 @@ export class InsightsReader {
   }
 
   /** users by the start_param they first arrived with (new users of the period), most new users first */
-  async campaigns(appId: number, period: Period): Promise<{ campaigns: Campaign[] }> {
+  async campaigns(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<{ campaigns: Campaign[] }> {
+    const params: unknown[] = [appId, period.from, period.to];
+    const conditions = filterSql(filter, firstSeenColumns('a'), params);
     const campaigns = await this.sql.query<Campaign>(
       `SELECT a.campaign AS start_param, count(*)::int AS new_users,
               count(*) FILTER (WHERE a.first_day + 7 <= $3::date AND EXISTS (
@@ -225,9 +284,9 @@ export class InsightsReader {
                 SELECT 1 FROM wallet_users w WHERE w.app_id = a.app_id AND w.user_key = a.user_key AND w.first_day <= $3::date
               ))::int AS wallet_connections
        FROM app_users a
-       WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date AND a.campaign <> ''
+       WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date AND a.campaign <> ''${conditions}
        GROUP BY a.campaign ORDER BY new_users DESC, a.campaign LIMIT ${MAX_CAMPAIGNS}`,
-      [appId, period.from, period.to],
+      params,
     );
     return { campaigns };
   }

@@ -1,6 +1,7 @@
-// The read API's query parameters: a period of UTC days (default the last 30) and a funnel's steps, grouping and
-// window, each refused with a message that names what is wrong.
+// The read API's query parameters: a period of UTC days (default the last 30), the filter, and a funnel's steps,
+// grouping and window, each refused with a message that names what is wrong.
 import { addDays, DAY_MS } from '../events/days.ts';
+import { FILTER_KEYS, type Filter } from '../events/filters.ts';
 import type { FunnelQuery } from '../events/insights.ts';
 import { lastDays, type Period } from '../events/rollups.ts';
 
@@ -59,4 +60,17 @@ export function parseFunnelQuery(
       'The query parameter "window" must be a duration such as 30m, 1h, 1d or 7d, of at most 90 days.',
     );
   return { steps, by, windowMs };
+}
+
+/** platform, language, campaign (text) and premium (true or false); absent or empty: not filtered on */
+export function parseFilter(query: Partial<Record<(typeof FILTER_KEYS)[number], string>>): Filter {
+  const filter: Filter = {};
+  for (const key of FILTER_KEYS) {
+    const value = query[key];
+    if (value === undefined || value === '') continue;
+    if (key !== 'premium') filter[key] = value;
+    else if (value === 'true' || value === 'false') filter.premium = value === 'true';
+    else throw new ReadApiError(400, 'The query parameter "premium" must be "true" or "false".');
+  }
+  return filter;
 }

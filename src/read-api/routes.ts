@@ -11,7 +11,7 @@ import type {
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import type { Services } from '../services.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
-import { parsePeriod, parseFunnelQuery, ReadApiError } from './parameters.ts';
+import { parseFilter, parsePeriod, parseFunnelQuery, ReadApiError } from './parameters.ts';
 import { READ_API_SCHEMAS } from './schemas.ts';
 
 declare module 'fastify' {
@@ -21,7 +21,15 @@ declare module 'fastify' {
   }
 }
 
-type AppRequest<Query = { from?: string; to?: string }, Params = object> = FastifyRequest<{
+type PeriodQuery = {
+  from?: string;
+  to?: string;
+  platform?: string;
+  language?: string;
+  premium?: string;
+  campaign?: string;
+};
+type AppRequest<Query = PeriodQuery, Params = object> = FastifyRequest<{
   Params: { app: string } & Params;
   Querystring: Query;
 }>;
@@ -72,37 +80,43 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   const appId = (request: FastifyRequest) => request.readGrant!.appId;
 
   app.get('/api/v1/apps/:app/summary', options(READ_API_SCHEMAS.summary), async (request: AppRequest) =>
-    insights.summary(appId(request), parsePeriod(request.query)),
+    insights.summary(appId(request), parsePeriod(request.query), parseFilter(request.query)),
   );
 
   app.get('/api/v1/apps/:app/retention', options(READ_API_SCHEMAS.retention), async (request: AppRequest) =>
-    insights.retention(appId(request), parsePeriod(request.query)),
+    insights.retention(appId(request), parsePeriod(request.query), parseFilter(request.query)),
   );
 
   app.get(
     '/api/v1/apps/:app/funnel',
     options(READ_API_SCHEMAS.funnel),
-    async (request: AppRequest<{ from?: string; to?: string; steps?: string; by?: string; window?: string }>) =>
-      insights.funnel(appId(request), parsePeriod(request.query), parseFunnelQuery(request.query, MAX_FUNNEL_STEPS)),
+    async (request: AppRequest<PeriodQuery & { steps?: string; by?: string; window?: string }>) =>
+      insights.funnel(
+        appId(request),
+        parsePeriod(request.query),
+        parseFunnelQuery(request.query, MAX_FUNNEL_STEPS),
+        parseFilter(request.query),
+      ),
   );
 
   app.get('/api/v1/apps/:app/custom-events', options(READ_API_SCHEMAS.customEvents), async (request: AppRequest) =>
-    insights.customEvents(appId(request), parsePeriod(request.query)),
+    insights.customEvents(appId(request), parsePeriod(request.query), parseFilter(request.query)),
   );
 
   app.get(
     '/api/v1/apps/:app/custom-events/:name/properties/:property',
     options(READ_API_SCHEMAS.customProperty),
-    async (request: AppRequest<{ from?: string; to?: string }, { name: string; property: string }>) =>
+    async (request: AppRequest<PeriodQuery, { name: string; property: string }>) =>
       insights.customPropertyValues(
         appId(request),
         parsePeriod(request.query),
         request.params.name,
         request.params.property,
+        parseFilter(request.query),
       ),
   );
 
   app.get('/api/v1/apps/:app/campaigns', options(READ_API_SCHEMAS.campaigns), async (request: AppRequest) =>
-    insights.campaigns(appId(request), parsePeriod(request.query)),
+    insights.campaigns(appId(request), parsePeriod(request.query), parseFilter(request.query)),
   );
 };

@@ -15,6 +15,15 @@ const period = {
   to: { ...DAY, description: 'last UTC day, inclusive (default: today)' },
 };
 
+const TEXT = { type: 'string', maxLength: 64 } as const;
+/** the filter every route takes */
+const filter = {
+  platform: { ...TEXT, description: 'only launches from this platform (tdesktop, android, ios, …)' },
+  language: { ...TEXT, description: "only launches in this language (the user's language_code)" },
+  premium: { type: 'string', enum: ['true', 'false'], description: 'only launches by Premium users, or by the others' },
+  campaign: { ...TEXT, description: 'only launches with this start_param' },
+};
+
 const appParams = (extra: Record<string, object> = {}) => ({
   type: 'object',
   required: ['app', ...Object.keys(extra)],
@@ -23,7 +32,7 @@ const appParams = (extra: Record<string, object> = {}) => ({
 
 const query = (extra: Record<string, object> = {}) => ({
   type: 'object',
-  properties: { ...period, ...extra },
+  properties: { ...period, ...filter, ...extra },
 });
 
 function route(summary: string, description: string, ok: object, params = appParams(), querystring: object = query()) {

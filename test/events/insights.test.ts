@@ -25,6 +25,13 @@ const sessionId = (session: string) => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
 
+/** launch attributes of some users (the others: ios, en, not premium) */
+const ATTRIBUTES: Record<string, Partial<EventRow>> = {
+  B: { isPremium: true },
+  C: { platform: 'android' },
+  D: { platform: 'android', locale: 'ru' },
+};
+
 /** an event of `user` in `session` at an ISO time (UTC), received then */
 function event(
   appId: number,
@@ -50,6 +57,7 @@ function event(
     locale: 'en',
     startParam: extra.startParam ?? null,
     props: extra.custom ? { custom_data: extra.custom } : {},
+    ...ATTRIBUTES[user],
   };
 }
 
@@ -220,6 +228,65 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
         { start_param: 'ref_b', new_users: 2, retained_d7: 0, wallet_connections: 1 },
       ],
     });
+  });
+
+  it('narrows every card to the events (and new users) of a platform, a language, premium or a campaign', async () => {
+    const android = { platform: 'android' };
+    // C: 3 events in C1; D: 5 in D1 and D2; both first seen on Android
+    expect(await insights.summary(appId, PERIOD, android)).toEqual({ events: 8, users: 2, sessions: 3, new_users: 2 });
+    // ref_b: C's three events and E's late session; both first seen with ref_b
+    expect(await insights.summary(appId, PERIOD, { campaign: 'ref_b' })).toEqual({
+      events: 4,
+      users: 2,
+      sessions: 2,
+      new_users: 2,
+    });
+    expect(await insights.summary(appId, PERIOD, { premium: true })).toEqual({
+      events: 3,
+      users: 1,
+      sessions: 2,
+      new_users: 1,
+    });
+    expect(await insights.summary(appId, PERIOD, { language: 'ru', platform: 'android' })).toEqual({
+      events: 5,
+      users: 1,
+      sessions: 2,
+      new_users: 1,
+    });
+    expect(await insights.summary(appId, PERIOD, { platform: 'weba' })).toEqual({
+      events: 0,
+      users: 0,
+      sessions: 0,
+      new_users: 0,
+    });
+
+    const { cohorts } = await insights.retention(appId, PERIOD, android);
+    expect(cohorts.map((cohort) => [cohort.day, cohort.users, cohort.retained.slice(0, 3)])).toEqual([
+      ['2026-10-01', 1, [1, 0, 0]],
+      ['2026-10-05', 1, [1, 1, 0]],
+    ]);
+    expect(await insights.campaigns(appId, PERIOD, android)).toEqual({
+      campaigns: [{ start_param: 'ref_b', new_users: 1, retained_d7: 0, wallet_connections: 0 }],
+    });
+    expect(await insights.customEvents(appId, PERIOD, android)).toEqual({
+      events: [
+        { name: NO_NAME, count: 1, users: 1 },
+        { name: 'share', count: 1, users: 1 },
+      ],
+    });
+    expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'sku', { premium: true })).toEqual({
+      values: [{ value: 'silver', count: 1 }],
+    });
+    expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'sku', { premium: false })).toEqual({
+      values: [{ value: 'gold', count: 2 }],
+    });
+    const funnel = await insights.funnel(
+      appId,
+      PERIOD,
+      { steps: ['app-init', 'connection-started'], by: 'user', windowMs: DAY },
+      android,
+    );
+    expect(funnel.steps.map((step) => step.count)).toEqual([2, 2]);
   });
 
   it("bounds one app's custom names, properties and values, counting the rest as (other)", async () => {

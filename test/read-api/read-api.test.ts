@@ -111,6 +111,25 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     });
   });
 
+  it('narrows every answer with the filter parameters', async () => {
+    const promo = `from=${first}&to=${today}&campaign=promo`;
+    expect((await get(service, path('summary', promo), key)).body).toEqual({
+      events: 4,
+      users: 2,
+      sessions: 2,
+      new_users: 2,
+    });
+    expect((await get(service, path('custom-events', `${promo}&premium=false`), key)).body).toEqual({ events: [] });
+    expect((await get(service, path('campaigns', `${promo}&platform=no_such_platform`), key)).body).toEqual({
+      campaigns: [],
+    });
+    const cohorts = (await get(service, path('retention', promo), key)).body.cohorts as {
+      day: string;
+      users: number;
+    }[];
+    expect(cohorts.map((cohort) => [cohort.day, cohort.users])).toEqual([[first, 2]]);
+  });
+
   it('reads the last 30 days when no period is given', async () => {
     const { body } = await get(service, '/api/v1/apps/read_app/summary', key);
     expect(body).toEqual({ events: 7, users: 3, sessions: 5, new_users: 3 });
@@ -150,6 +169,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
       [path('funnel', 'steps=a,b&by=device'), /"by"/],
       [path('funnel', 'steps=a,b&window=forever'), /"window" must be a duration/],
       [path('funnel', 'steps=a,b&window=100d'), /at most 90 days/],
+      [path('summary', 'premium=yes'), /"premium"/],
     ];
     for (const [url, message] of cases) {
       const { status, body } = await get(service, url, key);
@@ -175,7 +195,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     const funnel = document.paths['/api/v1/apps/{app}/funnel']!.get!;
     expect(funnel.security).toEqual([{ readKey: [] }]);
     expect(funnel.parameters!.map((parameter) => parameter.name).sort()).toEqual(
-      ['app', 'by', 'from', 'steps', 'to', 'window'].sort(),
+      ['app', 'by', 'campaign', 'from', 'language', 'platform', 'premium', 'steps', 'to', 'window'].sort(),
     );
     expect(Object.keys(funnel.responses).sort()).toEqual(['200', '400', '401', '403', '429']);
     expect(document.components.securitySchemes.readKey).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -1,0 +1,74 @@
+// The filter every card of the dashboard and every read API answer takes: platform, language, premium and campaign.
+// Cards counting events keep the events launched with those attributes; cards counting users by their first day
+// (retention cohorts, campaigns, new users) keep the users first seen with them.
+import { ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+
+export interface Filter {
+  platform?: string;
+  /** the launch's language (the event's locale) */
+  language?: string;
+  premium?: boolean;
+  /** the launch's start_param */
+  campaign?: string;
+}
+
+export const NO_FILTER: Filter = {};
+
+export const FILTER_KEYS = ['platform', 'language', 'premium', 'campaign'] as const;
+
+export function isFiltered(filter: Filter): boolean {
+  return FILTER_KEYS.some((key) => filter[key] !== undefined);
+}
+
+/** the columns a filter compares, as the rollups keep them ('' when absent, cut to the rollups' length) */
+interface FilterColumns {
+  platform: string;
+  language: string;
+  premium: string;
+  campaign: string;
+}
+
+const kept = (column: string) => `left(coalesce(${column}, ''), ${ROLLUP_TEXT_LENGTH})`;
+
+/** the launch attributes of events (alias: the events table's) */
+export function eventColumns(alias = ''): FilterColumns {
+  const at = alias ? `${alias}.` : '';
+  return {
+    platform: kept(`${at}platform`),
+    language: kept(`${at}locale`),
+    premium: `${at}is_premium`,
+    campaign: kept(`${at}start_param`),
+  };
+}
+
+/** the attributes a user was first seen with (alias: app_users') */
+export function firstSeenColumns(alias: string): FilterColumns {
+  return {
+    platform: kept(`${alias}.platform`),
+    language: kept(`${alias}.locale`),
+    premium: `coalesce(${alias}.is_premium, false)`,
+    campaign: kept(`${alias}.campaign`),
+  };
+}
+
+/**
+ * The filter as SQL conditions (each starting with AND; '' without a filter), its values appended to `params`
+ * so the statement's placeholders follow on from those already there.
+ */
+export function filterSql(filter: Filter, columns: FilterColumns, params: unknown[]): string {
+  let sql = '';
+  for (const key of FILTER_KEYS) {
+    const value = filter[key];
+    if (value === undefined) continue;
+    params.push(typeof value === 'string' ? value.slice(0, ROLLUP_TEXT_LENGTH) : value);
+    sql += ` AND ${columns[key]} = $${params.length}${key === 'premium' ? '::bool' : ''}`;
+  }
+  return sql;
+}
+
+/** the filter as query parameters (for links that keep it) */
+export function filterQuery(filter: Filter): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const key of FILTER_KEYS) if (filter[key] !== undefined) query[key] = String(filter[key]);
+  return query;
+}
