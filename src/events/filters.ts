@@ -72,3 +72,18 @@ export function filterQuery(filter: Filter): Record<string, string> {
   for (const key of FILTER_KEYS) if (filter[key] !== undefined) query[key] = String(filter[key]);
   return query;
 }
+
+export type FilterQuery = Partial<Record<(typeof FILTER_KEYS)[number], string>>;
+
+/** platform, language, campaign (text) and premium (true or false) from a query; absent or empty: not filtered on */
+export function parseFilter(query: FilterQuery): { ok: true; value: Filter } | { ok: false; error: string } {
+  const filter: Filter = {};
+  for (const key of FILTER_KEYS) {
+    const value = query[key];
+    if (value === undefined || value === '') continue;
+    if (key !== 'premium') filter[key] = value;
+    else if (value === 'true' || value === 'false') filter.premium = value === 'true';
+    else return { ok: false, error: 'The query parameter "premium" must be "true" or "false".' };
+  }
+  return { ok: true, value: filter };
+}

@@ -1,8 +1,9 @@
 // Reads an app's numbers for a period from the rollups (never scanning raw events, so it stays fast at
-// any volume), plus the few raw-event reads a dashboard needs: the latest events and exports.
+// any volume), plus the raw-event reads a dashboard needs: a filtered view, the latest events and exports.
 import type { SqlRunner } from '../db/sql.ts';
 import { addDays, eachDay } from './days.ts';
-import { FUNNEL } from './funnel.ts';
+import { eventColumns, type Filter, filterSql, isFiltered, NO_FILTER } from './filters.ts';
+import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
 import { ratio } from './ratio.ts';
 
 export interface Period {
@@ -48,6 +49,10 @@ export interface ExportRow extends RecentEvent {
   user: string;
 }
 
+/** sessions that took every funnel step up to the first, second, third and fourth (steps: bits of one session) */
+const REACHED = `count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILTER (WHERE steps & 3 = 3)::int AS s2,
+  count(*) FILTER (WHERE steps & 7 = 7)::int AS s3, count(*) FILTER (WHERE steps & 15 = 15)::int AS s4`;
+
 /** most values listed per launch dimension */
 const TOP_VALUES = 20;
 
@@ -77,36 +82,10 @@ export async function distinctUsers(sql: SqlRunner, appId: number, period: Perio
 export class RollupReader {
   constructor(private readonly sql: SqlRunner) {}
 
-  async dashboard(appId: number, period: Period): Promise<Dashboard> {
-    const args = [appId, period.from, period.to];
-    const [counts, stats, dimensions, users, [reached]] = await Promise.all([
-      this.sql.query<{ day: string; event_name: string; events: number }>(
-        `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
-         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
-        args,
-      ),
-      this.sql.query<{ day: string; users: number; sessions: number }>(
-        `SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
-        args,
-      ),
-      this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
-        `SELECT dimension, value, sessions FROM (
-           SELECT dimension, value, sum(sessions)::float8 AS sessions,
-                  row_number() OVER (PARTITION BY dimension ORDER BY sum(sessions) DESC, value) AS place
-           FROM daily_dimensions WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2) AS ranked
-         WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
-        args,
-      ),
-      distinctUsers(this.sql, appId, period),
-      this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
-        `SELECT count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILTER (WHERE steps & 3 = 3)::int AS s2,
-                count(*) FILTER (WHERE steps & 7 = 7)::int AS s3, count(*) FILTER (WHERE steps & 15 = 15)::int AS s4
-         FROM (SELECT bit_or(steps) AS steps FROM daily_funnel_sessions
-               WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY session_id) AS per_session`,
-        args,
-      ),
-    ]);
-
+  async dashboard(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Dashboard> {
+    const [counts, stats, dimensions, users, [reached]] = await (isFiltered(filter)
+      ? this.fromEvents(appId, period, filter)
+      : this.fromRollups(appId, period));
     const days = new Map(
       eachDay(period.from, period.to).map((day) => [
         day,
@@ -151,6 +130,76 @@ export class RollupReader {
     };
   }
 
+  private fromRollups(appId: number, period: Period) {
+    const args = [appId, period.from, period.to];
+    return Promise.all([
+      this.sql.query<{ day: string; event_name: string; events: number }>(
+        `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
+         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        args,
+      ),
+      this.sql.query<{ day: string; users: number; sessions: number }>(
+        `SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
+        args,
+      ),
+      this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
+        `SELECT dimension, value, sessions FROM (
+           SELECT dimension, value, sum(sessions)::float8 AS sessions,
+                  row_number() OVER (PARTITION BY dimension ORDER BY sum(sessions) DESC, value) AS place
+           FROM daily_dimensions WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2) AS ranked
+         WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
+        args,
+      ),
+      distinctUsers(this.sql, appId, period),
+      this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
+        `SELECT ${REACHED}
+         FROM (SELECT bit_or(steps) AS steps FROM daily_funnel_sessions
+               WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY session_id) AS per_session`,
+        args,
+      ),
+    ]);
+  }
+
+  /** the same numbers from the period's events the filter keeps: a session counts on its first day in the period */
+  private fromEvents(appId: number, period: Period, filter: Filter) {
+    const params: unknown[] = [appId, period.from, period.to];
+    const kept = `FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${filterSql(filter, eventColumns(), params)}`;
+    const starts = `WITH starts AS (
+      SELECT DISTINCT ON (session_id) session_id, day, platform, locale, start_param ${kept} ORDER BY session_id, day, received_at)`;
+    return Promise.all([
+      this.sql.query<{ day: string; event_name: string; events: number }>(
+        `SELECT day::text, event_name, count(*)::float8 AS events ${kept} GROUP BY 1, 2`,
+        params,
+      ),
+      this.sql.query<{ day: string; users: number; sessions: number }>(
+        `${starts}
+         SELECT u.day::text, u.users, coalesce(s.sessions, 0)::int AS sessions
+         FROM (SELECT day, count(DISTINCT user_key)::int AS users ${kept} GROUP BY 1) u
+         LEFT JOIN (SELECT day, count(*) AS sessions FROM starts GROUP BY 1) s ON s.day = u.day`,
+        params,
+      ),
+      this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
+        `${starts}
+         SELECT dimension, value, sessions FROM (
+           SELECT x.dimension, x.value, count(*)::float8 AS sessions,
+                  row_number() OVER (PARTITION BY x.dimension ORDER BY count(*) DESC, x.value) AS place
+           FROM starts s CROSS JOIN LATERAL (VALUES ('platform', ${eventColumns('s').platform}),
+             ('locale', ${eventColumns('s').language}), ('start_param', ${eventColumns('s').campaign})) AS x(dimension, value)
+           GROUP BY 1, 2) AS ranked
+         WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
+        params,
+      ),
+      this.sql
+        .query<{ users: number }>(`SELECT count(DISTINCT user_key)::int AS users ${kept}`, params)
+        .then(([row]) => row?.users ?? 0),
+      this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
+        `SELECT ${REACHED} FROM (SELECT bit_or(${FUNNEL_STEP_BITS}) AS steps ${kept}
+           AND event_name IN (${FUNNEL.map((name) => `'${name}'`).join(', ')}) GROUP BY session_id) AS per_session`,
+        params,
+      ),
+    ]);
+  }
+
   /**
    * The latest events as received, for checking an integration live; among the events of one request
    * the latest to happen comes first.
@@ -165,17 +214,24 @@ export class RollupReader {
   }
 
   /** every event counted in the period (same days as the dashboard), in pages: bounded memory at any volume */
-  async *export(appId: number, period: Period, pageSize = 5000): AsyncGenerator<ExportRow[]> {
+  async *export(
+    appId: number,
+    period: Period,
+    filter: Filter = NO_FILTER,
+    pageSize = 5000,
+  ): AsyncGenerator<ExportRow[]> {
     let after: { receivedAt: string; key: string } | null = null;
     for (;;) {
+      const params: unknown[] = [appId, period.from, period.to, after?.receivedAt ?? null, after?.key ?? '', pageSize];
+      const filtered = filterSql(filter, eventColumns(), params);
       const rows: Record<string, unknown>[] = await this.sql.query(
         `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success,
                 props, encode(user_key, 'hex') AS user, encode(event_key, 'hex') AS key, to_json(received_at)#>>'{}' AS cursor
          FROM events
          WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date
-           AND ($4::timestamptz IS NULL OR (received_at, encode(event_key, 'hex')) > ($4::timestamptz, $5::text))
+           AND ($4::timestamptz IS NULL OR (received_at, encode(event_key, 'hex')) > ($4::timestamptz, $5::text))${filtered}
          ORDER BY received_at, event_key LIMIT $6`,
-        [appId, period.from, period.to, after?.receivedAt ?? null, after?.key ?? '', pageSize],
+        params,
       );
       if (rows.length === 0) return;
       yield rows.map((row) => ({ ...toRecent(row), user: row.user as string }));

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
 import { ROLLUP_TEXT_LENGTH, customEventsSql } from './custom-events.ts';
-import { FUNNEL, WALLET_CONNECTION_EVENT } from './funnel.ts';
+import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
 
 export interface EventRow {
   appId: number;
@@ -102,11 +102,6 @@ export const EVENT_PLANE_TABLES = [
 // app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the lock a foreign
 // key check takes) until the commit, so an app deletion waits for the commits in flight and then deletes
 // their rows too; a commit after the deletion finds no app and stores nothing.
-/** a session's funnel steps as bits (step i is bit i), so the days of a session combine with bit_or */
-const FUNNEL_STEP_BITS = `CASE event_name ${FUNNEL.slice(0, -1)
-  .map((name, index) => `WHEN '${name}' THEN ${1 << index}`)
-  .join(' ')} ELSE ${1 << (FUNNEL.length - 1)} END`;
-
 /** users per day and per app; with the insights: their launch attributes, first days, wallets and custom events */
 function userRollups(insights: boolean): string {
   if (!insights)

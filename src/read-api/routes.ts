@@ -11,7 +11,7 @@ import type {
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import type { Services } from '../services.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
-import { parseFilter, parsePeriod, parseFunnelQuery, ReadApiError } from './parameters.ts';
+import { filterOf, funnelOf, parsePeriod, ReadApiError } from './parameters.ts';
 import { READ_API_SCHEMAS } from './schemas.ts';
 
 declare module 'fastify' {
@@ -80,11 +80,11 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   const appId = (request: FastifyRequest) => request.readGrant!.appId;
 
   app.get('/api/v1/apps/:app/summary', options(READ_API_SCHEMAS.summary), async (request: AppRequest) =>
-    insights.summary(appId(request), parsePeriod(request.query), parseFilter(request.query)),
+    insights.summary(appId(request), parsePeriod(request.query), filterOf(request.query)),
   );
 
   app.get('/api/v1/apps/:app/retention', options(READ_API_SCHEMAS.retention), async (request: AppRequest) =>
-    insights.retention(appId(request), parsePeriod(request.query), parseFilter(request.query)),
+    insights.retention(appId(request), parsePeriod(request.query), filterOf(request.query)),
   );
 
   app.get(
@@ -94,13 +94,13 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
       insights.funnel(
         appId(request),
         parsePeriod(request.query),
-        parseFunnelQuery(request.query, MAX_FUNNEL_STEPS),
-        parseFilter(request.query),
+        funnelOf(request.query, MAX_FUNNEL_STEPS),
+        filterOf(request.query),
       ),
   );
 
   app.get('/api/v1/apps/:app/custom-events', options(READ_API_SCHEMAS.customEvents), async (request: AppRequest) =>
-    insights.customEvents(appId(request), parsePeriod(request.query), parseFilter(request.query)),
+    insights.customEvents(appId(request), parsePeriod(request.query), filterOf(request.query)),
   );
 
   app.get(
@@ -112,11 +112,11 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
         parsePeriod(request.query),
         request.params.name,
         request.params.property,
-        parseFilter(request.query),
+        filterOf(request.query),
       ),
   );
 
   app.get('/api/v1/apps/:app/campaigns', options(READ_API_SCHEMAS.campaigns), async (request: AppRequest) =>
-    insights.campaigns(appId(request), parsePeriod(request.query), parseFilter(request.query)),
+    insights.campaigns(appId(request), parsePeriod(request.query), filterOf(request.query)),
   );
 };

@@ -3,6 +3,9 @@
 // ending a user's sessions (administrators).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
+import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts';
+import { parseFunnelQuery } from '../events/funnel-query.ts';
+import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
 import { givenReadKey, type ReadKeyInfo } from '../tokens/read-keys.ts';
@@ -54,6 +57,13 @@ function periodOf(query: { days?: string }): Period {
   if (![7, 30, 90].includes(days)) throw new ApiError(400, 'days must be 7, 30 or 90', 'days');
   return lastDays(days);
 }
+
+function filterOf(query: FilterQuery): Filter {
+  return accepted(parseFilter(query), 'filter');
+}
+
+/** the dashboard's query: the period in days and the filter */
+type ViewQuery = FilterQuery & { days?: string };
 
 const CSV_COLUMNS = [
   'received_at',
@@ -129,6 +139,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { services } = site;
   const { registry, readKeys } = services;
   const rollups = new RollupReader(services.store.sql);
+  const insights = new InsightsReader(services.store.sql);
 
   const summary = async (record: AppRecord) => ({
     app_name: record.appName,
@@ -167,7 +178,8 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     });
 
     const nameOnly = validated({ params: appNameParams });
-    const nameAndDays = validated({ params: appNameParams, querystring: fields({ days: text(8) }) });
+    const VIEW = { days: text(8), platform: text(64), language: text(64), premium: text(8), campaign: text(64) };
+    const nameAndDays = validated({ params: appNameParams, querystring: fields(VIEW) });
 
     api.get('/api/me', async (request) => {
       const user = await guard(request);
@@ -271,13 +283,13 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       },
     );
 
-    api.get<{ Params: { name: string }; Querystring: { days?: string } }>(
+    api.get<{ Params: { name: string }; Querystring: ViewQuery }>(
       '/api/apps/:name/dashboard',
       nameAndDays,
       async (request) => {
         const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
         const [dashboard, rejections] = await Promise.all([
-          rollups.dashboard(record.appId, periodOf(request.query)),
+          rollups.dashboard(record.appId, periodOf(request.query), filterOf(request.query)),
           services.rejections.recent(record.appId, 20),
         ]);
         return {
@@ -285,6 +297,54 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
           ...dashboard,
           rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection),
         };
+      },
+    );
+
+    // the insight cards: what the read API answers, for the signed-in owner, with the dashboard's period and filter
+    api.get<{ Params: { name: string }; Querystring: ViewQuery }>(
+      '/api/apps/:name/insights',
+      nameAndDays,
+      async (request) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const [period, filter] = [periodOf(request.query), filterOf(request.query)];
+        const [summary, retention, custom, campaigns] = await Promise.all([
+          insights.summary(record.appId, period, filter),
+          insights.retention(record.appId, period, filter),
+          insights.customEvents(record.appId, period, filter),
+          insights.campaigns(record.appId, period, filter),
+        ]);
+        return { period, summary, retention, custom_events: custom.events, campaigns: campaigns.campaigns };
+      },
+    );
+
+    api.get<{ Params: { name: string }; Querystring: ViewQuery & { steps?: string; by?: string; window?: string } }>(
+      '/api/apps/:name/funnel',
+      validated({
+        params: appNameParams,
+        querystring: fields({ ...VIEW, steps: text(1024), by: text(16), window: text(16) }),
+      }),
+      async (request) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const query = accepted(parseFunnelQuery(request.query, MAX_FUNNEL_STEPS), 'steps');
+        return insights.funnel(record.appId, periodOf(request.query), query, filterOf(request.query));
+      },
+    );
+
+    api.get<{ Params: { name: string; event: string; property: string }; Querystring: ViewQuery }>(
+      '/api/apps/:name/custom-events/:event/properties/:property',
+      validated({
+        params: {
+          ...appNameParams,
+          required: ['name', 'event', 'property'],
+          properties: { ...appNameParams.properties, event: text(256), property: text(256) },
+        },
+        querystring: fields(VIEW),
+      }),
+      async (request) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const { event, property } = request.params;
+        const period = periodOf(request.query);
+        return insights.customPropertyValues(record.appId, period, event, property, filterOf(request.query));
       },
     );
 
@@ -299,22 +359,22 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         required: ['name', 'format'],
         properties: { ...appNameParams.properties, format: text(16) },
       },
-      querystring: fields({ days: text(8) }),
+      querystring: fields(VIEW),
     });
-    api.get<{ Params: { name: string; format: string }; Querystring: { days?: string } }>(
+    api.get<{ Params: { name: string; format: string }; Querystring: ViewQuery }>(
       '/api/apps/:name/export.:format',
       exportSchema,
       async (request, reply) => {
         const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
         const format = request.params.format;
         if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
-        const period = periodOf(request.query);
+        const [period, filter] = [periodOf(request.query), filterOf(request.query)];
         reply.raw.writeHead(200, {
           'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
           'content-disposition': `attachment; filename="${record.appName}-${period.from}-${period.to}.${format}"`,
         });
         if (format === 'csv') reply.raw.write(CSV_COLUMNS.join(',') + '\n');
-        for await (const rows of rollups.export(record.appId, period)) {
+        for await (const rows of rollups.export(record.appId, period, filter)) {
           const lines = rows.map((row) => {
             const record = exportRecord(row);
             return format === 'csv'

@@ -19,6 +19,7 @@ const CLIENT_FILES = new Set([
   '/apps.js',
   '/read-keys.js',
   '/dashboard.js',
+  '/insights.js',
   '/common.js',
   '/webapp.js',
   '/sessions.js',
@@ -34,6 +35,16 @@ const READ_KEYS = `<div class="card" id="read-keys" hidden><h2>Read API keys of 
 <div id="read-keys-list"></div><p class="error" id="read-keys-error" role="alert"></p>
 <p class="row"><button type="button" id="read-key-new">New read key</button><button type="button" class="secondary" id="read-keys-close">Close</button></p>
 <div id="read-key-issued"></div></div>`;
+
+/** the dashboard's filter: every card shows only the launches that match; the page's URL keeps it */
+const FILTERS = `<form id="filters" class="card row" aria-label="Filter">
+<input name="platform" list="platform-values" placeholder="Platform" aria-label="Platform" style="width:auto;flex:1 1 120px">
+<input name="language" list="language-values" placeholder="Language" aria-label="Language" style="width:auto;flex:1 1 100px">
+<select name="premium" aria-label="Premium" style="width:auto;flex:1 1 150px"><option value="">Premium or not</option><option value="true">Premium users</option><option value="false">Other users</option></select>
+<input name="campaign" list="campaign-values" placeholder="Campaign (start_param)" aria-label="Campaign" style="width:auto;flex:1 1 160px">
+<button type="submit">Filter</button><button type="button" class="secondary" id="clear-filters">Clear</button>
+<datalist id="platform-values"></datalist><datalist id="language-values"></datalist><datalist id="campaign-values"></datalist>
+</form>`;
 
 /** the administrator's view: end every session of a user (a stolen cookie, a departed operator) */
 const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
@@ -122,8 +133,11 @@ ${everyone ? ADMIN_SESSIONS : ''}
         body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
   <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>
   <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
+${FILTERS}
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
-<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
+<div id="insights"></div>
+<div id="live"></div>
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script>`,
       });
     },
   );

@@ -514,6 +514,55 @@ describe('dashboard numbers and exports', () => {
     expect(record[7]).toBe(`'@import`);
   });
 
+  it('narrows every card to a filter, and the site, the read API and the CSV export agree on the numbers', async () => {
+    const android = (await alice.get(`/api/apps/${APP}/dashboard?days=7&platform=android`)).json;
+    // U[1]'s two Android sessions: four events yesterday, two the day before
+    expect(android.totals).toEqual({ events: 6, users: 1, sessions: 2 });
+    const busy = android.days.find((day: { day: string }) => day.day === dayString(1));
+    expect(busy).toEqual({
+      day: dayString(1),
+      users: 1,
+      sessions: 1,
+      events: 4,
+      byName: { 'app-init': 1, 'connection-started': 1, 'connection-completed': 1, 'custom-event': 1 },
+    });
+    expect(android.funnel.map((step: { sessions: number }) => step.sessions)).toEqual([1, 1, 0, 0]);
+    expect(android.dimensions).toEqual({
+      platform: [{ value: 'android', sessions: 2 }],
+      locale: [{ value: 'ru', sessions: 2 }],
+      start_param: [{ value: '', sessions: 2 }],
+    });
+    // the filtered views, read from the events, add up to the unfiltered one, read from the rollups
+    const platforms = await Promise.all(
+      ['ios', 'android', 'tdesktop', 'weba'].map(
+        async (platform) => (await alice.get(`/api/apps/${APP}/dashboard?days=7&platform=${platform}`)).json,
+      ),
+    );
+    for (const key of ['events', 'sessions'] as const)
+      expect(
+        platforms.reduce((sum, view) => sum + view.totals[key], 0),
+        key,
+      ).toBe(WEEK.totals[key]);
+
+    const view = `days=7&platform=android`;
+    const insights = (await alice.get(`/api/apps/${APP}/insights?${view}`)).json;
+    expect(insights.summary).toEqual({ events: 6, users: 1, sessions: 2, new_users: 1 });
+    const { key } = await service.services.readKeys.create(APP, { surface: 'cli', isAdmin: true });
+    const api = await fetch(
+      `${service.url}/api/v1/apps/${APP}/summary?from=${android.period.from}&to=${android.period.to}&platform=android`,
+      { headers: { authorization: `Bearer ${key}` } },
+    );
+    expect(await api.json()).toEqual(insights.summary);
+    const [, ...rows] = parseCsv((await alice.get(`/api/apps/${APP}/export.csv?${view}`)).text);
+    expect(rows).toHaveLength(6);
+    expect(new Set(rows.map((row) => row[5]))).toEqual(new Set(['android']));
+    expect(new Set(rows.map((row) => row[3])).size).toBe(2);
+
+    const bad = await alice.get(`/api/apps/${APP}/dashboard?days=7&premium=maybe`);
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toBe('The query parameter "premium" must be "true" or "false".');
+  });
+
   it('exports a header only for an app without events in the period', async () => {
     await create(alice, 'quiet_app');
     const csv = await alice.get('/api/apps/quiet_app/export.csv?days=7');

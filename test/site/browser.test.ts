@@ -409,6 +409,84 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     await alice.context.close();
   });
 
+  it('filters every card, keeps the view in a link someone else can open, and shows the insight cards', async () => {
+    expect(token).toBeDefined();
+    const of = (keep: (event: Record<string, unknown>) => boolean) => {
+      const events = sent.filter(keep);
+      return { events, users: new Set(events.map((event) => event.user_id)).size };
+    };
+    // a shared link opens the filtered view, with the filter shown in the form
+    const alice = await signedInVisitor('alice insights', ALICE);
+    const { page } = alice;
+    await page.goto(`/analytics/${APP}?days=30&platform=android`);
+    const android = of((event) => event.platform === 'android');
+    await expect.poll(() => kpis(page).then((values) => values.Events)).toBe(String(android.events.length));
+    expect((await kpis(page)).Users).toBe(String(android.users));
+    expect(await page.inputValue('#filters input[name=platform]')).toBe('android');
+    expect(await page.getAttribute('#export-csv', 'href')).toBe(`/api/apps/${APP}/export.csv?days=30&platform=android`);
+    const platforms = await page
+      .locator('.card', { has: page.locator('h2', { hasText: /^Platforms/ }) })
+      .locator('tr')
+      .allTextContents();
+    expect(platforms).toEqual([`android${new Set(android.events.map((event) => event.session_id)).size}`]);
+
+    // another filter through the form: the URL follows, the funnel's steps stay in it
+    await page.fill('#filters input[name=platform]', '');
+    await page.fill('#filters input[name=language]', 'ru');
+    await page.click('#filters button[type=submit]');
+    const russian = of((event) => event.locale === 'ru');
+    await expect.poll(() => kpis(page).then((values) => values.Events)).toBe(String(russian.events.length));
+    expect(new URL(page.url()).search).toBe('?days=30&language=ru');
+    await page.fill('#funnel-form input[name=steps]', 'app-init,connection-started');
+    await page.selectOption('#funnel-form select[name=by]', 'session');
+    await page.click('#funnel-form button[type=submit]');
+    const sessionsWith = (name: string) =>
+      new Set(russian.events.filter((event) => event.event_name === name).map((event) => event.session_id)).size;
+    const funnel = page.locator('#funnel-steps tr');
+    await expect.poll(() => funnel.count()).toBe(3);
+    expect(await funnel.nth(1).textContent()).toContain(`app-init${sessionsWith('app-init')}`);
+    expect(await funnel.nth(2).textContent()).toContain(`connection-started${sessionsWith('connection-started')}`);
+    expect(new URL(page.url()).searchParams.get('steps')).toBe('app-init,connection-started');
+    await page.selectOption('#period', '7');
+    await expect
+      .poll(() => new URL(page.url()).search)
+      .toBe('?days=7&language=ru&steps=app-init%2Cconnection-started&by=session&window=1d');
+
+    // the insight cards, unfiltered: retention, campaigns, custom events and a property's values
+    await page.goto(`/analytics/${APP}?days=30`);
+    await page.locator('table.cohorts').waitFor();
+    const kpi = await kpis(page);
+    expect(Number(kpi['New users'])).toBe(new Set(sent.map((event) => event.user_id)).size);
+    expect(kpi['D1 retention']).toMatch(/^\d+\.\d%$/);
+    const campaigns = await page.locator('.card', { has: page.locator('h2', { hasText: /^Campaigns/ }) }).textContent();
+    for (const source of ['ads_spring', 'friend', 'channel_post']) expect(campaigns).toContain(source);
+    const custom = sent.filter((event) => event.event_name === 'custom-event');
+    const customCard = page.locator('.card', { has: page.locator('h2', { hasText: /^Custom events/ }) });
+    expect(await customCard.locator('tr').nth(1).textContent()).toBe(
+      `(no name)${custom.length}${new Set(custom.map((event) => event.user_id)).size}`,
+    );
+    await page.click('.custom-name');
+    await page.fill('#property-form input[name=property]', 'note');
+    await page.click('#property-form button[type=submit]');
+    await expect
+      .poll(() => page.locator('#property-values tr').nth(1).textContent())
+      .toBe(`${XSS}${custom.length}100.0%`); // shown as text
+    expect(await page.evaluate(() => window.__xss)).toBeUndefined();
+    await screenshot(page, 'insights-1280');
+    expect(alice.errors).toEqual([]);
+    await alice.context.close();
+
+    const phone = await signedInVisitor('alice insights phone', ALICE, PHONE);
+    await phone.page.goto(`/analytics/${APP}?days=30&steps=app-init,connection-started,connection-completed`);
+    await phone.page.locator('table.cohorts').waitFor();
+    await phone.page.locator('#funnel-steps table').waitFor();
+    await phone.page.locator('h2', { hasText: /^Campaigns/ }).scrollIntoViewIfNeeded();
+    await screenshot(phone.page, 'insights-390');
+    expect(await horizontalOverflow(phone.page), 'insights at 390 px').toMatchObject({ wide: [] });
+    expect(phone.errors).toEqual([]);
+    await phone.context.close();
+  });
+
   it('is readable at phone width: no sideways scrolling; screenshots at 390 px', async () => {
     expect(token).toBeDefined();
     const phone = await signedInVisitor('alice phone', ALICE, PHONE);

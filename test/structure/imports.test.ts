@@ -52,7 +52,7 @@ function projectImports(): [string, string][] {
 }
 
 const DOMAIN = /^src\/(events|tokens|log|db)\//;
-const SURFACES = /^src\/(ingest|site|bot|cli)\/|^src\/ranking\/(routes|schedule)\.ts$/;
+const SURFACES = /^src\/(ingest|site|bot|cli|read-api)\/|^src\/ranking\/(routes|schedule)\.ts$/;
 const HTTP_APP = /^src\/http\//;
 
 describe('the service imports', () => {

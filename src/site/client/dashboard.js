@@ -1,10 +1,14 @@
 // The per-app dashboard: KPIs, daily users and sessions, events per day by name (uPlot), the wallet
-// funnel, platforms / locales / start params, rejected requests, and live recent events.
+// funnel, platforms / locales / start params, rejected requests, and live recent events; the period and the
+// filter come from the page's URL, so a shared link shows the same view.
 (() => {
   const { api, esc, ago, utc, num, pct } = window.site;
   const root = document.getElementById('dashboard');
+  const live = document.getElementById('live');
   const app = root.dataset.app;
   const period = document.getElementById('period');
+  const filters = document.getElementById('filters');
+  const FILTER_KEYS = ['platform', 'language', 'premium', 'campaign'];
   const COLORS = ['#2481cc', '#e8590c', '#2f9e44', '#9c36b5', '#c2255c', '#1098ad', '#f08c00', '#5c7cfa'];
   let charts = [];
 
@@ -122,7 +126,9 @@
       '<div class="card"><h2>Start params</h2>' +
       bars(data.dimensions.start_param, 'sessions', 'value') +
       '</div>' +
-      '</div>' +
+      '</div>';
+    // after the insight cards: what was refused, and the events as they arrive
+    live.innerHTML =
       '<div class="card"><h2>Rejected requests</h2>' +
       (data.rejections.length === 0
         ? '<p class="muted">None recently.</p>'
@@ -198,22 +204,74 @@
     }
   }
 
+  /** the view in the URL: days and the filter's fields that are set */
+  function viewFromUrl() {
+    const query = new URLSearchParams(location.search);
+    if (['7', '30', '90'].includes(query.get('days'))) period.value = query.get('days');
+    for (const key of FILTER_KEYS) filters.elements[key].value = query.get(key) ?? '';
+  }
+
+  function viewQuery() {
+    const query = new URLSearchParams({ days: period.value });
+    for (const key of FILTER_KEYS) {
+      const value = filters.elements[key].value.trim();
+      if (value) query.set(key, value);
+    }
+    return query.toString();
+  }
+
+  /** known values of the launch dimensions, offered while typing a filter */
+  function offer(dimensions) {
+    const lists = { platform: dimensions.platform, language: dimensions.locale, campaign: dimensions.start_param };
+    for (const [key, values] of Object.entries(lists))
+      document.getElementById(key + '-values').innerHTML = values
+        .filter((entry) => entry.value !== '')
+        .map((entry) => '<option value="' + esc(entry.value) + '">')
+        .join('');
+  }
+
   async function load() {
-    const days = period.value;
-    document.getElementById('export-csv').href = '/api/apps/' + encodeURIComponent(app) + '/export.csv?days=' + days;
-    document.getElementById('export-ndjson').href =
-      '/api/apps/' + encodeURIComponent(app) + '/export.ndjson?days=' + days;
+    const view = viewQuery();
+    const base = '/api/apps/' + encodeURIComponent(app);
+    document.getElementById('export-csv').href = base + '/export.csv?' + view;
+    document.getElementById('export-ndjson').href = base + '/export.ndjson?' + view;
     try {
-      render(await api('GET', '/api/apps/' + encodeURIComponent(app) + '/dashboard?days=' + days));
+      const data = await api('GET', base + '/dashboard?' + view);
+      render(data);
+      offer(data.dimensions);
     } catch (error) {
+      live.innerHTML = '';
       root.innerHTML =
         '<div class="card"><p class="error">' +
         esc(error.message) +
         '</p><p><a href="/analytics">Back to your apps</a></p></div>';
+      return;
     }
+    window.siteInsights.load(app, view);
   }
 
-  period.addEventListener('change', load);
+  /** a changed view goes into the URL, with the funnel's steps kept (replacing the entry: back leaves the dashboard) */
+  function apply() {
+    const query = new URLSearchParams(location.search);
+    const view = new URLSearchParams(viewQuery());
+    for (const key of ['days', ...FILTER_KEYS]) {
+      if (view.has(key)) query.set(key, view.get(key));
+      else query.delete(key);
+    }
+    history.replaceState(null, '', location.pathname + '?' + query);
+    load();
+  }
+
+  viewFromUrl();
+  filters.addEventListener('submit', (event) => {
+    event.preventDefault();
+    apply();
+  });
+  document.getElementById('clear-filters').addEventListener('click', () => {
+    for (const key of FILTER_KEYS) filters.elements[key].value = '';
+    apply();
+  });
+  period.addEventListener('change', apply);
   load();
   setInterval(loadRecent, 5000);
   setInterval(load, 60000);

@@ -1,0 +1,311 @@
+// The dashboard's insight cards: new users and D1/D7/D30 retention, the cohort grid, a funnel of the owner's own
+// steps, custom events with the values of a property, and campaigns. They read the same numbers as the read API,
+// for the dashboard's period and filter; the funnel's steps are kept in the URL with the rest of the view.
+(() => {
+  const { api, esc, num, pct } = window.site;
+  const target = document.getElementById('insights');
+  /** days after the first a cohort grid shows, as far as the period reaches */
+  const GRID_DAYS = [1, 2, 3, 7, 14, 30, 60, 90];
+  const DEFAULT_FUNNEL = { steps: 'app-init,connection-started,connection-completed', by: 'user', window: '1d' };
+  let app;
+  let view;
+  /** the custom event and property whose values are shown */
+  let property = null;
+
+  const ratio = (part, whole) => (whole > 0 ? part / whole : null);
+
+  /** retention on day k over the cohorts followed that far */
+  function retention(cohorts, k) {
+    const followed = cohorts.filter((cohort) => cohort.retained.length > k);
+    const users = followed.reduce((sum, cohort) => sum + cohort.users, 0);
+    return ratio(
+      followed.reduce((sum, cohort) => sum + cohort.retained[k], 0),
+      users,
+    );
+  }
+
+  function kpi(label, value, note) {
+    return (
+      '<div class="kpi"><div class="label">' +
+      esc(label) +
+      '</div><div class="value">' +
+      value +
+      '</div>' +
+      (note ? '<div class="muted small">' + esc(note) + '</div>' : '') +
+      '</div>'
+    );
+  }
+
+  function cohortGrid(cohorts) {
+    if (cohorts.length === 0) return '<p class="muted">No new users in this period.</p>';
+    const reach = Math.max(...cohorts.map((cohort) => cohort.retained.length - 1));
+    const days = GRID_DAYS.filter((day) => day <= reach);
+    return (
+      '<table class="cohorts"><tr><th>First day</th><th class="num">New users</th>' +
+      days.map((day) => '<th class="num">D' + day + '</th>').join('') +
+      '</tr>' +
+      cohorts
+        .map(
+          (cohort) =>
+            '<tr><td class="nowrap">' +
+            esc(cohort.day) +
+            '</td><td class="num">' +
+            num(cohort.users) +
+            '</td>' +
+            days
+              .map((day) =>
+                day < cohort.retained.length
+                  ? '<td class="num" title="' +
+                    num(cohort.retained[day]) +
+                    ' users">' +
+                    pct(ratio(cohort.retained[day], cohort.users)) +
+                    '</td>'
+                  : '<td class="num muted">·</td>',
+              )
+              .join('') +
+            '</tr>',
+        )
+        .join('') +
+      '</table>'
+    );
+  }
+
+  function funnelForm(query) {
+    const option = (value, label, current) =>
+      '<option value="' + value + '"' + (value === current ? ' selected' : '') + '>' + label + '</option>';
+    return (
+      '<form id="funnel-form" class="row">' +
+      '<input name="steps" aria-label="Steps" style="flex:3 1 260px" value="' +
+      esc(query.steps) +
+      '" placeholder="event names, separated by commas">' +
+      '<select name="by" aria-label="Count by" style="width:auto">' +
+      option('user', 'by user', query.by) +
+      option('session', 'by session', query.by) +
+      '</select><select name="window" aria-label="Window" style="width:auto">' +
+      option('1h', 'within 1 hour', query.window) +
+      option('1d', 'within 1 day', query.window) +
+      option('7d', 'within 7 days', query.window) +
+      '</select><button type="submit">Show</button></form>' +
+      '<div id="funnel-steps"><p class="muted">Loading…</p></div>' +
+      '<p class="muted">Up to 6 steps: any event name, or the name of a custom event. Each step counts those who took it after the one before, within the window from the first.</p>'
+    );
+  }
+
+  function funnelTable(steps) {
+    const first = steps[0] ? steps[0].count : 0;
+    return (
+      '<table><tr><th>Step</th><th class="num">Count</th><th class="num">From previous</th><th class="num">From first</th><th class="num hide-narrow">Median time</th></tr>' +
+      steps
+        .map(
+          (step, index) =>
+            '<tr><td>' +
+            esc(step.name) +
+            '</td><td class="num">' +
+            num(step.count) +
+            '</td><td class="num">' +
+            (index === 0 ? '—' : pct(ratio(step.count, steps[index - 1].count))) +
+            '</td><td class="num">' +
+            (index === 0 ? '—' : pct(ratio(step.count, first))) +
+            '</td><td class="num hide-narrow">' +
+            (step.median_seconds_from_previous === null ? '—' : duration(step.median_seconds_from_previous)) +
+            '</td></tr>',
+        )
+        .join('') +
+      '</table>'
+    );
+  }
+
+  function duration(seconds) {
+    if (seconds < 90) return Math.round(seconds) + ' s';
+    if (seconds < 5400) return Math.round(seconds / 60) + ' min';
+    if (seconds < 129600) return (seconds / 3600).toFixed(1) + ' h';
+    return (seconds / 86400).toFixed(1) + ' d';
+  }
+
+  function customEvents(events) {
+    if (events.length === 0)
+      return '<p class="muted">No custom events in this period. <code>trackEvent(name, data)</code> sends them.</p>';
+    return (
+      '<table><tr><th>Name</th><th class="num">Events</th><th class="num">Users</th></tr>' +
+      events
+        .map(
+          (event) =>
+            '<tr><td><button type="button" class="link custom-name" data-name="' +
+            esc(event.name) +
+            '">' +
+            esc(event.name) +
+            '</button></td><td class="num">' +
+            num(event.count) +
+            '</td><td class="num">' +
+            num(event.users) +
+            '</td></tr>',
+        )
+        .join('') +
+      '</table>'
+    );
+  }
+
+  function campaigns(list) {
+    if (list.length === 0) return '<p class="muted">No new users arrived with a start_param in this period.</p>';
+    return (
+      '<table><tr><th>Campaign</th><th class="num">New users</th><th class="num">Back on day 7</th><th class="num">Wallet connected</th></tr>' +
+      list
+        .map(
+          (campaign) =>
+            '<tr><td class="mono">' +
+            esc(campaign.start_param) +
+            '</td><td class="num">' +
+            num(campaign.new_users) +
+            '</td><td class="num">' +
+            num(campaign.retained_d7) +
+            ' <span class="muted">(' +
+            pct(ratio(campaign.retained_d7, campaign.new_users)) +
+            ')</span></td><td class="num">' +
+            num(campaign.wallet_connections) +
+            ' <span class="muted">(' +
+            pct(ratio(campaign.wallet_connections, campaign.new_users)) +
+            ')</span></td></tr>',
+        )
+        .join('') +
+      '</table>'
+    );
+  }
+
+  function funnelQuery() {
+    const query = new URLSearchParams(location.search);
+    return {
+      steps: query.get('steps') || DEFAULT_FUNNEL.steps,
+      by: query.get('by') || DEFAULT_FUNNEL.by,
+      window: query.get('window') || DEFAULT_FUNNEL.window,
+    };
+  }
+
+  /** numbers each funnel request, so an answer that arrives after a newer request's is dropped */
+  let funnelRequests = 0;
+
+  async function loadFunnel() {
+    const request = ++funnelRequests;
+    const out = document.getElementById('funnel-steps');
+    const query = funnelQuery();
+    const params = new URLSearchParams(view);
+    for (const [key, value] of Object.entries(query)) params.set(key, value);
+    try {
+      const answer = await api('GET', '/api/apps/' + encodeURIComponent(app) + '/funnel?' + params);
+      if (request === funnelRequests) out.innerHTML = funnelTable(answer.steps);
+    } catch (error) {
+      if (request === funnelRequests) out.innerHTML = '<p class="error">' + esc(error.message) + '</p>';
+    }
+  }
+
+  async function loadValues() {
+    const out = document.getElementById('property-values');
+    if (!out || !property || !property.property) return;
+    const path =
+      '/api/apps/' +
+      encodeURIComponent(app) +
+      '/custom-events/' +
+      encodeURIComponent(property.name) +
+      '/properties/' +
+      encodeURIComponent(property.property);
+    try {
+      const { values } = await api('GET', path + '?' + view);
+      const total = values.reduce((sum, entry) => sum + entry.count, 0);
+      out.innerHTML =
+        values.length === 0
+          ? '<p class="muted">No values of "' + esc(property.property) + '" for ' + esc(property.name) + '.</p>'
+          : '<table><tr><th>' +
+            esc(property.property) +
+            '</th><th class="num">Events</th><th class="num">Share</th></tr>' +
+            values
+              .map(
+                (entry) =>
+                  '<tr><td>' +
+                  esc(entry.value) +
+                  '</td><td class="num">' +
+                  num(entry.count) +
+                  '</td><td class="num">' +
+                  pct(ratio(entry.count, total)) +
+                  '</td></tr>',
+              )
+              .join('') +
+            '</table>';
+    } catch (error) {
+      out.innerHTML = '<p class="error">' + esc(error.message) + '</p>';
+    }
+  }
+
+  /** the cards' frame, built once: the forms in it keep what the user typed while the numbers reload */
+  function frame() {
+    target.innerHTML =
+      '<h2 style="margin-top:8px">Insights</h2>' +
+      '<div class="kpis" id="insight-kpis"></div>' +
+      '<div class="card"><h2>Retention <span class="muted">(new users by first day, back on day N)</span></h2>' +
+      '<div id="cohort-grid"></div></div>' +
+      '<div class="card"><h2>Funnel</h2>' +
+      funnelForm(funnelQuery()) +
+      '</div>' +
+      '<div class="grid">' +
+      '<div class="card"><h2>Custom events</h2><div id="custom-events"></div>' +
+      '<form id="property-form" class="row" style="margin-top:12px">' +
+      '<input name="name" aria-label="Custom event" placeholder="custom event" style="flex:1 1 140px">' +
+      '<input name="property" aria-label="Property" placeholder="property of custom_data" style="flex:1 1 140px">' +
+      '<button type="submit">Top values</button></form><div id="property-values"></div></div>' +
+      '<div class="card"><h2>Campaigns <span class="muted">(start_param of new users)</span></h2>' +
+      '<div id="campaigns"></div></div></div>';
+
+    document.getElementById('funnel-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      const form = event.target.elements;
+      const query = new URLSearchParams(location.search);
+      query.set('steps', form.steps.value.trim());
+      query.set('by', form.by.value);
+      query.set('window', form.window.value);
+      history.replaceState(null, '', location.pathname + '?' + query);
+      loadFunnel();
+    });
+    const propertyForm = document.getElementById('property-form');
+    propertyForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      property = {
+        name: propertyForm.elements.name.value.trim(),
+        property: propertyForm.elements.property.value.trim(),
+      };
+      loadValues();
+    });
+    document.getElementById('custom-events').addEventListener('click', (event) => {
+      const button = event.target.closest('.custom-name');
+      if (!button) return;
+      propertyForm.elements.name.value = button.dataset.name;
+      propertyForm.elements.property.focus();
+    });
+  }
+
+  function render(data) {
+    if (!document.getElementById('funnel-form')) frame();
+    const cohorts = data.retention.cohorts;
+    document.getElementById('insight-kpis').innerHTML =
+      kpi('New users', num(data.summary.new_users)) +
+      kpi('D1 retention', pct(retention(cohorts, 1))) +
+      kpi('D7 retention', pct(retention(cohorts, 7))) +
+      kpi('D30 retention', pct(retention(cohorts, 30)));
+    document.getElementById('cohort-grid').innerHTML = cohortGrid(cohorts);
+    document.getElementById('custom-events').innerHTML = customEvents(data.custom_events);
+    document.getElementById('campaigns').innerHTML = campaigns(data.campaigns);
+    const name = document.getElementById('property-form').elements.name;
+    if (!name.value && data.custom_events[0]) name.value = data.custom_events[0].name;
+    loadFunnel();
+    loadValues();
+  }
+
+  window.siteInsights = {
+    async load(appName, viewQuery) {
+      app = appName;
+      view = viewQuery;
+      try {
+        render(await api('GET', '/api/apps/' + encodeURIComponent(app) + '/insights?' + view));
+      } catch (error) {
+        target.innerHTML = '<div class="card"><p class="error">' + esc(error.message) + '</p></div>';
+      }
+    },
+  };
+})();
