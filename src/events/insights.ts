@@ -67,43 +67,69 @@ const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_ca
     AND c.value = left(CASE jsonb_typeof(e.props->'custom_data'->$5) WHEN 'string' THEN e.props->'custom_data'->>$5
                        ELSE (e.props->'custom_data'->$5)::text END, ${ROLLUP_TEXT_LENGTH}))`;
 
+/** a step as written: an event name, optionally narrowed to custom events whose custom_data has a property's value */
+export interface FunnelStep {
+  name: string;
+  property?: string;
+  value?: string;
+}
+
+const STEP_WITH_PROPERTY = /^(.+)\[([^=\]]+)=([^\]]*)\]$/;
+
+/** "name" or "name[property=value]" */
+export function parseFunnelStep(text: string): FunnelStep {
+  const match = STEP_WITH_PROPERTY.exec(text);
+  return match ? { name: match[1]!.trim(), property: match[2]!.trim(), value: match[3]! } : { name: text };
+}
+
 /**
  * A funnel step matches events by name: one of the event names the service records, else the name of a custom
- * event (custom_data.name of a custom-event).
+ * event (custom_data.name of a custom-event); a property narrows it to events whose custom_data has that value
+ * (a string, or a number or boolean as written in JSON). `add` binds a value and returns its placeholder.
  */
-function stepMatch(step: string, parameter: string): string {
-  return EVENT_NAMES.includes(step)
-    ? `event_name = ${parameter}`
-    : `event_name = 'custom-event' AND custom_name = ${parameter}`;
+function stepMatch(step: FunnelStep, add: (value: unknown) => string): string {
+  const byName = EVENT_NAMES.includes(step.name)
+    ? `event_name = ${add(step.name)}`
+    : `event_name = 'custom-event' AND custom_name = ${add(cut(step.name))}`;
+  if (step.property === undefined) return byName;
+  return `${byName} AND jsonb_extract_path_text(data, ${add(step.property)}) = ${add(step.value ?? '')}`;
 }
 
 /**
  * Who did step 1 in the period (from their first time), then step 2 after it, and so on, each step within the window
- * from step 1; a step's time is the first matching event after the previous step's.
+ * from step 1; a step's time is the first matching event after the previous step's. Binds its values into `params`
+ * (which holds the app and the period as $1 to $3).
  */
-function funnelSql(query: FunnelQuery, filter: string): string {
+function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): string {
+  const add = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const steps = query.steps.map(parseFunnelStep);
   const who = query.by === 'user' ? 'user_key' : 'session_id';
+  const names = add(steps.map((step) => step.name));
+  const window = add(`${query.windowMs} milliseconds`);
   const parts = [
     `e AS (
-  SELECT ${who} AS who, occurred_at AS at, event_name,
+  SELECT ${who} AS who, occurred_at AS at, event_name, props->'custom_data' AS data,
          CASE WHEN jsonb_typeof(props->'custom_data'->'name') = 'string' THEN left(props->'custom_data'->>'name', ${ROLLUP_TEXT_LENGTH}) END AS custom_name
   FROM events
-  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND (event_name = ANY($4::text[]) OR event_name = 'custom-event')${filter}
+  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND (event_name = ANY(${names}::text[]) OR event_name = 'custom-event')${filterSql(filter, eventColumns(), params)}
 )`,
-    `s1 AS (SELECT who, min(at) AS t1 FROM e WHERE ${stepMatch(query.steps[0]!, '$5')} GROUP BY who)`,
+    `s1 AS (SELECT who, min(at) AS t1 FROM e WHERE ${stepMatch(steps[0]!, add)} GROUP BY who)`,
   ];
-  for (let k = 2; k <= query.steps.length; k++) {
+  for (let k = 2; k <= steps.length; k++) {
     const previous = Array.from({ length: k - 1 }, (_, i) => `p.t${i + 1}`).join(', ');
     // the same event cannot be two steps in a row
     const after = query.steps[k - 1] === query.steps[k - 2] ? '>' : '>=';
     parts.push(`s${k} AS (
   SELECT p.who, ${previous}, min(e.at) AS t${k}
-  FROM s${k - 1} p JOIN e ON e.who = p.who AND e.at ${after} p.t${k - 1} AND e.at <= p.t1 + $${5 + query.steps.length}::interval
-  WHERE ${stepMatch(query.steps[k - 1]!, `$${4 + k}`)}
+  FROM s${k - 1} p JOIN e ON e.who = p.who AND e.at ${after} p.t${k - 1} AND e.at <= p.t1 + ${window}::interval
+  WHERE ${stepMatch(steps[k - 1]!, add)}
   GROUP BY p.who, ${previous}
 )`);
   }
-  const columns = query.steps.map((_, index) => {
+  const columns = steps.map((_, index) => {
     const k = index + 1;
     const median =
       k === 1
@@ -191,13 +217,10 @@ export class InsightsReader {
     query: FunnelQuery,
     filter: Filter = NO_FILTER,
   ): Promise<{ steps: FunnelStepResult[] }> {
-    const steps = query.steps.map(cut);
-    const params: unknown[] = [appId, period.from, period.to, steps, ...steps, `${query.windowMs} milliseconds`];
-    const conditions = filterSql(filter, eventColumns(), params);
-    const [row] = await this.sql.query<Record<string, number | null>>(
-      funnelSql({ ...query, steps }, conditions),
-      params,
-    );
+    const { steps } = query;
+    const params: unknown[] = [appId, period.from, period.to];
+    const sql = funnelSql(query, filter, params);
+    const [row] = await this.sql.query<Record<string, number | null>>(sql, params);
     return {
       steps: steps.map((name, index) => {
         const median = row?.[`m${index + 1}`];

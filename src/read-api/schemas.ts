@@ -86,7 +86,11 @@ export const READ_API_SCHEMAS = {
     appParams(),
     {
       ...query({
-        steps: { type: 'string', maxLength: 1000, description: `2 to ${MAX_FUNNEL_STEPS} names, comma-separated` },
+        steps: {
+          type: 'string',
+          maxLength: 1000,
+          description: `2 to ${MAX_FUNNEL_STEPS} steps, comma-separated: an event name, or a custom event's name, optionally as name[property=value] to keep only the custom events with that custom_data value`,
+        },
         by: { type: 'string', enum: ['user', 'session'], description: 'count users (default) or sessions' },
         window: { type: 'string', maxLength: 8, description: 'e.g. 1h, 1d (default) or 7d; at most 90d' },
       }),

@@ -7,6 +7,7 @@ import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts
 import { parseFunnelQuery } from '../events/funnel-query.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
+import { SavedFunnels } from '../events/saved-funnels.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
 import { givenReadKey, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
@@ -140,6 +141,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { registry, readKeys } = services;
   const rollups = new RollupReader(services.store.sql);
   const insights = new InsightsReader(services.store.sql);
+  const funnels = new SavedFunnels(services.store.prisma);
 
   const summary = async (record: AppRecord) => ({
     app_name: record.appName,
@@ -327,6 +329,41 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
         const query = accepted(parseFunnelQuery(request.query, MAX_FUNNEL_STEPS), 'steps');
         return insights.funnel(record.appId, periodOf(request.query), query, filterOf(request.query));
+      },
+    );
+
+    // the app's funnels: the default wallet funnel, then those its owner saved (saving a name again edits it)
+    api.get<{ Params: { name: string } }>('/api/apps/:name/funnels', nameOnly, async (request) => {
+      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+      return funnels.list(record.appId);
+    });
+
+    api.post<{ Params: { name: string }; Body: Record<string, unknown> }>(
+      '/api/apps/:name/funnels',
+      nameOnly,
+      async (request, reply) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const saved = await funnels.save(record.appId, request.body ?? {});
+        if (!saved.ok) throw new ApiError(400, saved.error, saved.field);
+        reply.code(201);
+        return saved.funnel;
+      },
+    );
+
+    api.delete<{ Params: { name: string; id: string } }>(
+      '/api/apps/:name/funnels/:id',
+      validated({
+        params: {
+          ...appNameParams,
+          required: ['name', 'id'],
+          properties: { ...appNameParams.properties, id: { type: 'string', pattern: '^[0-9]{1,9}$' } },
+        },
+      }),
+      async (request, reply) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        if (!(await funnels.delete(record.appId, Number(request.params.id))))
+          throw new ApiError(404, 'This app has no such funnel.');
+        return reply.code(204).send();
       },
     );
 

@@ -189,6 +189,19 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
       { name: 'app-init', count: 6, median_seconds_from_previous: null },
       { name: 'purchase', count: 1, median_seconds_from_previous: 1200 },
     ]);
+    // a custom event narrowed by a property: within 8 days, A and B bought, but only A bought gold (a number
+    // property matches as written in JSON)
+    const week = { by: 'user' as const, windowMs: 8 * DAY };
+    const byProperty = async (step: string) =>
+      (await insights.funnel(appId, PERIOD, { ...week, steps: ['app-init', step] })).steps.map((s) => s.count);
+    expect(await byProperty('purchase')).toEqual([6, 2]);
+    expect(await byProperty('purchase[sku=gold]')).toEqual([6, 1]);
+    expect(await byProperty('purchase[sku=silver]')).toEqual([6, 1]);
+    expect(await byProperty('purchase[qty=2]')).toEqual([6, 1]);
+    expect(await byProperty('purchase[sku=platinum]')).toEqual([6, 0]);
+    expect(
+      (await insights.funnel(appId, PERIOD, { ...week, steps: ['app-init', 'purchase[sku=gold]'] })).steps[1]!.name,
+    ).toBe('purchase[sku=gold]');
   });
 
   it('lists custom events with their users, and the values of a property', async () => {

@@ -452,6 +452,24 @@ describe.runIf(enabled)('registration site in Chromium', () => {
       .poll(() => new URL(page.url()).search)
       .toBe('?days=7&language=ru&steps=app-init%2Cconnection-started&by=session&window=1d');
 
+    // saved funnels: the steps shown are saved under a name, offered after a reload, and deleted after asking
+    await page.fill('#save-funnel input[name=name]', 'Connections by session');
+    await page.click('#save-funnel button[type=submit]');
+    await expect.poll(() => page.locator('#saved-funnels option:checked').textContent()).toBe('Connections by session');
+    await page.goto(`/analytics/${APP}?days=30`);
+    await page.locator('#funnel-steps table').waitFor();
+    expect(await page.locator('#saved-funnels option').allTextContents()).toEqual([
+      'Wallet connection',
+      'Connections by session',
+    ]);
+    expect(await page.locator('#funnel-steps tr').count()).toBe(4); // the wallet funnel by default
+    await page.selectOption('#saved-funnels', { label: 'Connections by session' });
+    await expect.poll(() => page.locator('#funnel-steps tr').count()).toBe(3);
+    expect(new URL(page.url()).searchParams.get('by')).toBe('session');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.click('#delete-funnel');
+    await expect.poll(() => page.locator('#saved-funnels option').allTextContents()).toEqual(['Wallet connection']);
+
     // the insight cards, unfiltered: retention, campaigns, custom events and a property's values
     await page.goto(`/analytics/${APP}?days=30`);
     await page.locator('table.cohorts').waitFor();

@@ -180,6 +180,37 @@
     };
   }
 
+  /** the app's funnels as listed: the default one first */
+  let savedFunnels = [];
+  const funnelsPath = () => '/api/apps/' + encodeURIComponent(app) + '/funnels';
+
+  /** fills the saved funnels' list; `select`: the id to select (null: the default), undefined: the one shown */
+  async function loadSaved(select) {
+    savedFunnels = await api('GET', funnelsPath());
+    showSaved(select);
+  }
+
+  /** selects the saved funnel with id `select` (null: the default) and shows it, or (undefined) the one shown */
+  function showSaved(select) {
+    const shown = funnelQuery();
+    const index = savedFunnels.findIndex((funnel) =>
+      select === undefined
+        ? funnel.steps.join(',') === shown.steps && funnel.by === shown.by && funnel.window === shown.window
+        : funnel.id === select,
+    );
+    const list = document.getElementById('saved-funnels');
+    list.innerHTML =
+      (index === -1 ? '<option value="">Unsaved steps</option>' : '') +
+      savedFunnels
+        .map(
+          (funnel, i) =>
+            '<option value="' + i + '"' + (i === index ? ' selected' : '') + '>' + esc(funnel.name) + '</option>',
+        )
+        .join('');
+    document.getElementById('delete-funnel').disabled = index === -1 || savedFunnels[index].id === null;
+    if (select !== undefined) list.dispatchEvent(new Event('change'));
+  }
+
   /** numbers each funnel request, so an answer that arrives after a newer request's is dropped */
   let funnelRequests = 0;
 
@@ -242,7 +273,11 @@
       '<div class="card"><h2>Retention <span class="muted">(new users by first day, back on day N)</span></h2>' +
       '<div id="cohort-grid"></div></div>' +
       '<div class="card"><h2>Funnel</h2>' +
+      '<div class="row" style="margin-bottom:10px"><select id="saved-funnels" aria-label="Saved funnels" style="width:auto;flex:1 1 200px"></select>' +
+      '<button type="button" class="secondary" id="delete-funnel" disabled>Delete</button></div>' +
       funnelForm(funnelQuery()) +
+      '<form id="save-funnel" class="row"><input name="name" aria-label="Funnel name" placeholder="Save these steps as…" style="flex:1 1 200px">' +
+      '<button type="submit" class="secondary">Save funnel</button></form><p class="error" id="funnel-error" role="alert"></p>' +
       '</div>' +
       '<div class="grid">' +
       '<div class="card"><h2>Custom events</h2><div id="custom-events"></div>' +
@@ -261,8 +296,45 @@
       query.set('by', form.by.value);
       query.set('window', form.window.value);
       history.replaceState(null, '', location.pathname + '?' + query);
+      showSaved(undefined);
       loadFunnel();
     });
+    const saved = document.getElementById('saved-funnels');
+    saved.addEventListener('change', () => {
+      const funnel = savedFunnels[Number(saved.value)];
+      document.getElementById('delete-funnel').disabled = !funnel || funnel.id === null;
+      if (!funnel) return;
+      const form = document.getElementById('funnel-form');
+      form.elements.steps.value = funnel.steps.join(',');
+      form.elements.by.value = funnel.by;
+      form.elements.window.value = funnel.window;
+      form.requestSubmit();
+    });
+    document.getElementById('save-funnel').addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const form = document.getElementById('funnel-form').elements;
+      const error = document.getElementById('funnel-error');
+      error.textContent = '';
+      try {
+        const funnel = await api('POST', funnelsPath(), {
+          name: event.target.elements.name.value,
+          steps: form.steps.value.split(',').map((step) => step.trim()),
+          by: form.by.value,
+          window: form.window.value,
+        });
+        event.target.elements.name.value = '';
+        await loadSaved(funnel.id);
+      } catch (failure) {
+        error.textContent = failure.message;
+      }
+    });
+    document.getElementById('delete-funnel').addEventListener('click', async () => {
+      const funnel = savedFunnels[Number(saved.value)];
+      if (!funnel || funnel.id === null || !confirm('Delete the funnel "' + funnel.name + '"?')) return;
+      await api('DELETE', funnelsPath() + '/' + funnel.id);
+      await loadSaved(null);
+    });
+    loadSaved(undefined);
     const propertyForm = document.getElementById('property-form');
     propertyForm.addEventListener('submit', (event) => {
       event.preventDefault();
