@@ -229,6 +229,10 @@ async function customEventRollups(step: (name: string, sql: string) => Promise<v
     `INSERT INTO daily_custom_users (app_id, day, name, user_key) SELECT DISTINCT app_id, day, name, user_key FROM custom`,
   );
   await step(
+    'custom_users',
+    `INSERT INTO custom_users (app_id, name, user_key, last_day) SELECT app_id, name, user_key, max(day) FROM custom GROUP BY 1, 2, 3`,
+  );
+  await step(
     'daily_custom_values',
     `INSERT INTO daily_custom_values (app_id, day, name, property, value, events)
      SELECT c.app_id, c.day, c.name, p.property, coalesce(t.value, '(other)'), count(*)

@@ -109,6 +109,10 @@ export function customEventsSql(): string {
   INSERT INTO daily_custom_users (app_id, day, name, user_key)
   SELECT DISTINCT app_id, day, name, user_key FROM custom_named ORDER BY 1, 2, 3, 4
   ON CONFLICT DO NOTHING
+), custom_last_seen AS (
+  INSERT INTO custom_users AS u (app_id, name, user_key, last_day)
+  SELECT app_id, name, user_key, max(day) FROM custom_named GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (app_id, name, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 ), custom_value_counts AS (
   INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)
   SELECT p.app_id, p.day, p.name, p.property,

@@ -56,6 +56,22 @@ export interface Campaign {
 
 const cut = (text: string) => text.slice(0, ROLLUP_TEXT_LENGTH);
 
+/**
+ * Each custom event's distinct users in the period $2..$3. When no user of the app had a custom event after the
+ * period, a user had one of a name in it exactly when last seen with it in it: one index range of custom_users (the
+ * usual "last N days" case). Otherwise the distinct user keys of the period's daily rows.
+ */
+const CUSTOM_EVENT_USERS = `
+SELECT name, count(*)::int AS users FROM custom_users
+WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date
+  AND NOT EXISTS (SELECT 1 FROM custom_users WHERE app_id = $1 AND last_day > $3::date)
+GROUP BY name
+UNION ALL
+SELECT name, count(*)::int AS users FROM (
+  SELECT DISTINCT name, user_key FROM daily_custom_users WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date
+    AND EXISTS (SELECT 1 FROM custom_users WHERE app_id = $1 AND last_day > $3::date)) AS period_users
+GROUP BY name`;
+
 /** a custom event's name as the rollups count it (events e): NO_NAME without one, OTHER beyond the catalog */
 const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0
   AND c.name = CASE WHEN jsonb_typeof(e.props->'custom_data'->'name') = 'string'
@@ -107,14 +123,16 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   };
   const steps = query.steps.map(parseFunnelStep);
   const who = query.by === 'user' ? 'user_key' : 'session_id';
-  const names = add(steps.map((step) => step.name));
+  // the events read: those of the steps' names, and custom events only when a step is one
+  const readsCustom = steps.some((step) => !EVENT_NAMES.includes(step.name));
+  const names = add([...steps.map((step) => step.name), ...(readsCustom ? ['custom-event'] : [])]);
   const window = add(`${query.windowMs} milliseconds`);
   const parts = [
     `e AS (
   SELECT ${who} AS who, occurred_at AS at, event_name, props->'custom_data' AS data,
          CASE WHEN jsonb_typeof(props->'custom_data'->'name') = 'string' THEN left(props->'custom_data'->>'name', ${ROLLUP_TEXT_LENGTH}) END AS custom_name
   FROM events
-  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND (event_name = ANY(${names}::text[]) OR event_name = 'custom-event')${filterSql(filter, eventColumns(), params)}
+  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND event_name = ANY(${names}::text[])${filterSql(filter, eventColumns(), params)}
 )`,
     `s1 AS (SELECT who, min(at) AS t1 FROM e WHERE ${stepMatch(steps[0]!, add)} GROUP BY who)`,
   ];
@@ -255,8 +273,7 @@ export class InsightsReader {
       `SELECT c.name, c.count, coalesce(u.users, 0) AS users
        FROM (SELECT name, sum(events)::float8 AS count FROM daily_custom_events
              WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY name) c
-       LEFT JOIN (SELECT name, count(DISTINCT user_key)::int AS users FROM daily_custom_users
-                  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY name) u ON u.name = c.name
+       LEFT JOIN (${CUSTOM_EVENT_USERS}) u ON u.name = c.name
        ORDER BY c.count DESC, c.name`,
       [appId, period.from, period.to],
     );

@@ -204,11 +204,13 @@ export class RollupReader {
    * The latest events as received, for checking an integration live; among the events of one request
    * the latest to happen comes first.
    */
-  async recent(appId: number, limit = 25): Promise<RecentEvent[]> {
+  async recent(appId: number, limit = 25, filter: Filter = NO_FILTER): Promise<RecentEvent[]> {
+    const params: unknown[] = [appId, limit];
     const rows = await this.sql.query<Record<string, unknown>>(
       `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
-       FROM events WHERE app_id = $1 ORDER BY received_at DESC, occurred_at DESC LIMIT $2`,
-      [appId, limit],
+       FROM events WHERE app_id = $1${filterSql(filter, eventColumns(), params)}
+       ORDER BY received_at DESC, occurred_at DESC LIMIT $2`,
+      params,
     );
     return rows.map(toRecent);
   }

@@ -86,6 +86,7 @@ export const EVENT_PLANE_TABLES = [
   'custom_catalog',
   'daily_custom_events',
   'daily_custom_users',
+  'custom_users',
   'daily_custom_values',
 ] as const;
 

@@ -385,10 +385,14 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       },
     );
 
-    api.get<{ Params: { name: string } }>('/api/apps/:name/recent', nameOnly, async (request) => {
-      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
-      return rollups.recent(record.appId);
-    });
+    api.get<{ Params: { name: string }; Querystring: ViewQuery }>(
+      '/api/apps/:name/recent',
+      nameAndDays,
+      async (request) => {
+        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        return rollups.recent(record.appId, 25, filterOf(request.query));
+      },
+    );
 
     const exportSchema = validated({
       params: {

@@ -212,6 +212,13 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
         { name: 'share', count: 1, users: 1 },
       ],
     });
+    // a period before some users' last custom event: A bought on 10-01 and 10-02, C shared on 10-01
+    expect(await insights.customEvents(appId, { from: '2026-10-01', to: '2026-10-02' })).toEqual({
+      events: [
+        { name: 'purchase', count: 2, users: 1 },
+        { name: 'share', count: 1, users: 1 },
+      ],
+    });
     expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'sku')).toEqual({
       values: [
         { value: 'gold', count: 2 },

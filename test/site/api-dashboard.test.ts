@@ -558,6 +558,9 @@ describe('dashboard numbers and exports', () => {
     expect(new Set(rows.map((row) => row[5]))).toEqual(new Set(['android']));
     expect(new Set(rows.map((row) => row[3])).size).toBe(2);
 
+    const recent = (await alice.get(`/api/apps/${APP}/recent?${view}`)).json as { platform: string }[];
+    expect(recent.map((event) => event.platform)).toEqual(new Array(6).fill('android'));
+
     const bad = await alice.get(`/api/apps/${APP}/dashboard?days=7&premium=maybe`);
     expect(bad.status).toBe(400);
     expect(bad.json.message).toBe('The query parameter "premium" must be "true" or "false".');

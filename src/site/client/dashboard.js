@@ -175,7 +175,7 @@
     const target = document.getElementById('recent');
     if (!target) return;
     try {
-      const events = await api('GET', '/api/apps/' + encodeURIComponent(app) + '/recent');
+      const events = await api('GET', '/api/apps/' + encodeURIComponent(app) + '/recent?' + viewQuery());
       target.innerHTML =
         events.length === 0
           ? '<p class="muted">No events yet. Open your mini app in Telegram: its app-init appears here within seconds.</p>'
