@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
 import { SiteSessions } from '../site/session-store.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
-import { givenReadKey, type ReadKeyInfo } from '../tokens/read-keys.ts';
+import { givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 
 export interface CommandResult {
@@ -67,15 +67,6 @@ function ownerId(value: string | undefined): string | undefined {
 
 function tokenDocument(token: string, app: AppRecord) {
   return { token, app_name: app.appName, domain: app.domains[0] ?? null, bot: app.bot };
-}
-
-function readKeyDocument(info: ReadKeyInfo) {
-  return {
-    prefix: info.prefix,
-    app_name: info.appName,
-    created_at: info.createdAt.toISOString(),
-    revoked_at: info.revokedAt?.toISOString() ?? null,
-  };
 }
 
 async function run(services: Services, argv: string[]): Promise<{ json: unknown; text: string }> {

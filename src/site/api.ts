@@ -9,7 +9,7 @@ import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { SavedFunnels } from '../events/saved-funnels.ts';
 import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
-import { givenReadKey, type ReadKeyInfo } from '../tokens/read-keys.ts';
+import { givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import type { SiteContext } from './context.ts';
 import { appNameParams, fields, text, validated } from './schemas.ts';
@@ -37,16 +37,6 @@ const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
   key_revoked: 409,
   key_limit: 409,
 };
-
-/** a read key as the CLI lists it (read-keys list --json) */
-function readKeyDocument(info: ReadKeyInfo) {
-  return {
-    prefix: info.prefix,
-    app_name: info.appName,
-    created_at: info.createdAt.toISOString(),
-    revoked_at: info.revokedAt?.toISOString() ?? null,
-  };
-}
 
 function accepted<T>(parsed: { ok: true; value: T } | { ok: false; error: string }, field: string): T {
   if (!parsed.ok) throw new ApiError(400, parsed.error, field);

@@ -216,3 +216,13 @@ export class ReadKeys {
     }
   }
 }
+
+/** a read key as the CLI and the site list it: never the key itself */
+export function readKeyDocument(info: ReadKeyInfo) {
+  return {
+    prefix: info.prefix,
+    app_name: info.appName,
+    created_at: info.createdAt.toISOString(),
+    revoked_at: info.revokedAt?.toISOString() ?? null,
+  };
+}
