@@ -6,7 +6,13 @@ import { appSummaryDocument, rejectedAfterLastEvent } from '../src/events/app-su
 import { addDays, DAY_MS, dayNumberOf, eachDay, isoDayOf, isoDayOfNumber } from '../src/events/days.ts';
 import { ratio } from '../src/events/ratio.ts';
 import { escapeHtml } from '../src/html.ts';
-import { initArgument, packageSnippet, scriptSnippet, snippetTemplates } from '../src/integration-snippet.ts';
+import {
+  initArgument,
+  packageSnippet,
+  readKeySnippet,
+  scriptSnippet,
+  snippetTemplates,
+} from '../src/integration-snippet.ts';
 import { Secrets } from '../src/secret.ts';
 import { timeAgo, utcTime } from '../src/time-format.ts';
 
@@ -68,6 +74,7 @@ describe('integration snippets', () => {
     const init = initArgument('tok_123', 'my_app');
     expect(fill(templates.script)).toBe(scriptSnippet('https://a.example', init));
     expect(fill(templates.package)).toBe(packageSnippet(init));
+    expect(fill(templates.readKey)).toBe(readKeySnippet('https://a.example', 'tok_123', 'my_app'));
   });
 });
 

@@ -4,7 +4,7 @@ import { type AppSummary, rejectedAfterLastEvent } from '../events/app-summary.t
 import { rejectionReason } from '../events/refusals.ts';
 import type { RejectionRow } from '../events/store.ts';
 import { escapeHtml as escapeHtmlText } from '../html.ts';
-import { initArgument, packageSnippet, scriptSnippet } from '../integration-snippet.ts';
+import { initArgument, packageSnippet, readKeySnippet, scriptSnippet } from '../integration-snippet.ts';
 import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
 import { timeAgo, utcTime } from '../time-format.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
@@ -83,7 +83,7 @@ export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
 
 /** a new read key, shown this once, with a request that tries it; base: PUBLIC_URL or the local address */
 export function readKeyIssued(key: string, app: AppRecord, base: string): string {
-  const curl = `curl -H "Authorization: Bearer ${key}" ${base}/api/v1/apps/${app.appName}/summary`;
+  const curl = readKeySnippet(base, key, app.appName);
   return [
     `🔑 New read key for <b>${escapeHtml(app.appName)}</b>.`,
     '',

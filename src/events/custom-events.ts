@@ -17,6 +17,17 @@ export const OTHER = '(other)';
 /** the name of a custom-event sent without a custom_data.name */
 export const NO_NAME = '(no name)';
 
+/** a launch attribute as the rollups keep it: '' when absent, cut so a hostile client cannot blow up cardinality */
+export const rollupText = (column: string) => `left(coalesce(${column}, ''), ${ROLLUP_TEXT_LENGTH})`;
+
+/** SQL: the name of a custom event whose custom_data is `data`, as counted; `otherwise` when it has none */
+export const customNameSql = (data: string, otherwise = `'${NO_NAME}'`) =>
+  `CASE WHEN jsonb_typeof(${data}->'name') = 'string' THEN left(${data}->>'name', ${ROLLUP_TEXT_LENGTH}) ELSE ${otherwise} END`;
+
+/** SQL: a scalar custom_data value (jsonb) as counted: a string as it is, a number or boolean as written in JSON */
+export const propertyValueSql = (value: string) =>
+  `left(CASE jsonb_typeof(${value}) WHEN 'string' THEN ${value} #>> '{}' ELSE ${value}::text END, ${ROLLUP_TEXT_LENGTH})`;
+
 /** custom_catalog's levels */
 const NAME = 0;
 const PROPERTY = 1;
@@ -85,7 +96,7 @@ export function customEventsSql(): string {
   return `custom AS (
   SELECT c.*, ${inCatalog(NAME, ['name'], 'c')} AS name_known FROM (
     SELECT app_id, day, user_key,
-           CASE WHEN jsonb_typeof(custom_data->'name') = 'string' THEN ${cut(`custom_data->>'name'`)} ELSE '${NO_NAME}' END AS name,
+           ${customNameSql('custom_data')} AS name,
            CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
     FROM inserted WHERE event_name = 'custom-event') c
 ), ${catalogLevel('custom_names', 'custom', 'name_known', NAME, ['name'], MAX_CUSTOM_NAMES)}, custom_named AS (
@@ -96,7 +107,7 @@ export function customEventsSql(): string {
          ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
     SELECT n.app_id, n.day, n.name, ${cut('p.key')} AS property,
-           ${cut(`CASE jsonb_typeof(p.value) WHEN 'string' THEN p.value #>> '{}' ELSE p.value::text END`)} AS value
+           ${propertyValueSql('p.value')} AS value
     FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
     WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')) p
 ), ${catalogLevel('custom_properties', 'custom_pairs', 'property_known', PROPERTY, ['name', 'property'], MAX_CUSTOM_PROPERTIES)}, custom_tracked_pairs AS (

@@ -1,7 +1,7 @@
 // The filter every card of the dashboard and every read API answer takes: platform, language, premium and campaign.
 // Cards counting events keep the events launched with those attributes; cards counting users by their first day
 // (retention cohorts, campaigns, new users) keep the users first seen with them.
-import { ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+import { ROLLUP_TEXT_LENGTH, rollupText } from './custom-events.ts';
 
 export interface Filter {
   platform?: string;
@@ -28,26 +28,24 @@ interface FilterColumns {
   campaign: string;
 }
 
-const kept = (column: string) => `left(coalesce(${column}, ''), ${ROLLUP_TEXT_LENGTH})`;
-
 /** the launch attributes of events (alias: the events table's) */
 export function eventColumns(alias = ''): FilterColumns {
   const at = alias ? `${alias}.` : '';
   return {
-    platform: kept(`${at}platform`),
-    language: kept(`${at}locale`),
+    platform: rollupText(`${at}platform`),
+    language: rollupText(`${at}locale`),
     premium: `${at}is_premium`,
-    campaign: kept(`${at}start_param`),
+    campaign: rollupText(`${at}start_param`),
   };
 }
 
 /** the attributes a user was first seen with (alias: app_users') */
 export function firstSeenColumns(alias: string): FilterColumns {
   return {
-    platform: kept(`${alias}.platform`),
-    language: kept(`${alias}.locale`),
+    platform: rollupText(`${alias}.platform`),
+    language: rollupText(`${alias}.locale`),
     premium: `coalesce(${alias}.is_premium, false)`,
-    campaign: kept(`${alias}.campaign`),
+    campaign: rollupText(`${alias}.campaign`),
   };
 }
 
@@ -64,13 +62,6 @@ export function filterSql(filter: Filter, columns: FilterColumns, params: unknow
     sql += ` AND ${columns[key]} = $${params.length}${key === 'premium' ? '::bool' : ''}`;
   }
   return sql;
-}
-
-/** the filter as query parameters (for links that keep it) */
-export function filterQuery(filter: Filter): Record<string, string> {
-  const query: Record<string, string> = {};
-  for (const key of FILTER_KEYS) if (filter[key] !== undefined) query[key] = String(filter[key]);
-  return query;
 }
 
 export type FilterQuery = Partial<Record<(typeof FILTER_KEYS)[number], string>>;

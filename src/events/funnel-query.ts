@@ -3,7 +3,8 @@
 import { DAY_MS } from './days.ts';
 import type { FunnelQuery } from './insights.ts';
 
-const DEFAULT_WINDOW = '1d';
+/** the window of a funnel that names none */
+export const DEFAULT_WINDOW = '1d';
 const WINDOW_UNITS_MS = { m: 60_000, h: 3_600_000, d: DAY_MS } as const;
 const MAX_WINDOW_MS = 90 * DAY_MS;
 

@@ -3,7 +3,7 @@
 // read the loader's per-batch aggregates; the funnel, and the event cards under a filter, read the period's events.
 import type { SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
-import { NO_NAME, OTHER, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+import { customNameSql, OTHER, propertyValueSql, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { EVENT_NAMES } from './names.ts';
 import { distinctUsers, type Period } from './rollups.ts';
@@ -74,14 +74,12 @@ GROUP BY name`;
 
 /** a custom event's name as the rollups count it (events e): NO_NAME without one, OTHER beyond the catalog */
 const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0
-  AND c.name = CASE WHEN jsonb_typeof(e.props->'custom_data'->'name') = 'string'
-    THEN left(e.props->'custom_data'->>'name', ${ROLLUP_TEXT_LENGTH}) ELSE '${NO_NAME}' END)`;
+  AND c.name = ${customNameSql("e.props->'custom_data'")})`;
 
 /** the value of property $5 of custom event $4 (events e) as the rollups count it: OTHER beyond the catalog */
 const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_catalog c
   WHERE c.app_id = e.app_id AND c.level = 2 AND c.name = $4 AND c.property = $5
-    AND c.value = left(CASE jsonb_typeof(e.props->'custom_data'->$5) WHEN 'string' THEN e.props->'custom_data'->>$5
-                       ELSE (e.props->'custom_data'->$5)::text END, ${ROLLUP_TEXT_LENGTH}))`;
+    AND c.value = ${propertyValueSql("(e.props->'custom_data'->$5)")})`;
 
 /** a step as written: an event name, optionally narrowed to custom events whose custom_data has a property's value */
 export interface FunnelStep {
@@ -130,7 +128,7 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   const parts = [
     `e AS (
   SELECT ${who} AS who, occurred_at AS at, event_name, props->'custom_data' AS data,
-         CASE WHEN jsonb_typeof(props->'custom_data'->'name') = 'string' THEN left(props->'custom_data'->>'name', ${ROLLUP_TEXT_LENGTH}) END AS custom_name
+         ${customNameSql("props->'custom_data'", 'NULL')} AS custom_name
   FROM events
   WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND event_name = ANY(${names}::text[])${filterSql(filter, eventColumns(), params)}
 )`,

@@ -1,7 +1,7 @@
 // The funnels an owner saves for an app, next to the wallet funnel every app has. Saving under a name that exists
 // replaces that funnel (editing it); at most MAX_SAVED_FUNNELS per app. Callers check who may touch the app.
 import type { PrismaClient } from '../db/prisma-client/index.js';
-import { parseFunnelQuery } from './funnel-query.ts';
+import { DEFAULT_WINDOW, parseFunnelQuery } from './funnel-query.ts';
 import { MAX_FUNNEL_STEPS } from './insights.ts';
 
 export const MAX_SAVED_FUNNELS = 20;
@@ -22,7 +22,7 @@ export const DEFAULT_FUNNEL: SavedFunnel = {
   name: 'Wallet connection',
   steps: ['app-init', 'connection-started', 'connection-completed'],
   by: 'user',
-  window: '1d',
+  window: DEFAULT_WINDOW,
 };
 
 export type SaveResult = { ok: true; funnel: SavedFunnel } | { ok: false; error: string; field: string };
@@ -47,7 +47,7 @@ export class SavedFunnels {
       MAX_FUNNEL_STEPS,
     );
     if (!parsed.ok) return refused(parsed.error, 'steps');
-    const window = optionalText(input.window) ?? DEFAULT_FUNNEL.window;
+    const window = optionalText(input.window) ?? DEFAULT_WINDOW;
     const data = { steps: parsed.value.steps, by: parsed.value.by, window };
     return this.prisma.$transaction(async (tx) => {
       const existing = await tx.savedFunnel.findUnique({ where: { appId_name: { appId, name } } });

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { ROLLUP_TEXT_LENGTH, customEventsSql } from './custom-events.ts';
+import { customEventsSql, rollupText } from './custom-events.ts';
 import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
 
 export interface EventRow {
@@ -118,8 +118,8 @@ function userRollups(insights: boolean): string {
   return `new_users AS (
   -- a user's launch attributes on a day: those of the first of their events of that day the store received
   INSERT INTO daily_users (app_id, day, user_key, platform, locale, is_premium, start_param)
-  SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, ${cut('platform')}, ${cut('locale')}, is_premium,
-         ${cut('start_param')}
+  SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, ${rollupText('platform')}, ${rollupText('locale')}, is_premium,
+         ${rollupText('start_param')}
   FROM inserted ORDER BY app_id, day, user_key, occurred_at
   ON CONFLICT DO NOTHING RETURNING app_id, day, user_key, platform, locale, is_premium, start_param
 ), user_days AS (
@@ -144,9 +144,6 @@ function userRollups(insights: boolean): string {
   ON CONFLICT (app_id, user_key) DO UPDATE SET first_day = excluded.first_day WHERE w.first_day > excluded.first_day
 ), ${customEventsSql()}`;
 }
-
-/** a launch attribute as the rollups keep it: '' when absent, cut so a hostile client cannot blow up cardinality */
-const cut = (column: string) => `left(coalesce(${column}, ''), ${ROLLUP_TEXT_LENGTH})`;
 
 /**
  * The event insert, with the insights' aggregates or (for measuring what they cost) without them: then users keep
@@ -180,7 +177,7 @@ WITH batch AS (
 ), new_sessions AS (
   -- a session already counted (on an earlier day, or by an earlier commit) is not counted again
   INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)
-  SELECT app_id, day, session_id, ${cut('platform')}, ${cut('locale')}, ${cut('start_param')}
+  SELECT app_id, day, session_id, ${rollupText('platform')}, ${rollupText('locale')}, ${rollupText('start_param')}
   FROM session_starts ORDER BY app_id, session_id
   ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 ), dimensions AS (

@@ -8,6 +8,7 @@ import type {
   FastifyRequest,
   FastifySchemaValidationError,
 } from 'fastify';
+import type { FilterQuery } from '../events/filters.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import type { Services } from '../services.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
@@ -21,14 +22,7 @@ declare module 'fastify' {
   }
 }
 
-type PeriodQuery = {
-  from?: string;
-  to?: string;
-  platform?: string;
-  language?: string;
-  premium?: string;
-  campaign?: string;
-};
+type PeriodQuery = { from?: string; to?: string } & FilterQuery;
 type AppRequest<Query = PeriodQuery, Params = object> = FastifyRequest<{
   Params: { app: string } & Params;
   Querystring: Query;

@@ -21,7 +21,7 @@ h1{font-size:24px;margin:4px 0 16px}h2{font-size:17px;margin:0 0 12px}
 .nowrap{white-space:nowrap}.u-legend{font-size:13px}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:8px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{color:var(--muted);font-weight:600;font-size:13px}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.muted{color:var(--muted)}.small{font-size:13px}.good{color:var(--good)}.warn{color:var(--warn)}.bad{color:var(--bad)}
+.muted{color:var(--muted)}.good{color:var(--good)}.warn{color:var(--warn)}.bad{color:var(--bad)}
 code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:13px}
 pre{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:10px;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
 button,.button{font:inherit;border:0;border-radius:8px;padding:8px 14px;background:var(--accent);color:var(--accent-text);cursor:pointer;display:inline-block}

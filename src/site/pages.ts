@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
+import { DEFAULT_FUNNEL } from '../events/saved-funnels.ts';
 import { escapeHtml } from '../html.ts';
 import { scriptSnippet, snippetTemplates } from '../integration-snippet.ts';
 import { page } from './layout.ts';
@@ -30,11 +31,16 @@ const UPLOT_FILES = new Set(['/uPlot.iife.min.js', '/uPlot.min.css']);
 const SNIPPETS = snippetTemplates();
 
 /** one app's read API keys, filled by read-keys.js when the app list's "Read API keys" is pressed */
-const READ_KEYS = `<div class="card" id="read-keys" hidden><h2>Read API keys of <span id="read-keys-app"></span></h2>
+const READ_KEYS = `<div class="card" id="read-keys" data-try="${escapeHtml(SNIPPETS.readKey)}" hidden><h2>Read API keys of <span id="read-keys-app"></span></h2>
 <p class="muted">A read key lets a script or a server read the app's analytics (<code>/api/v1/apps/…</code>); it cannot send events.</p>
 <div id="read-keys-list"></div><p class="error" id="read-keys-error" role="alert"></p>
 <p class="row"><button type="button" id="read-key-new">New read key</button><button type="button" class="secondary" id="read-keys-close">Close</button></p>
 <div id="read-key-issued"></div></div>`;
+
+/** the funnel the dashboard shows when its URL names none, as the URL would name it */
+const DEFAULT_FUNNEL_VIEW = escapeHtml(
+  JSON.stringify({ steps: DEFAULT_FUNNEL.steps.join(','), by: DEFAULT_FUNNEL.by, window: DEFAULT_FUNNEL.window }),
+);
 
 /** the dashboard's filter: every card shows only the launches that match; the page's URL keeps it */
 const FILTERS = `<form id="filters" class="card row" aria-label="Filter">
@@ -135,7 +141,7 @@ ${everyone ? ADMIN_SESSIONS : ''}
   <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
 ${FILTERS}
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
-<div id="insights"></div>
+<div id="insights" data-default-funnel="${DEFAULT_FUNNEL_VIEW}"></div>
 <div id="live"></div>
 <script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script>`,
       });

@@ -43,6 +43,12 @@ window.site = {
   utc(iso) {
     return new Date(iso).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
   },
+  /** one key figure; `value` is HTML */
+  kpi(label, value) {
+    return (
+      '<div class="kpi"><div class="label">' + site.esc(label) + '</div><div class="value">' + value + '</div></div>'
+    );
+  },
   num(value) {
     return Number(value).toLocaleString('en-US');
   },

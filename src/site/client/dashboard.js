@@ -2,19 +2,16 @@
 // funnel, platforms / locales / start params, rejected requests, and live recent events; the period and the
 // filter come from the page's URL, so a shared link shows the same view.
 (() => {
-  const { api, esc, ago, utc, num, pct } = window.site;
+  const { api, esc, ago, utc, kpi, num, pct } = window.site;
   const root = document.getElementById('dashboard');
   const live = document.getElementById('live');
   const app = root.dataset.app;
   const period = document.getElementById('period');
   const filters = document.getElementById('filters');
-  const FILTER_KEYS = ['platform', 'language', 'premium', 'campaign'];
+  /** the filter's fields, as the page's form names them */
+  const FILTER_KEYS = [...filters.elements].map((element) => element.name).filter(Boolean);
   const COLORS = ['#2481cc', '#e8590c', '#2f9e44', '#9c36b5', '#c2255c', '#1098ad', '#f08c00', '#5c7cfa'];
   let charts = [];
-
-  function kpi(label, value) {
-    return '<div class="kpi"><div class="label">' + esc(label) + '</div><div class="value">' + value + '</div></div>';
-  }
 
   function bars(rows, valueKey, labelKey) {
     const max = Math.max(1, ...rows.map((r) => r[valueKey]));

@@ -2,11 +2,12 @@
 // steps, custom events with the values of a property, and campaigns. They read the same numbers as the read API,
 // for the dashboard's period and filter; the funnel's steps are kept in the URL with the rest of the view.
 (() => {
-  const { api, esc, num, pct } = window.site;
+  const { api, esc, kpi, num, pct } = window.site;
   const target = document.getElementById('insights');
   /** days after the first a cohort grid shows, as far as the period reaches */
   const GRID_DAYS = [1, 2, 3, 7, 14, 30, 60, 90];
-  const DEFAULT_FUNNEL = { steps: 'app-init,connection-started,connection-completed', by: 'user', window: '1d' };
+  /** the funnel shown when the URL names none: the app's default one, as the page gives it */
+  const DEFAULT_FUNNEL = JSON.parse(target.dataset.defaultFunnel);
   let app;
   let view;
   /** the custom event and property whose values are shown */
@@ -21,18 +22,6 @@
     return ratio(
       followed.reduce((sum, cohort) => sum + cohort.retained[k], 0),
       users,
-    );
-  }
-
-  function kpi(label, value, note) {
-    return (
-      '<div class="kpi"><div class="label">' +
-      esc(label) +
-      '</div><div class="value">' +
-      value +
-      '</div>' +
-      (note ? '<div class="muted small">' + esc(note) + '</div>' : '') +
-      '</div>'
     );
   }
 

@@ -68,14 +68,7 @@
   document.getElementById('read-key-new').addEventListener('click', () =>
     run(async () => {
       const created = await api('POST', path(), {});
-      const curl =
-        'curl -H "Authorization: Bearer ' +
-        created.key +
-        '" ' +
-        location.origin +
-        '/api/v1/apps/' +
-        encodeURIComponent(created.app_name) +
-        '/summary';
+      const curl = site.snippet(card.dataset.try, created.key, created.app_name);
       issued.innerHTML =
         '<div class="notice"><p><b>New read key for ' +
         esc(created.app_name) +
