@@ -1,8 +1,9 @@
-// Insights load bench: what the insights' aggregates cost the loader. The same batches (the official client's
-// shape: sessions of launches, hides, custom events with properties, TON Connect connections, as the loader reads
-// them from the durable log) are stored through the real event insert with the aggregates and without them, into a
-// fresh store each time, alternating, on PostgreSQL and embedded PGlite. Prints events stored per second and the
-// ratio (target >= 0.9), then one JSON document.
+// Insights load bench: what the insights' aggregates and the funnels' events index cost the loader. The same
+// batches (the official client's shape: sessions of launches, hides, custom events with properties, TON Connect
+// connections, as the loader reads them from the durable log) are stored through the real event insert with the
+// aggregates and without them (and without the funnel index), into a fresh store each time, alternating, on
+// PostgreSQL and embedded PGlite. Prints events stored per second and the ratio (target >= 0.9), then one JSON
+// document.
 //
 //   node --import tsx bench/insights-load.ts [--events 200000] [--batch 2000] [--rounds 2] [--only postgres|embedded] [--mix typical|custom-heavy]
 //        [--json-out file]
@@ -119,6 +120,8 @@ async function measure(
     const app = await store.prisma.app.create({
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
+    // without the insights also means without the events index that only funnels read
+    if (!insights) await store.sql.query(`DROP INDEX events_app_id_step_name_day_idx`);
     const events = new SqlEventStore(store.sql, { insights });
     const work = batches(app.id, mix);
     // the first batch prepares the statement and warms the tables; it is not timed

@@ -15,6 +15,7 @@ import pg from 'pg';
 import { openServerDatabase } from '../src/db/server.ts';
 import { applyMigrations } from '../src/db/migrate.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
+import { stepNameSql } from '../src/events/custom-events.ts';
 import { InsightsReader } from '../src/events/insights.ts';
 import { lastDays, RollupReader } from '../src/events/rollups.ts';
 import { computeRanking } from '../src/ranking/compute.ts';
@@ -90,7 +91,9 @@ async function load(client: pg.Client, appId: number, events: number, today: str
     rows: [{ n: pairs }],
   } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pairs`);
   await client.query(`CREATE UNIQUE INDEX ON pairs (pair); ANALYZE pairs`);
-  await client.query(`ALTER TABLE events DROP CONSTRAINT events_pkey; DROP INDEX events_app_id_received_at_idx`);
+  await client.query(
+    `ALTER TABLE events DROP CONSTRAINT events_pkey; DROP INDEX events_app_id_received_at_idx; DROP INDEX events_app_id_step_name_day_idx`,
+  );
   // in slices, so progress shows and no single statement runs for many minutes
   const slice = 2_000_000;
   const started = performance.now();
@@ -125,6 +128,10 @@ async function load(client: pg.Client, appId: number, events: number, today: str
   await step(
     'events (app_id, received_at) index',
     `CREATE INDEX events_app_id_received_at_idx ON events (app_id, received_at)`,
+  );
+  await step(
+    'events funnel step index',
+    `CREATE INDEX events_app_id_step_name_day_idx ON events (app_id, ${stepNameSql()}, day)`,
   );
 
   // rollups, from the rows, as the store's event insert defines them

@@ -24,6 +24,18 @@ export const rollupText = (column: string) => `left(coalesce(${column}, ''), ${R
 export const customNameSql = (data: string, otherwise = `'${NO_NAME}'`) =>
   `CASE WHEN jsonb_typeof(${data}->'name') = 'string' THEN left(${data}->>'name', ${ROLLUP_TEXT_LENGTH}) ELSE ${otherwise} END`;
 
+/** how a custom event's name is told from the service's own event names where both share one column */
+export const CUSTOM_STEP_PREFIX = 'custom-event:';
+
+/**
+ * SQL: the name a funnel step finds an event by (events' columns): the event's name, or for a custom event its own
+ * name after CUSTOM_STEP_PREFIX. The events index for funnels (migration 20261124190000_funnel_step_index) is on this
+ * very expression: a query finds it only when its text parses to the same tree, so the migration and the funnel query
+ * both come from here.
+ */
+export const stepNameSql = () =>
+  `(CASE WHEN event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql("props->'custom_data'")} ELSE event_name END)`;
+
 /** SQL: a scalar custom_data value (jsonb) as counted: a string as it is, a number or boolean as written in JSON */
 export const propertyValueSql = (value: string) =>
   `left(CASE jsonb_typeof(${value}) WHEN 'string' THEN ${value} #>> '{}' ELSE ${value}::text END, ${ROLLUP_TEXT_LENGTH})`;

@@ -3,7 +3,14 @@
 // read the loader's per-batch aggregates; the funnel, and the event cards under a filter, read the period's events.
 import type { SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
-import { customNameSql, OTHER, propertyValueSql, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+import {
+  CUSTOM_STEP_PREFIX,
+  customNameSql,
+  OTHER,
+  propertyValueSql,
+  ROLLUP_TEXT_LENGTH,
+  stepNameSql,
+} from './custom-events.ts';
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { EVENT_NAMES } from './names.ts';
 import { distinctUsers, type Period } from './rollups.ts';
@@ -97,22 +104,29 @@ export function parseFunnelStep(text: string): FunnelStep {
 }
 
 /**
- * A funnel step matches events by name: one of the event names the service records, else the name of a custom
- * event (custom_data.name of a custom-event); a property narrows it to events whose custom_data has that value
- * (a string, or a number or boolean as written in JSON). `add` binds a value and returns its placeholder.
+ * The events of one funnel step in the period (who and when): by the name a step matches (one of the event names the
+ * service records, else the name of a custom event, custom_data.name of a custom-event), read through the funnel
+ * index on that name; a property narrows it to events whose custom_data has that value (a string, or a number or
+ * boolean as written in JSON). `add` binds a value and returns its placeholder.
  */
-function stepMatch(step: FunnelStep, add: (value: unknown) => string): string {
-  const byName = EVENT_NAMES.includes(step.name)
-    ? `event_name = ${add(step.name)}`
-    : `event_name = 'custom-event' AND custom_name = ${add(cut(step.name))}`;
-  if (step.property === undefined) return byName;
-  return `${byName} AND jsonb_extract_path_text(data, ${add(step.property)}) = ${add(step.value ?? '')}`;
+function stepEvents(step: FunnelStep, who: string, filter: Filter, params: unknown[], add: (value: unknown) => string) {
+  // every custom event, whatever its name: no single key of the funnel index, so the app's events of the period
+  const byName =
+    step.name === 'custom-event'
+      ? `event_name = 'custom-event'`
+      : `${stepNameSql()} = ${add(EVENT_NAMES.includes(step.name) ? step.name : CUSTOM_STEP_PREFIX + cut(step.name))}`;
+  const property =
+    step.property === undefined
+      ? ''
+      : ` AND jsonb_extract_path_text(props->'custom_data', ${add(step.property)}) = ${add(step.value ?? '')}`;
+  return `SELECT ${who} AS who, occurred_at AS at FROM events
+    WHERE app_id = $1 AND ${byName} AND day BETWEEN $2::date AND $3::date${property}${filterSql(filter, eventColumns(), params)}`;
 }
 
 /**
  * Who did step 1 in the period (from their first time), then step 2 after it, and so on, each step within the window
- * from step 1; a step's time is the first matching event after the previous step's. Binds its values into `params`
- * (which holds the app and the period as $1 to $3).
+ * from step 1; a step's time is the first matching event after the previous step's. Each step reads only its own
+ * events. Binds its values into `params` (which holds the app and the period as $1 to $3).
  */
 function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): string {
   const add = (value: unknown) => {
@@ -121,27 +135,20 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   };
   const steps = query.steps.map(parseFunnelStep);
   const who = query.by === 'user' ? 'user_key' : 'session_id';
-  // the events read: those of the steps' names, and custom events only when a step is one
-  const readsCustom = steps.some((step) => !EVENT_NAMES.includes(step.name));
-  const names = add([...steps.map((step) => step.name), ...(readsCustom ? ['custom-event'] : [])]);
   const window = add(`${query.windowMs} milliseconds`);
   const parts = [
-    `e AS (
-  SELECT ${who} AS who, occurred_at AS at, event_name, props->'custom_data' AS data,
-         ${customNameSql("props->'custom_data'", 'NULL')} AS custom_name
-  FROM events
-  WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND event_name = ANY(${names}::text[])${filterSql(filter, eventColumns(), params)}
-)`,
-    `s1 AS (SELECT who, min(at) AS t1 FROM e WHERE ${stepMatch(steps[0]!, add)} GROUP BY who)`,
+    `s1 AS (SELECT who, min(at) AS t1 FROM (${stepEvents(steps[0]!, who, filter, params, add)}) e GROUP BY who)`,
   ];
   for (let k = 2; k <= steps.length; k++) {
     const previous = Array.from({ length: k - 1 }, (_, i) => `p.t${i + 1}`).join(', ');
     // the same event cannot be two steps in a row
     const after = query.steps[k - 1] === query.steps[k - 2] ? '>' : '>=';
+    // the step's events are read once: joined directly, the planner (which expects few people at each step) may
+    // scan them again for every person of the previous step
+    parts.push(`e${k} AS MATERIALIZED (${stepEvents(steps[k - 1]!, who, filter, params, add)})`);
     parts.push(`s${k} AS (
   SELECT p.who, ${previous}, min(e.at) AS t${k}
-  FROM s${k - 1} p JOIN e ON e.who = p.who AND e.at ${after} p.t${k - 1} AND e.at <= p.t1 + ${window}::interval
-  WHERE ${stepMatch(steps[k - 1]!, add)}
+  FROM s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at ${after} p.t${k - 1} AND e.at <= p.t1 + ${window}::interval
   GROUP BY p.who, ${previous}
 )`);
   }
