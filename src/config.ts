@@ -14,6 +14,10 @@ export interface Config {
   redisUrl?: string;
   botToken?: string;
   telegramApiRoot?: string;
+  /** set: the bot's updates arrive at this address (a route of this service, at its path); unset: long polling */
+  botWebhookUrl?: string;
+  /** what Telegram sends back with each webhook call; unset: derived from the secret and the bot token */
+  botWebhookSecret?: string;
   adminTelegramIds: string[];
   /** whether bot and site users may register "localhost" as a mini app domain (development setups) */
   allowLocalhostDomains: boolean;
@@ -95,6 +99,31 @@ function adminIds(raw: string | undefined): string[] {
 
 const MIN_SECRET_LENGTH = 32;
 
+/** an absolute http(s) URL with a path of its own: the service serves the webhook at that path */
+function webhookUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`BOT_WEBHOOK_URL must be an absolute URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError(`BOT_WEBHOOK_URL must be an https:// URL (Telegram calls only https), got "${raw}"`);
+  if (url.pathname === '/' || url.search || url.hash)
+    throw new ConfigError(
+      `BOT_WEBHOOK_URL must have a path of its own and no query, e.g. https://example.com/telegram/webhook`,
+    );
+  return url.href;
+}
+
+/** Telegram accepts 1 to 256 characters A-Z, a-z, 0-9, _ and - as a webhook's secret token */
+function webhookSecret(raw: string | undefined): string | undefined {
+  if (raw !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(raw))
+    throw new ConfigError('BOT_WEBHOOK_SECRET must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -');
+  return raw;
+}
+
 /** the secret held by SECRET_FILE (a mounted secret, say), read once at start */
 function secretFromFile(file: string): string {
   let secret: string;
@@ -134,6 +163,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: text(env, 'REDIS_URL'),
     botToken: text(env, 'BOT_TOKEN'),
     telegramApiRoot: text(env, 'TELEGRAM_API_ROOT'),
+    botWebhookUrl: webhookUrl(text(env, 'BOT_WEBHOOK_URL')),
+    botWebhookSecret: webhookSecret(text(env, 'BOT_WEBHOOK_SECRET')),
     adminTelegramIds: adminIds(text(env, 'ADMIN_TELEGRAM_IDS')),
     allowLocalhostDomains: flag(env, 'ALLOW_LOCALHOST_DOMAINS'),
     publicUrl: text(env, 'PUBLIC_URL')?.replace(/\/+$/, ''),

@@ -1,7 +1,9 @@
 // Starts everything the settings ask for: store, ingest API, SDK script, site, management bot; stops cleanly.
-import { createBot, runBot } from './bot/bot.ts';
+import { createBot } from './bot/bot.ts';
+import { receiveUpdates, webhookSecret } from './bot/updates.ts';
 import { startControlSocket } from './cli/control-socket.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { tryLeadership } from './db/leadership.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
 import { buildApp } from './http/app.ts';
@@ -19,15 +21,26 @@ async function start(): Promise<void> {
     onBackgroundError: (error, what) =>
       app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
   });
-  let bot: ReturnType<typeof createBot> | undefined;
+  const bot = config.botToken
+    ? createBot(services, {
+        token: config.botToken,
+        apiRoot: config.telegramApiRoot,
+        // the bot serves the app's webhook route, so it exists first; it logs only once updates arrive
+        log: {
+          warn: (object, message) => app.log.warn(object, message),
+          error: (object, message) => app.log.error(object, message),
+        },
+      })
+    : undefined;
+  const secret = bot && webhookSecret(config, services.secrets);
   const app = await buildApp(services, {
     site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
+    botWebhook:
+      bot && secret && config.botWebhookUrl ? { bot, path: new URL(config.botWebhookUrl).pathname, secret } : undefined,
   });
   const stopControl =
     store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
   const stopRanking = startRankingSchedule(store.sql, { log: app.log });
-  if (config.botToken)
-    bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log: app.log });
 
   const botStopped = new AbortController();
   let stopping = false;
@@ -56,7 +69,14 @@ async function start(): Promise<void> {
     );
   }
   await app.listen({ port: config.port, host: config.host });
-  if (bot) void runBot(bot, config, app.log, botStopped.signal);
+  if (bot && secret)
+    void receiveUpdates(
+      bot,
+      config,
+      { webhookSecret: secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },
+      app.log,
+      botStopped.signal,
+    );
   void services.purger.purgeDeletedApps(); // deletions a stop cut short
   app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
 }

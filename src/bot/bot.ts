@@ -120,25 +120,3 @@ export async function registerCommands(
     log.warn({ err: (error as Error).message }, 'could not register the bot commands');
   }
 }
-
-/**
- * Runs long polling until `signal` aborts. Telegram being unreachable never stops the service: the bot
- * retries every 15 s and logs why.
- */
-export async function runBot(
-  bot: Bot<BotContext>,
-  config: { adminTelegramIds: string[]; publicUrl?: string },
-  log: BotOptions['log'],
-  signal: AbortSignal,
-): Promise<void> {
-  while (!signal.aborted) {
-    try {
-      if (!bot.isInited()) await bot.init();
-      await registerCommands(bot, config.adminTelegramIds, config.publicUrl, log);
-      await bot.start({ drop_pending_updates: false });
-    } catch (error) {
-      log.error({ err: (error as Error).message }, 'bot cannot reach Telegram; retrying in 15 s');
-      await new Promise((resolve) => setTimeout(resolve, 15_000).unref());
-    }
-  }
-}

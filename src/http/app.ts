@@ -1,9 +1,10 @@
 // The HTTP application: Fastify with the service's logging, error answers, body decoding and CORS policy,
 // composed from plugins: ingestion (/events), the SDK script, the browser side (the site and the public catalog,
-// sharing the session cookie and security headers), the read API (/api/v1) and operations (/healthz, /metrics,
-// /openapi.json, generated from the routes' schemas).
+// sharing the session cookie and security headers), the read API (/api/v1), operations (/healthz, /metrics,
+// /openapi.json, generated from the routes' schemas) and the management bot's webhook when it has one.
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { type BotWebhookOptions, botWebhookRoute } from '../bot/webhook-route.ts';
 import { registerDecoder } from '../ingest/decode.ts';
 import { ingestRoutes } from '../ingest/routes.ts';
 import { sdkScriptRoute } from '../ingest/sdk-script.ts';
@@ -19,6 +20,8 @@ import { opsRoutes } from './ops.ts';
 
 export interface AppOptions {
   site?: SiteOptions;
+  /** the management bot's webhook, when its updates arrive by webhook (BOT_WEBHOOK_URL) */
+  botWebhook?: BotWebhookOptions;
 }
 
 /** mini app pages on any origin call /events and load /index.js; the catalog's JSON is public too */
@@ -80,5 +83,6 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   await app.register(readApiRoutes, { services });
   await app.register(opsRoutes, { services });
+  if (options.botWebhook) await app.register(botWebhookRoute, options.botWebhook);
   return app;
 }
