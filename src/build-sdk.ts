@@ -1,12 +1,21 @@
-// Builds the browser SDK with esbuild: dist/sdk/index.js (the script the service serves) and
-// dist/sdk/package/ (ES module, type declarations, package.json) that `npm pack` turns into a tarball.
+// Builds the browser SDK with esbuild: dist/sdk/index.js (the script the service serves), dist/sdk/package/
+// (ES module, type declarations, package.json) and its `npm pack` tarball dist/sdk/tma-analytics-sdk-<version>.tgz.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { SDK_DIR, SDK_PACKAGE_DIR, SDK_PACKAGE_NAME, SDK_SCRIPT } from './sdk-files.ts';
+import {
+  SDK_DIR,
+  SDK_PACKAGE_DIR,
+  SDK_PACKAGE_NAME,
+  SDK_PACKAGE_VERSION,
+  SDK_SCRIPT,
+  SDK_TARBALL,
+  sdkTarballName,
+} from './sdk-files.ts';
 
-export { SDK_DIR, SDK_PACKAGE_DIR, SDK_PACKAGE_NAME, SDK_SCRIPT };
+export { SDK_DIR, SDK_PACKAGE_DIR, SDK_PACKAGE_NAME, SDK_SCRIPT, SDK_TARBALL };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -40,7 +49,23 @@ async function emitDeclarations(outDir: string): Promise<void> {
   }
 }
 
-export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise<{ scriptBytes: number }> {
+/** `npm pack` of the package directory into outDir: the tarball `npm install <url>` takes, made by npm itself */
+function packPackage(packageDir: string, outDir: string): string {
+  const stdout = execFileSync('npm', ['pack', packageDir, '--json', '--ignore-scripts', '--pack-destination', outDir], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // npm is a .cmd script on Windows, which only a shell runs
+    shell: process.platform === 'win32',
+  });
+  const [packed] = JSON.parse(stdout) as { filename: string }[];
+  const expected = sdkTarballName(SDK_PACKAGE_VERSION);
+  if (packed?.filename !== expected) throw new Error(`npm pack wrote ${packed?.filename}, expected ${expected}`);
+  return path.join(outDir, expected);
+}
+
+export async function buildSdk(
+  endpoint = process.env.PUBLIC_URL ?? '',
+): Promise<{ scriptBytes: number; tarballBytes: number }> {
   // built next to dist/sdk and swapped in at the end: a running service or test never reads a half-built SDK
   const staging = `${SDK_DIR}.tmp-${process.pid}`;
   const packageDir = path.join(staging, path.relative(SDK_DIR, SDK_PACKAGE_DIR));
@@ -69,10 +94,9 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
       define: { __DEFAULT_ENDPOINT__: JSON.stringify(endpoint.replace(/\/+$/, '')) },
     });
     await emitDeclarations(packageDir);
-    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const manifest = {
       name: SDK_PACKAGE_NAME,
-      version,
+      version: SDK_PACKAGE_VERSION,
       description: 'Analytics SDK for Telegram Mini Apps: launches, hides, custom and TON Connect events',
       license: 'MIT',
       type: 'module',
@@ -83,17 +107,19 @@ export async function buildSdk(endpoint = process.env.PUBLIC_URL ?? ''): Promise
       sideEffects: false,
     };
     fs.writeFileSync(path.join(packageDir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+    packPackage(packageDir, staging);
     fs.rmSync(SDK_DIR, { recursive: true, force: true });
     fs.renameSync(staging, SDK_DIR);
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
-  return { scriptBytes: fs.statSync(SDK_SCRIPT).size };
+  return { scriptBytes: fs.statSync(SDK_SCRIPT).size, tarballBytes: fs.statSync(SDK_TARBALL).size };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { scriptBytes } = await buildSdk();
+  const { scriptBytes, tarballBytes } = await buildSdk();
   console.log(
-    `SDK built: ${path.relative(ROOT, SDK_SCRIPT)} ${scriptBytes} bytes, package in ${path.relative(ROOT, SDK_PACKAGE_DIR)}`,
+    `SDK built: ${path.relative(ROOT, SDK_SCRIPT)} ${scriptBytes} bytes, package in ${path.relative(ROOT, SDK_PACKAGE_DIR)}, ` +
+      `tarball ${path.relative(ROOT, SDK_TARBALL)} ${tarballBytes} bytes`,
   );
 }

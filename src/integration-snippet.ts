@@ -1,10 +1,10 @@
-// The snippets an owner pastes into a mini app to send its events here (the script tag and the package import), and
-// the request that tries a new read key. The bot, the site's pages and the site's script all show these.
-import { SDK_PACKAGE_NAME } from './sdk-files.ts';
+// The snippets an owner pastes into a mini app to send its events here (the script tag, the package's install line
+// and import), and the request that tries a new read key. The bot, the site's pages and the site's script show these.
+import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, sdkTarballName } from './sdk-files.ts';
 
-/** the argument of init(): `{ token: '…', appName: '…' }` */
-export function initArgument(token: string, appName: string): string {
-  return `{ token: '${token}', appName: '${appName}' }`;
+/** the argument of init(): `{ token: '…', appName: '…' }`, with `endpoint: '…'` when given */
+export function initArgument(token: string, appName: string, endpoint?: string): string {
+  return `{ token: '${token}', appName: '${appName}'${endpoint === undefined ? '' : `, endpoint: '${endpoint}'`} }`;
 }
 
 /** the script tag served by the service at `${base}/index.js` */
@@ -12,7 +12,16 @@ export function scriptSnippet(base: string, init: string): string {
   return `<script async src="${base}/index.js"\n  onload="telegramAnalytics.init(${init})"></script>`;
 }
 
-/** the import of the SDK package and the call of init */
+/** the install of the SDK package from the tarball the service at `base` serves (npm takes a tarball's URL) */
+export function packageInstallSnippet(base: string): string {
+  return `npm install ${base}/sdk/${sdkTarballName(SDK_PACKAGE_VERSION)}`;
+}
+
+/**
+ * the import of the SDK package and the call of init. Give init an endpoint (initArgument's third argument): the
+ * package's built-in default is the PUBLIC_URL its build saw, and a tarball built without one, or for another
+ * address, has no default that reaches the service the snippet is shown for.
+ */
 export function packageSnippet(init: string): string {
   return `import { init } from '${SDK_PACKAGE_NAME}';\n\ninit(${init});`;
 }
@@ -26,12 +35,12 @@ export function readKeySnippet(base: string, key: string, appName: string): stri
 export const SNIPPET_PLACEHOLDERS = { base: '$BASE', token: '$TOKEN', appName: '$APP_NAME' } as const;
 
 /** the snippets with placeholders, for the site's script to fill in the browser (a read key in the token's place) */
-export function snippetTemplates(): { script: string; package: string; readKey: string } {
+export function snippetTemplates(): { script: string; install: string; package: string; readKey: string } {
   const { base, token, appName } = SNIPPET_PLACEHOLDERS;
-  const init = initArgument(token, appName);
   return {
-    script: scriptSnippet(base, init),
-    package: packageSnippet(init),
+    script: scriptSnippet(base, initArgument(token, appName)),
+    install: packageInstallSnippet(base),
+    package: packageSnippet(initArgument(token, appName, base)),
     readKey: readKeySnippet(base, token, appName),
   };
 }

@@ -1,5 +1,7 @@
-// Where the built browser SDK lives and what its package is called: shared by the build (src/build-sdk.ts)
-// and the server, which must not load the build's tooling (esbuild, TypeScript's compiler) to find a path.
+// Where the built browser SDK lives, what its package is called and which version it is: shared by the build
+// (src/build-sdk.ts) and the server, which must not load the build's tooling (esbuild, TypeScript's compiler)
+// to find a path.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -8,3 +10,15 @@ export const SDK_DIR = path.join(ROOT, 'dist', 'sdk');
 export const SDK_SCRIPT = path.join(SDK_DIR, 'index.js');
 export const SDK_PACKAGE_DIR = path.join(SDK_DIR, 'package');
 export const SDK_PACKAGE_NAME = 'tma-analytics-sdk';
+
+/** the package's version is the project's: the service serves and names exactly the SDK it was built with */
+export const SDK_PACKAGE_VERSION = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+/** the file name `npm pack` gives the package's tarball, and the name the service serves it under */
+export function sdkTarballName(version: string): string {
+  return `${SDK_PACKAGE_NAME}-${version}.tgz`;
+}
+
+export const SDK_TARBALL = path.join(SDK_DIR, sdkTarballName(SDK_PACKAGE_VERSION));

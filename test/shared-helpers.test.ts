@@ -1,6 +1,7 @@
 // The helpers every surface shares: UTC days, shares, HTML escaping, times for people, the integration
 // snippets, the app summary's warning rule and the keyed short hash (its values are stored keys).
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { appSummaryDocument, rejectedAfterLastEvent } from '../src/events/app-summary.ts';
 import { addDays, DAY_MS, dayNumberOf, eachDay, isoDayOf, isoDayOfNumber } from '../src/events/days.ts';
@@ -8,6 +9,7 @@ import { ratio } from '../src/events/ratio.ts';
 import { escapeHtml } from '../src/html.ts';
 import {
   initArgument,
+  packageInstallSnippet,
   packageSnippet,
   readKeySnippet,
   scriptSnippet,
@@ -67,13 +69,23 @@ describe('integration snippets', () => {
       `import { init } from 'tma-analytics-sdk';\n\ninit({ token: 'tok_123', appName: 'my_app' });`,
     );
   });
+  it('install the package from the versioned tarball the service serves, and tell init where the service is', () => {
+    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    expect(packageInstallSnippet('https://a.example')).toBe(
+      `npm install https://a.example/sdk/tma-analytics-sdk-${version}.tgz`,
+    );
+    expect(initArgument('tok_123', 'my_app', 'https://a.example')).toBe(
+      `{ token: 'tok_123', appName: 'my_app', endpoint: 'https://a.example' }`,
+    );
+  });
   it('give the browser templates that fill in to the same text', () => {
     const templates = snippetTemplates();
     const fill = (text: string) =>
       text.split('$BASE').join('https://a.example').split('$TOKEN').join('tok_123').split('$APP_NAME').join('my_app');
     const init = initArgument('tok_123', 'my_app');
     expect(fill(templates.script)).toBe(scriptSnippet('https://a.example', init));
-    expect(fill(templates.package)).toBe(packageSnippet(init));
+    expect(fill(templates.install)).toBe(packageInstallSnippet('https://a.example'));
+    expect(fill(templates.package)).toBe(packageSnippet(initArgument('tok_123', 'my_app', 'https://a.example')));
     expect(fill(templates.readKey)).toBe(readKeySnippet('https://a.example', 'tok_123', 'my_app'));
   });
 });

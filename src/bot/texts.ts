@@ -4,7 +4,13 @@ import { type AppSummary, rejectedAfterLastEvent } from '../events/app-summary.t
 import { rejectionReason } from '../events/refusals.ts';
 import type { RejectionRow } from '../events/store.ts';
 import { escapeHtml as escapeHtmlText } from '../html.ts';
-import { initArgument, packageSnippet, readKeySnippet, scriptSnippet } from '../integration-snippet.ts';
+import {
+  initArgument,
+  packageInstallSnippet,
+  packageSnippet,
+  readKeySnippet,
+  scriptSnippet,
+} from '../integration-snippet.ts';
 import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
 import { timeAgo, utcTime } from '../time-format.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
@@ -45,9 +51,15 @@ export function appCard({ app, summary }: AppView, now: Date): string {
   return lines.join('\n');
 }
 
+/** stands for the service's address in the snippets when PUBLIC_URL is not set: mini apps and integrators' machines
+ * reach the service by its public address, which only the operator knows */
+const ADDRESS_PLACEHOLDER = 'https://YOUR-ANALYTICS-HOST';
+
 export function tokenIssued(token: string, app: AppRecord, publicUrl: string | undefined, fresh: boolean): string {
-  const base = publicUrl ?? 'https://YOUR-ANALYTICS-HOST';
-  const init = initArgument(token, app.appName);
+  const base = publicUrl ?? ADDRESS_PLACEHOLDER;
+  // the script finds the service where it was loaded from; the package is told (see packageSnippet)
+  const scriptInit = initArgument(token, app.appName);
+  const packageInit = initArgument(token, app.appName, base);
   return [
     fresh
       ? `✅ <b>${escapeHtml(app.appName)}</b> is registered.`
@@ -59,11 +71,18 @@ export function tokenIssued(token: string, app: AppRecord, publicUrl: string | u
     `App name (analytics identifier): <code>${escapeHtml(app.appName)}</code>`,
     '',
     'Add the script to your mini app page:',
-    `<pre>${escapeHtml(scriptSnippet(base, init))}</pre>`,
+    `<pre>${escapeHtml(scriptSnippet(base, scriptInit))}</pre>`,
     '',
-    `Or install the package <code>${SDK_PACKAGE_NAME}</code> and call init before your app renders:`,
-    `<pre>${escapeHtml(packageSnippet(init))}</pre>`,
+    `Or install the package <code>${SDK_PACKAGE_NAME}</code> from this service and call init before your app renders:`,
+    `<pre>${escapeHtml(packageInstallSnippet(base))}</pre>`,
+    `<pre>${escapeHtml(packageSnippet(packageInit))}</pre>`,
     '',
+    ...(publicUrl
+      ? []
+      : [
+          `Replace <code>${ADDRESS_PLACEHOLDER}</code> with this service's public address (the operator sets PUBLIC_URL to have it filled in here).`,
+          '',
+        ]),
     'Open “My tokens” to see when the first event arrives.',
   ].join('\n');
 }

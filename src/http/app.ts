@@ -1,12 +1,14 @@
 // The HTTP application: Fastify with the service's logging, error answers, body decoding and CORS policy,
-// composed from plugins: ingestion (/events), the SDK script, the browser side (the site and the public catalog,
-// sharing the session cookie and security headers), the read API (/api/v1), operations (/healthz, /metrics,
-// /openapi.json, generated from the routes' schemas) and the management bot's webhook when it has one.
+// composed from plugins: ingestion (/events), the SDK script and package (/index.js, /sdk/), the browser side (the
+// site and the public catalog, sharing the session cookie and security headers), the read API (/api/v1),
+// operations (/healthz, /metrics, /openapi.json, generated from the routes' schemas) and the management bot's
+// webhook when it has one.
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { type BotWebhookOptions, botWebhookRoute } from '../bot/webhook-route.ts';
 import { registerDecoder } from '../ingest/decode.ts';
 import { ingestRoutes } from '../ingest/routes.ts';
+import { sdkPackageRoutes } from '../ingest/sdk-package.ts';
 import { sdkScriptRoute } from '../ingest/sdk-script.ts';
 import { TOKEN_HEADERS } from '../ingest/steps.ts';
 import { registerCatalogRoutes } from '../ranking/routes.ts';
@@ -77,6 +79,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   await app.register(ingestRoutes, { services });
   await app.register(sdkScriptRoute);
+  await app.register(sdkPackageRoutes);
   await app.register(async (browser) => {
     await registerSite(browser, services, options.site);
     registerCatalogRoutes(browser, services.store.sql);

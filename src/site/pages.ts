@@ -117,7 +117,7 @@ ${READ_KEYS}
   <p class="error" id="create-error" role="alert"></p>
   <button type="submit">Create token</button>
 </form>
-<div id="issued" data-script="${escapeHtml(SNIPPETS.script)}" data-package="${escapeHtml(SNIPPETS.package)}"></div></div>
+<div id="issued" data-script="${escapeHtml(SNIPPETS.script)}" data-install="${escapeHtml(SNIPPETS.install)}" data-package="${escapeHtml(SNIPPETS.package)}"></div></div>
 ${everyone ? ADMIN_SESSIONS : ''}
 <script src="/assets/common.js"></script><script src="/assets/read-keys.js"></script><script src="/assets/apps.js"></script>${everyone ? '<script src="/assets/sessions.js"></script>' : ''}`,
       });

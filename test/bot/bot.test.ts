@@ -2,6 +2,8 @@
 // "My tokens" with last event and last rejection, revoke/regenerate/domains/delete, administrators,
 // authorisation against forged callbacks, dialog state surviving a restart, odd updates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tokenIssued } from '../../src/bot/texts.ts';
+import { SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -82,11 +84,36 @@ describe('new token dialog', () => {
     expect(done).toContain('https://analytics.example.net/index.js');
     expect(done).toContain(`telegramAnalytics.init({ token: '${token}', appName: 'alice_shop' })`);
     expect(done).toContain('import { init } from');
+    // the package installs from this service's tarball and is told where to send
+    expect(done).toContain(
+      `npm install https://analytics.example.net/sdk/tma-analytics-sdk-${SDK_PACKAGE_VERSION}.tgz`,
+    );
+    expect(done).toContain(
+      `init({ token: '${token}', appName: 'alice_shop', endpoint: 'https://analytics.example.net' });`,
+    );
+    expect(done).not.toContain('YOUR-ANALYTICS-HOST');
     const app = await service.services.registry.getApp('alice_shop', { surface: 'bot', telegramId: String(ALICE) });
     expect(app).toMatchObject({ bot: '@alice_shop_bot', domains: ['shop.example.com'] });
     expect(
       (await postEvents(service.url, makeEvent('alice_shop'), { token, origin: 'https://shop.example.com' })).status,
     ).toBe(201);
+  });
+
+  it('without PUBLIC_URL shows the snippets and install line with a placeholder, and says how to fill it in', () => {
+    const app = {
+      appId: 1,
+      appName: 'carol_shop',
+      bot: '@carol_shop_bot',
+      domains: ['carol.example.com'],
+      ownerKey: null,
+      createdAt: new Date(),
+      tokenPrefix: 'tma_exampl',
+      tokenCreatedAt: new Date(),
+    };
+    const text = tokenIssued('tma_example', app, undefined, true);
+    expect(text).toContain(`npm install https://YOUR-ANALYTICS-HOST/sdk/tma-analytics-sdk-${SDK_PACKAGE_VERSION}.tgz`);
+    expect(text).toContain("endpoint: 'https://YOUR-ANALYTICS-HOST'");
+    expect(text).toContain("Replace <code>https://YOUR-ANALYTICS-HOST</code> with this service's public address");
   });
 
   it('refuses a taken app name and asks for another', async () => {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/commands.ts';
+import { SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { parseBotAddress } from '../../src/tokens/inputs.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
@@ -321,6 +322,12 @@ describe.runIf(enabled).each(SERVICE_BACKENDS)('registration site in Chromium on
     expect(await page.locator('#issued').textContent()).toContain(
       `telegramAnalytics.init({ token: '${token}', appName: '${APP}' })`,
     );
+    // the package: installed from this site's own tarball, and told to send here
+    const origin = new URL(page.url()).origin;
+    expect(await page.locator('#issued').textContent()).toContain(
+      `npm install ${origin}/sdk/tma-analytics-sdk-${SDK_PACKAGE_VERSION}.tgz`,
+    );
+    expect(await page.locator('#issued').textContent()).toContain(`endpoint: '${origin}'`);
     const item = page.locator(`.app-item[data-app="${APP}"]`);
     await expect.poll(() => item.textContent()).toContain('no events yet');
     expect(await item.textContent()).toContain(token.slice(0, 10));

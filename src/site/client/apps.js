@@ -83,7 +83,9 @@
       '<p>Script tag:</p><pre>' +
       esc(snippet(issued.dataset.script)) +
       '</pre>' +
-      '<p>Package:</p><pre>' +
+      '<p>Or the package, installed from this service:</p><pre>' +
+      esc(snippet(issued.dataset.install)) +
+      '</pre><pre>' +
       esc(snippet(issued.dataset.package)) +
       '</pre></div>';
     issued.scrollIntoView({ behavior: 'smooth' });
