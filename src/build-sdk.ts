@@ -1,11 +1,16 @@
 // Builds the browser SDK with esbuild: dist/sdk/index.js (the script the service serves), dist/sdk/package/
-// (ES module, type declarations, package.json) and its `npm pack` tarball dist/sdk/tma-analytics-sdk-<version>.tgz.
+// (ES module, type declarations, package.json) and its `npm pack` tarball dist/sdk/tma-analytics-sdk-<version>.tgz;
+// and the grammY middleware package the same way into dist/grammy/package and dist/grammy/tma-analytics-grammy-<version>.tgz.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import {
+  GRAMMY_DIR,
+  GRAMMY_PACKAGE_DIR,
+  GRAMMY_PACKAGE_NAME,
+  GRAMMY_TARBALL,
   SDK_DIR,
   SDK_PACKAGE_DIR,
   SDK_PACKAGE_NAME,
@@ -15,16 +20,38 @@ import {
   sdkTarballName,
 } from './sdk-files.ts';
 
-export { SDK_DIR, SDK_PACKAGE_DIR, SDK_PACKAGE_NAME, SDK_SCRIPT, SDK_TARBALL };
+export {
+  GRAMMY_PACKAGE_DIR,
+  GRAMMY_PACKAGE_NAME,
+  GRAMMY_TARBALL,
+  SDK_DIR,
+  SDK_PACKAGE_DIR,
+  SDK_PACKAGE_NAME,
+  SDK_SCRIPT,
+  SDK_TARBALL,
+};
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 // old Android WebViews still open mini apps
 const TARGET = ['es2019', 'chrome70', 'safari13'];
 
-async function emitDeclarations(outDir: string): Promise<void> {
+/** where a package's source is and which environment its code runs in */
+interface DeclarationSource {
+  sourceDir: string;
+  lib: string[];
+  types: string[];
+}
+
+const SDK_SOURCE: DeclarationSource = {
+  sourceDir: path.join(ROOT, 'src/sdk'),
+  lib: ['lib.es2020.d.ts', 'lib.dom.d.ts'],
+  types: [],
+};
+
+async function emitDeclarations(outDir: string, source: DeclarationSource = SDK_SOURCE): Promise<void> {
   const { default: ts } = await import('typescript');
-  const program = ts.createProgram([path.join(ROOT, 'src/sdk/index.ts')], {
+  const program = ts.createProgram([path.join(source.sourceDir, 'index.ts')], {
     declaration: true,
     emitDeclarationOnly: true,
     rewriteRelativeImportExtensions: true,
@@ -33,11 +60,11 @@ async function emitDeclarations(outDir: string): Promise<void> {
     target: ts.ScriptTarget.ES2020,
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
-    lib: ['lib.es2020.d.ts', 'lib.dom.d.ts'],
-    types: [],
+    lib: source.lib,
+    types: source.types,
     skipLibCheck: true,
     outDir,
-    rootDir: path.join(ROOT, 'src/sdk'),
+    rootDir: source.sourceDir,
   });
   const result = program.emit();
   const problems = ts.getPreEmitDiagnostics(program).concat(result.diagnostics);
@@ -50,7 +77,7 @@ async function emitDeclarations(outDir: string): Promise<void> {
 }
 
 /** `npm pack` of the package directory into outDir: the tarball `npm install <url>` takes, made by npm itself */
-function packPackage(packageDir: string, outDir: string): string {
+function packPackage(packageDir: string, outDir: string, expected = sdkTarballName(SDK_PACKAGE_VERSION)): string {
   const stdout = execFileSync('npm', ['pack', packageDir, '--json', '--ignore-scripts', '--pack-destination', outDir], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -58,7 +85,6 @@ function packPackage(packageDir: string, outDir: string): string {
     shell: process.platform === 'win32',
   });
   const [packed] = JSON.parse(stdout) as { filename: string }[];
-  const expected = sdkTarballName(SDK_PACKAGE_VERSION);
   if (packed?.filename !== expected) throw new Error(`npm pack wrote ${packed?.filename}, expected ${expected}`);
   return path.join(outDir, expected);
 }
@@ -116,10 +142,63 @@ export async function buildSdk(
   return { scriptBytes: fs.statSync(SDK_SCRIPT).size, tarballBytes: fs.statSync(SDK_TARBALL).size };
 }
 
+/**
+ * The grammY middleware: an unminified ES module for Node (the integrator's server reads its stack traces), grammy
+ * left to the integrator's own copy as a peer dependency, its declarations and its `npm pack` tarball.
+ */
+export async function buildGrammyPackage(): Promise<{ tarballBytes: number }> {
+  const staging = `${GRAMMY_DIR}.tmp-${process.pid}`;
+  const packageDir = path.join(staging, path.relative(GRAMMY_DIR, GRAMMY_PACKAGE_DIR));
+  fs.rmSync(staging, { recursive: true, force: true });
+  const { build } = await import('esbuild');
+  try {
+    await build({
+      entryPoints: [path.join(ROOT, 'src/grammy-middleware/index.ts')],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node18',
+      external: ['grammy'],
+      legalComments: 'none',
+      logLevel: 'warning',
+      outfile: path.join(packageDir, 'index.js'),
+    });
+    await emitDeclarations(packageDir, {
+      sourceDir: path.join(ROOT, 'src/grammy-middleware'),
+      lib: ['lib.es2022.d.ts'],
+      types: ['node'],
+    });
+    const manifest = {
+      name: GRAMMY_PACKAGE_NAME,
+      version: SDK_PACKAGE_VERSION,
+      description:
+        'grammY middleware: /start payloads, commands and Telegram Stars payments from your bot to tma-analytics',
+      license: 'MIT',
+      type: 'module',
+      main: './index.js',
+      module: './index.js',
+      types: './index.d.ts',
+      exports: { '.': { types: './index.d.ts', import: './index.js' } },
+      engines: { node: '>=18' },
+      peerDependencies: { grammy: '^1' },
+      sideEffects: false,
+    };
+    fs.writeFileSync(path.join(packageDir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+    packPackage(packageDir, staging, path.basename(GRAMMY_TARBALL));
+    fs.rmSync(GRAMMY_DIR, { recursive: true, force: true });
+    fs.renameSync(staging, GRAMMY_DIR);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+  return { tarballBytes: fs.statSync(GRAMMY_TARBALL).size };
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { scriptBytes, tarballBytes } = await buildSdk();
   console.log(
     `SDK built: ${path.relative(ROOT, SDK_SCRIPT)} ${scriptBytes} bytes, package in ${path.relative(ROOT, SDK_PACKAGE_DIR)}, ` +
       `tarball ${path.relative(ROOT, SDK_TARBALL)} ${tarballBytes} bytes`,
   );
+  const grammy = await buildGrammyPackage();
+  console.log(`grammY middleware built: tarball ${path.relative(ROOT, GRAMMY_TARBALL)} ${grammy.tarballBytes} bytes`);
 }

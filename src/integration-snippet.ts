@@ -31,16 +31,32 @@ export function readKeySnippet(base: string, key: string, appName: string): stri
   return `curl -H "Authorization: Bearer ${key}" ${base}/api/v1/apps/${appName}/summary`;
 }
 
+/** a request that sends a bot-start event with a server key, as the app's own bot or backend would */
+export function serverKeySnippet(base: string, key: string, appName: string): string {
+  return (
+    `curl -X POST ${base}/events -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" ` +
+    `-d '{"event_name":"bot-start","app_name":"${appName}","user_id":1,` +
+    `"session_id":"00000000-0000-4000-8000-000000000000","start_param":"test"}'`
+  );
+}
+
 /** where the site's script puts the page's origin, the token and the app name into a snippet */
 export const SNIPPET_PLACEHOLDERS = { base: '$BASE', token: '$TOKEN', appName: '$APP_NAME' } as const;
 
 /** the snippets with placeholders, for the site's script to fill in the browser (a read key in the token's place) */
-export function snippetTemplates(): { script: string; install: string; package: string; readKey: string } {
+export function snippetTemplates(): {
+  script: string;
+  install: string;
+  package: string;
+  readKey: string;
+  serverKey: string;
+} {
   const { base, token, appName } = SNIPPET_PLACEHOLDERS;
   return {
     script: scriptSnippet(base, initArgument(token, appName)),
     install: packageInstallSnippet(base),
     package: packageSnippet(initArgument(token, appName, base)),
     readKey: readKeySnippet(base, token, appName),
+    serverKey: serverKeySnippet(base, token, appName),
   };
 }

@@ -1,4 +1,5 @@
 // Starts everything the settings ask for: store, ingest API, SDK script, site, management bot; stops cleanly.
+import { startAlertSender } from './bot/alert-sender.ts';
 import { createBot } from './bot/bot.ts';
 import { receiveUpdates, webhookSecret } from './bot/updates.ts';
 import { startControlSocket } from './cli/control-socket.ts';
@@ -43,6 +44,7 @@ async function start(): Promise<void> {
   const stopRanking = startRankingSchedule(store.sql, { log: app.log });
 
   const botStopped = new AbortController();
+  let stopAlerts: (() => Promise<void>) | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -51,6 +53,7 @@ async function start(): Promise<void> {
     botStopped.abort();
     stopRanking();
     await bot?.stop();
+    await stopAlerts?.();
     await app.close(); // stops accepting, waits for requests in flight (their commits included)
     await services.stop();
     await stopControl?.();
@@ -69,6 +72,14 @@ async function start(): Promise<void> {
     );
   }
   await app.listen({ port: config.port, host: config.host });
+  // alerts go out from one node, and only when there is a bot to send them
+  stopAlerts = bot
+    ? startAlertSender(bot.api, services.alertChecker, {
+        tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
+        now: () => new Date(),
+        log: app.log,
+      })
+    : undefined;
   if (bot && secret)
     void receiveUpdates(
       bot,
@@ -78,6 +89,7 @@ async function start(): Promise<void> {
       botStopped.signal,
     );
   void services.purger.purgeDeletedApps(); // deletions a stop cut short
+  services.retention.start(); // now, then hourly: what apps' retention periods keep no longer
   app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
 }
 

@@ -22,3 +22,9 @@ export function sdkTarballName(version: string): string {
 }
 
 export const SDK_TARBALL = path.join(SDK_DIR, sdkTarballName(SDK_PACKAGE_VERSION));
+
+// The grammY middleware package (src/grammy-middleware), built and packed next to the SDK's.
+export const GRAMMY_DIR = path.join(ROOT, 'dist', 'grammy');
+export const GRAMMY_PACKAGE_DIR = path.join(GRAMMY_DIR, 'package');
+export const GRAMMY_PACKAGE_NAME = 'tma-analytics-grammy';
+export const GRAMMY_TARBALL = path.join(GRAMMY_DIR, `${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`);

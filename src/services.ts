@@ -1,16 +1,21 @@
 // Wires the domain services over one open store; main, the operator CLI and tests all start here.
+import { AlertChecker } from './alerts/checker.ts';
+import { AlertSubscriptions } from './alerts/subscriptions.ts';
 import type { Config } from './config.ts';
 import type { Store } from './db/store.ts';
+import { DataControls } from './events/data-controls.ts';
 import { IngestLog } from './events/ingest-log.ts';
 import { Pseudonymiser } from './events/pseudonym.ts';
 import { DeletedAppPurger } from './events/purge.ts';
 import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
+import { RetentionPurger } from './events/retention-purge.ts';
 import { SqlEventStore, type EventStore } from './events/store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
 import { ReadKeys } from './tokens/read-keys.ts';
+import { ServerKeys } from './tokens/server-keys.ts';
 import { TokenRegistry } from './tokens/registry.ts';
 import { TokenScreen } from './tokens/screen.ts';
 
@@ -25,6 +30,11 @@ export interface Services {
   registry: TokenRegistry;
   /** per-app keys of the read API */
   readKeys: ReadKeys;
+  serverKeys: ServerKeys;
+  /** who the bot warns about an app, and about what */
+  alertSubscriptions: AlertSubscriptions;
+  /** decides which alerts are due; the bot's alert sender asks it on one node */
+  alertChecker: AlertChecker;
   /** this node's durable log and its loader; null where nothing is ingested (the operator CLI) */
   ingestLog: IngestLog | null;
   pseudonymiser: Pseudonymiser;
@@ -33,6 +43,10 @@ export interface Services {
   quota: DailyQuota;
   /** removes deleted apps' events and rollups; main starts it for apps a stop cut short */
   purger: DeletedAppPurger;
+  /** deletes what apps with a retention period keep no longer; main starts it */
+  retention: RetentionPurger;
+  /** the owner's retention period and erasing one user's data */
+  dataControls: DataControls;
   metrics: Metrics;
   /**
    * Waits until the store holds every event this node acknowledged (for at most a couple of seconds), so
@@ -104,6 +118,8 @@ export async function createServices(config: Config, store: Store, options: Serv
     { onError: onBackgroundError },
   );
   quota.start();
+  const pseudonymiser = new Pseudonymiser(secrets);
+  const retention = new RetentionPurger(store.sql, (error) => onBackgroundError(error, 'retention purge failed'));
   return {
     config,
     store,
@@ -113,11 +129,16 @@ export async function createServices(config: Config, store: Store, options: Serv
     tokenScreen,
     registry,
     readKeys: new ReadKeys(store.prisma, registry),
+    serverKeys: new ServerKeys(store.prisma, registry),
+    alertSubscriptions: new AlertSubscriptions(store.prisma, secrets),
+    alertChecker: new AlertChecker(store.sql, secrets),
     ingestLog,
-    pseudonymiser: new Pseudonymiser(secrets),
+    pseudonymiser,
     rejections,
     quota,
     purger,
+    retention,
+    dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets),
     metrics,
     async caughtUp() {
       await ingestLog?.loader.caughtUp(READ_YOUR_WRITES_MS);
@@ -127,6 +148,7 @@ export async function createServices(config: Config, store: Store, options: Serv
       await rejections.stop();
       await quota.stop();
       await purger.stop();
+      await retention.stop();
     },
   };
 }

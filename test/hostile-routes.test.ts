@@ -100,6 +100,8 @@ const BODIES: unknown[] = [
     remove: 7,
     initData: ['a'],
     telegram_id: [1],
+    days: ['90'],
+    telegram_user_id: { id: 1 },
   },
   {
     bot: `@${HUGE}`,
@@ -109,6 +111,8 @@ const BODIES: unknown[] = [
     remove: '%00',
     initData: HUGE,
     telegram_id: '1'.repeat(40),
+    days: HUGE,
+    telegram_user_id: '9'.repeat(40),
   },
   {
     bot: '@\ud800bot',
@@ -117,6 +121,8 @@ const BODIES: unknown[] = [
     add: 'ünicode.example',
     initData: 'user=%7B%22id%22%3A1%7D&hash=00',
     telegram_id: '\u0000',
+    days: '\u0000',
+    telegram_user_id: '1\u202e',
   },
 ];
 

@@ -1,5 +1,5 @@
-// Privacy: after ingesting events (accepted and rejected), no raw Telegram user id and no client IP is
-// anywhere in the database, its files, Redis, or the logs.
+// Privacy: after ingesting events (accepted and rejected) and erasing one user's data, no raw Telegram user id and
+// no client IP is anywhere in the database (the erase's audit entry included), its files, Redis, or the logs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -13,8 +13,10 @@ import { createTestDatabase } from './helpers/postgres.ts';
 import { tempDir } from './helpers/service.ts';
 
 const USER_ID = 987654321012;
+/** a user whose data the owner erases */
+const ERASED_USER_ID = 876543210987;
 const CLIENT_IP = '203.0.113.77';
-const SECRETS = [String(USER_ID), CLIENT_IP];
+const SECRETS = [String(USER_ID), String(ERASED_USER_ID), CLIENT_IP];
 
 const running: ServiceProcess[] = [];
 afterAll(async () => {
@@ -42,6 +44,7 @@ async function ingest(env: Record<string, string>): Promise<string> {
   const headers = { 'x-forwarded-for': CLIENT_IP };
   const accepted = [
     makeEvent('privacy_app', { user_id: USER_ID }),
+    makeEvent('privacy_app', { user_id: ERASED_USER_ID }),
     makeEvent('privacy_app', {
       user_id: USER_ID,
       event_name: 'app-hide',
@@ -72,6 +75,12 @@ async function ingest(env: Record<string, string>): Promise<string> {
     JSON.parse((await runCli(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout).last_rejection
       ?.status;
   await expect.poll(lastRejection, { timeout: 15_000, interval: 500 }).toBe(429);
+  const erased = await runCli(env, [
+    ...['users', 'erase', '--app-name', 'privacy_app'],
+    ...['--telegram-user-id', String(ERASED_USER_ID), '--json'],
+  ]);
+  expect(erased.exitCode, erased.stderr).toBe(0);
+  expect(JSON.parse(erased.stdout)).toMatchObject({ deleted: { events: 1 }, complete: true });
   expect(await service.stop()).toEqual({ code: 0, signal: null });
   return service.output();
 }

@@ -1,10 +1,13 @@
-// What the buttons of one app do: its card, revoke, regenerate, domains, read keys, delete. One loader reads the app
-// named in the callback data and lets only its owner or an administrator through; forged data is refused.
+// What the buttons of one app do: its card, revoke, regenerate, domains, read keys, data controls, delete. One
+// loader reads the app named in the callback data and lets only its owner or an administrator through; forged data
+// is refused.
 import { Composer, type CallbackQueryContext, type CallbackQueryMiddleware } from 'grammy';
 import { READ_KEY_PREFIX } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
+import { dataActions } from './data-actions.ts';
+import { serverKeyActions } from './server-key-actions.ts';
 import {
   APP_DATA,
   analyticsKeyboard,
@@ -19,7 +22,10 @@ import type { Screens } from './screens.ts';
 import { HTML, TEXT, escapeHtml, readKeyIssued, readKeysText, revokeReadKeyQuestion, tokenIssued } from './texts.ts';
 
 /** a press on an app's button, with the app it names, already checked */
-type AppContext = CallbackQueryContext<BotContext & { app: AppRecord }>;
+export type AppContext = CallbackQueryContext<BotContext & { app: AppRecord }>;
+
+/** installs the handler of one app action */
+export type OnAppAction = (action: Parameters<typeof appActionData>[0], handler: (ctx: AppContext) => unknown) => void;
 
 const domainsText = (app: AppRecord) =>
   `🌐 Domains of <b>${escapeHtml(app.appName)}</b>:\n${app.domains.map(escapeHtml).join('\n')}`;
@@ -27,8 +33,9 @@ const domainsText = (app: AppRecord) =>
 export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext> {
   const { registry, readKeys, config } = deps.services;
   const actions = new Composer<BotContext & { app: AppRecord }>();
-  const on = (action: Parameters<typeof appActionData>[0], handler: (ctx: AppContext) => unknown) =>
+  const on: OnAppAction = (action, handler) => {
     actions.callbackQuery(appActionData(action), handler);
+  };
 
   on(
     'app',
@@ -145,6 +152,8 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
     }
     return readKeysScreen(ctx);
   });
+  dataActions(deps, screens, on);
+  serverKeyActions(deps, screens, on);
   on(
     'del',
     answered((ctx) =>

@@ -7,9 +7,10 @@ import { Bot, HttpError, type Context, type Transformer } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { Services } from '../services.ts';
 import { ADMIN_COMMANDS, adminCommands } from './admin.ts';
+import { alerts } from './alerts.ts';
 import { appActions } from './app-actions.ts';
 import { botDeps, type BotContext } from './context.ts';
-import { DIALOG, addDomainDialog, newTokenDialog } from './conversations.ts';
+import { DIALOG, addDomainDialog, eraseUserDialog, newTokenDialog } from './conversations.ts';
 import { analyticsKeyboard } from './keyboards.ts';
 import { menus } from './menus.ts';
 import { dashboardUrl, screens } from './screens.ts';
@@ -32,6 +33,7 @@ export const COMMANDS = [
   { command: 'analytics', description: 'Tokens of your mini apps and their last events' },
   { command: 'newtoken', description: 'Register a mini app and get its token' },
   { command: 'mytokens', description: 'Your apps, tokens and last event times' },
+  { command: 'alerts', description: 'What the bot warns you about, per app' },
   { command: 'cancel', description: 'Stop the current step' },
 ];
 
@@ -77,11 +79,13 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   );
   people.use(createConversation(newTokenDialog(deps), DIALOG.newToken));
   people.use(createConversation(addDomainDialog(deps), DIALOG.addDomain));
+  people.use(createConversation(eraseUserDialog(deps), DIALOG.eraseUser));
 
   const screensOf = screens(deps);
   people.use(menus(deps, screensOf));
   people.use(appActions(deps, screensOf));
   people.use(adminCommands(deps, screensOf));
+  people.use(alerts(deps, screensOf));
 
   // anything else: point the way instead of staying silent
   people.on('callback_query', (ctx) => ctx.answerCallbackQuery());

@@ -1,18 +1,19 @@
-// The bot's multi-step dialogs: registering a new app (bot address → domain → app name → token) and
-// adding a domain. The questions themselves are in questions.ts.
+// The bot's multi-step dialogs: registering a new app (bot address → domain → app name → token), adding a
+// domain, and naming the user whose data to erase. The questions themselves are in questions.ts.
 import type { Context } from 'grammy';
-import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
+import { userKeyText } from '../events/data-controls.ts';
+import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
 import { RegistryError } from '../tokens/registry.ts';
 import type { BotDeps } from './context.ts';
-import { analyticsKeyboard } from './keyboards.ts';
+import { analyticsKeyboard, eraseConfirmKeyboard } from './keyboards.ts';
 import { ask, type Dialog } from './questions.ts';
-import { HTML, TEXT, tokenIssued } from './texts.ts';
+import { HTML, TEXT, eraseQuestion, tokenIssued } from './texts.ts';
 
 // the bot's context type, also where the test harness takes it from
 export type { BotContext } from './context.ts';
 
 /** the dialogs' conversation ids, as stored with a dialog in progress */
-export const DIALOG = { newToken: 'new-token', addDomain: 'add-domain' } as const;
+export const DIALOG = { newToken: 'new-token', addDomain: 'add-domain', eraseUser: 'erase-user' } as const;
 
 export function newTokenDialog(deps: BotDeps) {
   const { registry, config } = deps.services;
@@ -30,6 +31,8 @@ export function newTokenDialog(deps: BotDeps) {
             { appName, bot, domains: [domain], ownerTelegramId: actor.telegramId },
             actor,
           );
+          // the chat that registers an app hears about its first event, silence and refusals without asking
+          if (outside.chat) await deps.services.alertSubscriptions.subscribe(app.appId, String(outside.chat.id));
           await outside.reply(tokenIssued(token, app, config.publicUrl, true), {
             ...HTML,
             reply_markup: analyticsKeyboard(false),
@@ -70,5 +73,30 @@ export function addDomainDialog(deps: BotDeps) {
       // the app is gone or not the user's: another domain would not help
       if (refusal.code === 'app_not_found') return;
     }
+  };
+}
+
+/**
+ * Asks for the Telegram user id whose data to erase, and answers with a confirmation whose button carries the
+ * user's key. The dialog ends in the update that brings the id, so its stored state never holds it (answers
+ * refused by the question are skipped, never stored); nothing is deleted before the button is pressed.
+ */
+export function eraseUserDialog(deps: BotDeps) {
+  const { dataControls } = deps.services;
+  return async function eraseUser(conversation: Dialog, ctx: Context, appName: string): Promise<void> {
+    const telegramUserId = await ask(conversation, ctx, TEXT.askErasedUser, parseTelegramUserId);
+    await conversation.external(async (outside) => {
+      try {
+        const { app, userKey, reference } = await dataControls.subject(appName, telegramUserId, deps.actorOf(outside));
+        await outside.reply(eraseQuestion(app, reference), {
+          ...HTML,
+          reply_markup: eraseConfirmKeyboard(app.appId, userKeyText(userKey)),
+        });
+      } catch (failure) {
+        // the app is gone or no longer the user's
+        if (!(failure instanceof RegistryError)) throw failure;
+        await outside.reply(failure.message);
+      }
+    });
   };
 }

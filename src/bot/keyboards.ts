@@ -1,6 +1,7 @@
 // Inline keyboards and their callback data. Callback data names an app by id only; every handler
 // re-checks that the user may touch that app, so forged data gets nothing.
 import { InlineKeyboard } from 'grammy';
+import { RETENTION_CHOICES, retentionText, type RetentionDays } from '../events/retention.ts';
 import { READ_KEY_PREFIX, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 
@@ -20,6 +21,18 @@ export const APP_ACTIONS = [
   'rknew',
   'rkrev',
   'rkrev!',
+  // server keys: the same four
+  'sk',
+  'sknew',
+  'skrev',
+  'skrev!',
+  // data controls: the screen, a retention chosen (asks first when it keeps less) and confirmed, erasing a user
+  // (the dialog asking for the id) and the erase confirmed, with the user's key
+  'data',
+  'ret',
+  'ret!',
+  'erase',
+  'erase!',
 ] as const;
 export type AppAction = (typeof APP_ACTIONS)[number];
 
@@ -27,8 +40,11 @@ export function appData(action: AppAction, appId: number, extra?: number | strin
   return extra === undefined ? `${action}:${appId}` : `${action}:${appId}:${extra}`;
 }
 
-/** an optional last part: a domain's position, or the shown characters of a read key (never the key itself) */
-const EXTRA = '(?::([0-9A-Za-z_-]{1,9}))?';
+/**
+ * an optional last part: a domain's position, the shown characters of a read key (never the key itself), a
+ * retention, or the key of a user to erase (22 characters; never the Telegram id)
+ */
+const EXTRA = '(?::([0-9A-Za-z_-]{1,22}))?';
 
 /** the callback data of one app action: group 1 is the app id, group 2 the optional extra part */
 export function appActionData(action: AppAction): RegExp {
@@ -64,6 +80,9 @@ export function appKeyboard(app: AppRecord): InlineKeyboard {
     .text('🌐 Domains', appData('dom', app.appId))
     .row()
     .text('🔑 Read API keys', appData('rk', app.appId))
+    .text('🛡 Data controls', appData('data', app.appId))
+    .row()
+    .text('🤖 Server keys', appData('sk', app.appId))
     .row();
   if (app.tokenPrefix) keyboard.text('🚫 Revoke', appData('rev', app.appId));
   return keyboard.text('🗑 Delete app', appData('del', app.appId)).row().text('« My tokens', 'menu:apps');
@@ -100,4 +119,39 @@ export function revokeReadKeyKeyboard(appId: number, shown: string): InlineKeybo
 /** under a new read key: back to the list, which now shows its prefix */
 export function readKeyIssuedKeyboard(appId: number): InlineKeyboard {
   return new InlineKeyboard().text('« Read API keys', appData('rk', appId));
+}
+
+/** a retention as the buttons carry it */
+export const retentionData = (days: RetentionDays) => (days === null ? 'forever' : String(days));
+
+/** the retention choices (the current one ticked), erasing a user's data, back to the app */
+export function dataControlsKeyboard(appId: number, current: RetentionDays): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  [null, ...RETENTION_CHOICES].forEach((days, index) => {
+    const label = `${days === current ? '✓ ' : ''}${retentionText(days)}`;
+    keyboard.text(label, appData('ret', appId, retentionData(days)));
+    if (index === 2) keyboard.row();
+  });
+  return keyboard
+    .row()
+    .text("🧹 Erase a user's data", appData('erase', appId))
+    .row()
+    .text('« Back', appData('app', appId));
+}
+
+export function retentionConfirmKeyboard(appId: number, days: RetentionDays): InlineKeyboard {
+  return new InlineKeyboard()
+    .text(`🗓 Yes, keep ${retentionText(days)}`, appData('ret!', appId, retentionData(days)))
+    .text('Cancel', appData('data', appId));
+}
+
+/** userKey: the user's key as text (src/events/data-controls.ts), never their Telegram id */
+export function eraseConfirmKeyboard(appId: number, userKey: string): InlineKeyboard {
+  return new InlineKeyboard()
+    .text('🧹 Yes, erase', appData('erase!', appId, userKey))
+    .text('Cancel', appData('data', appId));
+}
+
+export function dataControlsBackKeyboard(appId: number): InlineKeyboard {
+  return new InlineKeyboard().text('« Data controls', appData('data', appId));
 }

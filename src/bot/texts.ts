@@ -1,7 +1,9 @@
 // Everything the bot says: app cards with last event and last rejection, token results with
 // ready-to-paste snippets, relative times. HTML parse mode; user-supplied text is escaped.
 import { type AppSummary, rejectedAfterLastEvent } from '../events/app-summary.ts';
+import type { ErasureResult } from '../events/data-controls.ts';
 import { rejectionReason } from '../events/refusals.ts';
+import { firstKeptDay, retentionText, type RetentionDays } from '../events/retention.ts';
 import type { RejectionRow } from '../events/store.ts';
 import { escapeHtml as escapeHtmlText } from '../html.ts';
 import {
@@ -129,6 +131,8 @@ export const TEXT = {
   askAppName:
     'Send the app name: the analytics identifier your SDK sends as <code>appName</code>. 3–64 characters: lowercase letters, digits, <code>_</code> or <code>-</code>.\n/cancel to stop.',
   askNewDomain: 'Send the domain to add, for example <code>new.example.com</code>.\n/cancel to stop.',
+  askErasedUser:
+    'Send the Telegram user id of the person whose data to erase, for example <code>123456789</code>. Nothing is deleted before you confirm.\n/cancel to stop.',
   cancelled: 'Cancelled. Nothing was changed.',
   textPlease: 'Please answer with a text message, or /cancel.',
   busy: 'Finish the current step first, or send /cancel.',
@@ -136,3 +140,49 @@ export const TEXT = {
   notYours: 'This app does not exist or is not yours.',
   adminOnly: 'This command is only for administrators.',
 } as const;
+
+/** what the retention purge removes, and what stays */
+const PURGED_AND_KEPT = 'events, sessions and per-user rows';
+const COUNTS_KEPT = 'Daily totals (events, users and sessions per day, launch dimensions, custom event counts) stay.';
+
+/** an app's data controls: its retention period and what erasing a user does */
+export function dataControlsText(app: AppRecord, days: RetentionDays, now: Date): string {
+  const retention =
+    days === null
+      ? 'forever: events are kept until the app is deleted.'
+      : `${retentionText(days)}: ${PURGED_AND_KEPT} from before ${firstKeptDay(days, now)} are deleted every hour. ${COUNTS_KEPT}`;
+  return [
+    `🛡 Data controls of <b>${escapeHtml(app.appName)}</b>`,
+    '',
+    `<b>Retention</b>: ${retention}`,
+    '',
+    "<b>Erase a user's data</b> (a data protection request): every event of one Telegram user in this app, their sessions and their per-user rows are deleted. Daily totals keep counting them, as anonymous numbers.",
+  ].join('\n');
+}
+
+export function retentionQuestion(app: AppRecord, days: number, now: Date): string {
+  return `Keep the events of <b>${escapeHtml(app.appName)}</b> for ${retentionText(days)}? Their ${PURGED_AND_KEPT} from before ${firstKeptDay(days, now)} are deleted within the hour. This cannot be undone.`;
+}
+
+/** reference: the keyed reference of the user's key, never their Telegram id */
+export function eraseQuestion(app: AppRecord, reference: string): string {
+  return `Erase every event and per-user row of user <code>${escapeHtml(reference)}</code> from <b>${escapeHtml(app.appName)}</b>? Daily totals keep counting them, as anonymous numbers. This cannot be undone.`;
+}
+
+export function erasedText({ app, reference, deleted, complete }: ErasureResult): string {
+  const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const parts = [
+    counted(deleted.events, 'event'),
+    counted(deleted.daily_sessions, 'session'),
+    counted(deleted.daily_users, 'active day'),
+    counted(deleted.daily_custom_users, 'custom event day'),
+    counted(deleted.app_users + deleted.wallet_users + deleted.custom_users, 'per-user record'),
+  ];
+  return [
+    `🧹 Erased user <code>${escapeHtml(reference)}</code> from <b>${escapeHtml(app.appName)}</b>: ${parts.join(', ')}.`,
+    ...(complete
+      ? []
+      : ['⚠️ Their events kept arriving while erasing: some stored meanwhile may remain. Erase again to remove them.']),
+    'Daily totals keep counting them, as anonymous numbers.',
+  ].join('\n');
+}

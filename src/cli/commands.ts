@@ -2,13 +2,15 @@
 // when a service owns the embedded store, inside that service (see control-socket.ts).
 import { parseArgs } from 'node:util';
 import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
+import { erasureDocument, retentionDocument } from '../events/data-controls.ts';
 import { effectiveLimits, parseQuota, usageToday } from '../events/quota.ts';
+import { parseRetention, retentionText } from '../events/retention.ts';
 import { computeRanking } from '../ranking/compute.ts';
 import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
 import { SiteSessions } from '../site/session-store.ts';
-import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
-import { givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
+import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import { type AppKeys, givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 
 export interface CommandResult {
@@ -28,10 +30,18 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
   apps show --app-name <name> [--json]
   apps quota --app-name <name> [--events-per-day <n>] [--bytes-per-day <n>] [--default] [--json]
                                                set the app's daily quotas (--default: the service's); print them
+  apps retention --app-name <name> [--days <30|90|180|365|forever>] [--json]
+                                               set how long the app's events are kept (default forever); print it
+  users erase --app-name <name> --telegram-user-id <id> [--json]
+                                               erase every event and per-user row of one user of the app
   read-keys create --app-name <name> [--json]  a key of the read API (/api/v1/apps/<name>/…); shown once
   read-keys list --app-name <name> [--json]    the app's read keys (prefixes only), active first
   read-keys revoke --key-prefix <prefix> [--json]
                                                revoke the key the prefix (as listed, or its first 4+ characters) names
+  server-keys create --app-name <name> [--json]  a key for POST /events from the app's own bot or backend
+                                               (Authorization: Bearer tma_server_…, no Origin needed); shown once
+  server-keys list --app-name <name> [--json]  the app's server keys (prefixes only), active first
+  server-keys revoke --key-prefix <prefix> [--json]
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
   sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
   ranking run [--json]                         recompute the catalog ranking now`;
@@ -43,6 +53,8 @@ const OPTIONS = {
   'app-name': { type: 'string' },
   owner: { type: 'string' },
   'telegram-id': { type: 'string' },
+  'telegram-user-id': { type: 'string' },
+  days: { type: 'string' },
   'key-prefix': { type: 'string' },
   'events-per-day': { type: 'string' },
   'bytes-per-day': { type: 'string' },
@@ -179,39 +191,42 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       ].join('\n');
       return { json: document, text };
     }
-    case 'read-keys create': {
-      const { key, readKey } = await services.readKeys.create(required(values['app-name'], 'app-name'), OPERATOR);
-      return {
-        json: { key, app_name: readKey.appName },
-        text: `New read key of ${readKey.appName} (shown once): ${key}`,
-      };
-    }
-    case 'read-keys list': {
-      const keys = (await services.readKeys.list(required(values['app-name'], 'app-name'), OPERATOR)).map(
-        readKeyDocument,
+    case 'read-keys create':
+    case 'read-keys list':
+    case 'read-keys revoke':
+    case 'server-keys create':
+    case 'server-keys list':
+    case 'server-keys revoke':
+      return keysCommand(
+        command.startsWith('server-') ? services.serverKeys : services.readKeys,
+        command.slice(command.indexOf(' ') + 1),
+        values,
       );
-      const text =
-        keys.length === 0
-          ? 'No read keys.'
-          : keys
-              .map(
-                (key) =>
-                  `${key.prefix}…\tcreated ${key.created_at}\t${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`,
-              )
-              .join('\n');
-      return { json: keys, text };
+    case 'apps retention': {
+      const appName = required(values['app-name'], 'app-name');
+      const retention =
+        values.days === undefined
+          ? await services.dataControls.retention(appName, OPERATOR)
+          : await services.dataControls.setRetention(appName, accepted(parseRetention(values.days)), OPERATOR);
+      const kept =
+        retention.days === null
+          ? 'forever'
+          : `for ${retentionText(retention.days)} (older events, sessions and per-user rows are deleted every hour; daily totals stay)`;
+      return { json: retentionDocument(retention), text: `${retention.app.appName} keeps its events ${kept}.` };
     }
-    case 'read-keys revoke': {
-      const given = required(values['key-prefix'], 'key-prefix');
-      if (givenReadKey(given) === null)
-        throw new UsageError(
-          '--key-prefix takes a read key prefix as listed: tma_read_ and at least 4 more characters',
-        );
-      const revoked = await services.readKeys.revoke(given, OPERATOR);
-      return {
-        json: readKeyDocument(revoked),
-        text: `Revoked the read key ${revoked.prefix}… of ${revoked.appName}.`,
-      };
+    case 'users erase': {
+      const appName = required(values['app-name'], 'app-name');
+      const telegramUserId = accepted(parseTelegramUserId(required(values['telegram-user-id'], 'telegram-user-id')));
+      const erased = await services.dataControls.eraseUser(appName, telegramUserId, OPERATOR);
+      const rows = Object.entries(erased.deleted).map(([table, n]) => `${table} ${n}`);
+      const text = [
+        `Erased user ${erased.reference} from ${erased.app.appName}: ${rows.join(', ')}.`,
+        ...(erased.complete
+          ? []
+          : ['Their events kept arriving while erasing: run it again to remove what was stored meanwhile.']),
+        'Daily totals keep counting them, as anonymous numbers.',
+      ].join('\n');
+      return { json: erasureDocument(erased), text };
     }
     case 'ranking run': {
       const apps = await computeRanking(services.store.sql);
@@ -241,6 +256,47 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+/** read-keys and server-keys: the same three commands and JSON shapes over either kind of per-app key */
+async function keysCommand(
+  keys: AppKeys,
+  action: string,
+  values: { 'app-name'?: string; 'key-prefix'?: string },
+): Promise<{ json: unknown; text: string }> {
+  const { noun, prefix } = keys.kind;
+  switch (action) {
+    case 'create': {
+      const { key, readKey } = await keys.create(required(values['app-name'], 'app-name'), OPERATOR);
+      return {
+        json: { key, app_name: readKey.appName },
+        text: `New ${noun} of ${readKey.appName} (shown once): ${key}`,
+      };
+    }
+    case 'list': {
+      const listed = (await keys.list(required(values['app-name'], 'app-name'), OPERATOR)).map(readKeyDocument);
+      const text =
+        listed.length === 0
+          ? `No ${noun}s.`
+          : listed
+              .map(
+                (key) =>
+                  `${key.prefix}…\tcreated ${key.created_at}\t${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`,
+              )
+              .join('\n');
+      return { json: listed, text };
+    }
+    default: {
+      const given = required(values['key-prefix'], 'key-prefix');
+      if (givenReadKey(given, prefix) === null)
+        throw new UsageError(`--key-prefix takes a ${noun} prefix as listed: ${prefix} and at least 4 more characters`);
+      const revoked = await keys.revoke(given, OPERATOR);
+      return {
+        json: readKeyDocument(revoked),
+        text: `Revoked the ${noun} ${revoked.prefix}… of ${revoked.appName}.`,
+      };
+    }
   }
 }
 

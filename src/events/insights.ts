@@ -13,6 +13,7 @@ import {
 } from './custom-events.ts';
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { EVENT_NAMES } from './names.ts';
+import { readRevenue, type Revenue } from './revenue.ts';
 import { distinctUsers, type Period } from './rollups.ts';
 
 /** the deepest a cohort is followed, in days after its first */
@@ -317,6 +318,11 @@ export class InsightsReader {
   }
 
   /** users by the start_param they first arrived with (new users of the period), most new users first */
+  /** Stars per day, paying users and purchase conversion (src/events/revenue.ts) */
+  revenue(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Revenue> {
+    return readRevenue(this.sql, appId, period, filter);
+  }
+
   async campaigns(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<{ campaigns: Campaign[] }> {
     const params: unknown[] = [appId, period.from, period.to];
     const conditions = filterSql(filter, firstSeenColumns('a'), params);

@@ -1,4 +1,4 @@
-// The event names the service records: the spec's twelve plus those the official client also sends.
+// The event names the service records: the spec's twelve, those the official client also sends, and the server events.
 
 /** docs/spec.md §6, with whether a wallet-connection (TON Connect) library produces the event */
 export const SPEC_EVENTS = {
@@ -25,4 +25,20 @@ export const PURCHASE_EVENTS = [
   'register-invoice',
 ] as const;
 
-export const EVENT_NAMES: readonly string[] = [...Object.keys(SPEC_EVENTS), ...PURCHASE_EVENTS];
+/**
+ * sent by the integrator's own bot or backend with a server key (never from a page, whose token is public, so a page
+ * cannot forge revenue): bot-start carries the /start payload as start_param, bot-command custom_data.command, the
+ * payments custom_data.amount (Stars for XTR), custom_data.currency and custom_data.invoice_payload
+ */
+export const SERVER_EVENTS = ['bot-start', 'bot-command', 'successful-payment', 'refunded-payment'] as const;
+
+/** server events whose custom_data must carry an amount and a currency */
+export const PAYMENT_EVENTS = ['successful-payment', 'refunded-payment'] as const;
+
+const SERVER_EVENT_SET: ReadonlySet<string> = new Set(SERVER_EVENTS);
+
+export function isServerEvent(name: string): boolean {
+  return SERVER_EVENT_SET.has(name);
+}
+
+export const EVENT_NAMES: readonly string[] = [...Object.keys(SPEC_EVENTS), ...PURCHASE_EVENTS, ...SERVER_EVENTS];

@@ -6,7 +6,7 @@ import { EVENT_PLANE_TABLES } from './store.ts';
  * Rows deleted per statement: each takes ~0.1–0.2 s, far inside the server's statement timeout (one DELETE of
  * an app's 6M events outlasted its 5 s), and event commits run in between (PGlite runs one statement at a time).
  */
-const CHUNK_ROWS = { server: 20_000, embedded: 5_000 } as const;
+export const CHUNK_ROWS = { server: 20_000, embedded: 5_000 } as const;
 
 /** app_activity (one row per app that has events) goes last: while it remains, the app's purge is unfinished */
 const PURGE_ORDER = [...EVENT_PLANE_TABLES.filter((table) => table !== 'app_activity'), 'app_activity'];

@@ -1,5 +1,5 @@
 // JSON Schema of one event (docs/spec.md §2): the validator compiles it and the OpenAPI document publishes it.
-import { EVENT_NAMES } from './names.ts';
+import { EVENT_NAMES, PAYMENT_EVENTS } from './names.ts';
 
 /** any 8-4-4-4-12 hex string: the official client's session ids are UUID-shaped but not always v4 */
 export const SESSION_ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -17,10 +17,30 @@ export const USER_ID_DIGITS_PATTERN = '^[1-9][0-9]{0,19}$';
 // optional fields may also be null, which means "not given" (TON Connect sends null wallet fields)
 const text = (maxLength: number, description: string) => ({ type: ['string', 'null'], maxLength, description });
 
+/** a payment's amount: a whole number of the currency's smallest unit (Stars are whole) */
+export const MAX_PAYMENT_AMOUNT = 1_000_000_000;
+
 export const eventSchema = {
   type: 'object',
   required: ['user_id', 'event_name', 'session_id', 'app_name'],
   additionalProperties: true,
+  // a payment server event without a readable amount would count as nothing on the revenue card: refused instead
+  if: { properties: { event_name: { enum: PAYMENT_EVENTS } }, required: ['event_name'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a promise
+  then: {
+    required: ['custom_data'],
+    properties: {
+      custom_data: {
+        type: 'object',
+        required: ['amount', 'currency'],
+        properties: {
+          amount: { type: 'integer', minimum: 0, maximum: MAX_PAYMENT_AMOUNT },
+          currency: { type: 'string', minLength: 1, maxLength: 8 },
+          invoice_payload: { type: 'string', maxLength: 128 },
+        },
+      },
+    },
+  },
   properties: {
     user_id: {
       anyOf: [

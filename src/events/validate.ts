@@ -53,6 +53,9 @@ function describe(error: ErrorObject, where: string): string {
             .filter((v) => v !== null)
             .map((v) => JSON.stringify(v))
             .join(', ')}`;
+    case 'minimum':
+    case 'maximum':
+      return `${at} must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${(error.params as { limit: number }).limit}`;
     case 'maxLength':
       return `${at} must be at most ${(error.params as { limit: number }).limit} characters`;
     case 'maxItems':
@@ -111,6 +114,7 @@ function shapeProblem(event: object, where: string, limit: number): string | nul
 function checkEvent(event: unknown, where: string, errors: string[]): event is RawEvent {
   if (!validateEvent(event)) {
     for (const error of validateEvent.errors ?? []) {
+      if (error.keyword === 'if') continue; // says only that a "then" failed, which its own errors tell better
       const text = describe(error, where);
       if (!errors.includes(text)) errors.push(text);
     }

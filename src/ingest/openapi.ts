@@ -42,8 +42,17 @@ export function postEventsSchema(limits: EventsRouteLimits) {
       properties: {
         [TOKEN_HEADERS[0]]: { type: 'string', description: 'access token (this header or the next is required)' },
         [TOKEN_HEADERS[1]]: { type: 'string', description: 'access token: the name the official client sends' },
+        authorization: {
+          type: 'string',
+          description:
+            "Bearer tma_server_…: a server key, for the app's own bot or backend instead of the token; no Origin " +
+            'needed, and the only way to send bot-start, bot-command, successful-payment and refunded-payment',
+        },
         'content-encoding': { enum: ['gzip', 'deflate', 'br', 'identity'] },
-        origin: { type: 'string', description: "must be on one of the app's domains (else Referer)" },
+        origin: {
+          type: 'string',
+          description: "must be on one of the app's domains (else Referer); not with a server key",
+        },
       },
     },
     body: {

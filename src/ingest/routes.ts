@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { describedOnly } from '../described-route.ts';
 import type { Services } from '../services.ts';
 import { postEventsSchema, sharedEventSchema, thresholdSchema } from './openapi.ts';
-import { createSteps, tokenHeader } from './steps.ts';
+import { createSteps, credentialOf } from './steps.ts';
 
 export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { config } = services;
@@ -37,6 +37,7 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
     maxEventsPerRequest: config.maxEventsPerRequest,
     tokens: services.tokens,
     tokenScreen: services.tokenScreen,
+    serverKeys: services.serverKeys,
     ingestLog: services.ingestLog!,
     pseudonymiser: services.pseudonymiser,
     rejections: services.rejections,
@@ -58,8 +59,8 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
       app.rateLimit({
         max: config.rateLimitMax,
         timeWindow: config.rateLimitWindowMs,
-        // one client = one IP with one token; hashed so raw IPs never reach Redis
-        keyGenerator: (request) => services.secrets.shortHash('rate-limit', `${request.ip}\n${tokenHeader(request)}`),
+        // one client = one IP with one token or server key; hashed so raw IPs never reach Redis
+        keyGenerator: (request) => services.secrets.shortHash('rate-limit', `${request.ip}\n${credentialOf(request)}`),
         errorResponseBuilder: (request) => steps.tooManyRequests(request),
       }),
       steps.dailyQuota,

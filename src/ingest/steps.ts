@@ -11,6 +11,8 @@ import { errorSummary } from '../error-summary.ts';
 import { checkBody, type RawEvent } from '../events/validate.ts';
 import type { TokenCache, TokenGrant } from '../tokens/cache.ts';
 import type { TokenScreen } from '../tokens/screen.ts';
+import { isServerEvent } from '../events/names.ts';
+import { SERVER_KEY_PREFIX, type ServerKeys } from '../tokens/server-keys.ts';
 import { isWellFormedToken } from '../tokens/format.ts';
 import { type HttpError, refusalError, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
@@ -20,6 +22,8 @@ export interface IngestState {
   events: RawEvent[];
   grant: TokenGrant | null;
   token: string;
+  /** set instead of token when the request came with a server key (Authorization: Bearer tma_server_…) */
+  serverKey?: string;
   serialised?: string[];
 }
 
@@ -34,6 +38,7 @@ export interface StepServices {
   maxEventsPerRequest: number;
   tokens: TokenCache;
   tokenScreen: TokenScreen;
+  serverKeys: Pick<ServerKeys, 'authenticate'>;
   ingestLog: IngestLog;
   pseudonymiser: Pseudonymiser;
   rejections: RejectionLog;
@@ -46,6 +51,24 @@ export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'] as const
 export function tokenHeader(request: FastifyRequest): string | undefined {
   const value = request.headers[TOKEN_HEADERS[0]] ?? request.headers[TOKEN_HEADERS[1]];
   return typeof value === 'string' ? value.trim() : undefined;
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * A server key from `Authorization: Bearer tma_server_…`, the header the integrator's bot or backend sends; undefined
+ * when there is none (other Authorization values are not ours and are ignored). Browsers cannot send it: the CORS
+ * preflight does not allow the header, so a page keeps using its public token.
+ */
+export function serverKeyHeader(request: FastifyRequest): string | undefined {
+  const value = request.headers.authorization;
+  const key = typeof value === 'string' ? BEARER.exec(value.trim())?.[1] : undefined;
+  return key?.startsWith(SERVER_KEY_PREFIX) ? key : undefined;
+}
+
+/** what identifies the client's credential, for the rate limit: the server key, else the token header */
+export function credentialOf(request: FastifyRequest): string | undefined {
+  return serverKeyHeader(request) ?? tokenHeader(request);
 }
 
 const TOKEN_MISSING = { message: REFUSALS.tokenMissing.message };
@@ -68,6 +91,11 @@ export function createSteps(services: StepServices) {
    * cannot crowd out real ingestion)
    */
   async function screen(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const serverKey = serverKeyHeader(request);
+    if (serverKey !== undefined) {
+      request.ingest = { events: [], grant: null, token: '', serverKey };
+      return;
+    }
     const token = tokenHeader(request);
     // answered here rather than thrown: the cheapest refusal Fastify has (no error object, no error handler)
     if (!isWellFormedToken(token)) return void reply.code(REFUSALS.tokenMissing.status).send(TOKEN_MISSING);
@@ -81,17 +109,28 @@ export function createSteps(services: StepServices) {
     const checked = checkBody(request.body, services.maxEventsPerRequest);
     if (!checked.ok) {
       // a broken integration should still show up for its owner
-      const grant = await services.tokens.lookup(request.ingest!.token).catch(() => null);
+      const grant = await lookup(request.ingest!).catch(() => null);
       throw reject(request, grant, validationError(checked.errors));
     }
     request.ingest!.events = checked.events;
   }
 
-  /** authorise: a live token (screened), the app_name it was issued for, a request from one of its domains */
+  /** the grant of the request's server key (which has no domains: it is used without an Origin) or token */
+  async function lookup(state: IngestState): Promise<TokenGrant | null> {
+    if (state.serverKey === undefined) return services.tokens.lookup(state.token);
+    const keyGrant = await services.serverKeys.authenticate(state.serverKey);
+    return keyGrant && { ...keyGrant, domains: [], active: true };
+  }
+
+  /**
+   * authorise: a live token (screened), the app_name it was issued for, a request from one of its domains; or a live
+   * server key and its app's app_name, from anywhere. Server events come only with a server key.
+   */
   async function authorise(request: FastifyRequest): Promise<void> {
+    const { serverKey, events } = request.ingest!;
     let grant: TokenGrant | null;
     try {
-      grant = await services.tokens.lookup(request.ingest!.token);
+      grant = await lookup(request.ingest!);
     } catch (error) {
       request.log.error({ failure: errorSummary(error) }, 'token lookup failed');
       throw refusalError('failedToRecord');
@@ -100,8 +139,16 @@ export function createSteps(services: StepServices) {
     if (request.ingest!.events.some((event) => event.app_name !== grant.appName)) {
       throw reject(request, grant, refusalError('appNameInvalid'));
     }
+    if (serverKey === undefined) {
+      const errors = events.flatMap((event, index) =>
+        isServerEvent(event.event_name as string)
+          ? [`events[${index}].event_name "${event.event_name}" is accepted only with a server key`]
+          : [],
+      );
+      if (errors.length > 0) throw reject(request, grant, validationError(errors));
+    }
     const origin = requestOrigin(request);
-    if (!origin || !grant.domains.includes(origin.host)) {
+    if (serverKey === undefined && (!origin || !grant.domains.includes(origin.host))) {
       throw reject(request, grant, refusalError('domainMismatch'));
     }
     request.ingest!.grant = grant;

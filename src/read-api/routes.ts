@@ -113,4 +113,8 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   app.get('/api/v1/apps/:app/campaigns', options(READ_API_SCHEMAS.campaigns), async (request: AppRequest) =>
     insights.campaigns(appId(request), parsePeriod(request.query), filterOf(request.query)),
   );
+
+  app.get('/api/v1/apps/:app/revenue', options(READ_API_SCHEMAS.revenue), async (request: AppRequest) =>
+    insights.revenue(appId(request), parsePeriod(request.query), filterOf(request.query)),
+  );
 };

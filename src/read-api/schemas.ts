@@ -122,4 +122,24 @@ export const READ_API_SCHEMAS = {
       ),
     }),
   ),
+  revenue: route(
+    'Revenue in Telegram Stars',
+    'Stars paid (successful-payment events in XTR, sent by your bot with a server key) less Stars refunded ' +
+      '(refunded-payment), per day and for the period; paying users (distinct users with a successful-payment or the ' +
+      "official client's purchase-success); and the conversion from purchase-init to purchase-success (events). A " +
+      'refund counts on the day it was made. Client purchases carry no amount, so they add purchases, not Stars.',
+    object({
+      currency: { type: 'string', enum: ['XTR'] },
+      stars: { type: 'number' },
+      stars_paid: COUNT,
+      stars_refunded: COUNT,
+      payments: COUNT,
+      refunds: COUNT,
+      paying_users: COUNT,
+      purchase_init: COUNT,
+      purchase_success: COUNT,
+      conversion: { type: ['number', 'null'] },
+      days: list(object({ day: DAY, stars: { type: 'number' }, payments: COUNT, refunds: COUNT, paying_users: COUNT })),
+    }),
+  ),
 };

@@ -1,14 +1,17 @@
 // The site's JSON API under /api: the Analytics section (create, list, revoke, regenerate, edit domains,
-// delete, read keys) with the bot's rules and messages, the per-app dashboard, live events and exports, and
-// ending a user's sessions (administrators).
+// delete, read keys, data controls) with the bot's rules and messages, the per-app dashboard, live events and
+// exports, and ending a user's sessions (administrators).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { alertSettingsDocument, parseAlertSettings } from '../alerts/subscriptions.ts';
 import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
+import { erasureDocument, retentionDocument } from '../events/data-controls.ts';
 import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts';
 import { parseFunnelQuery } from '../events/funnel-query.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
+import { parseRetention } from '../events/retention.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { SavedFunnels } from '../events/saved-funnels.ts';
-import { parseAppName, parseBotAddress, parseDomain } from '../tokens/inputs.ts';
+import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
 import { givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import type { SiteContext } from './context.ts';
@@ -128,7 +131,7 @@ function exportRecord(row: ExportRow) {
 
 export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { services } = site;
-  const { registry, readKeys } = services;
+  const { registry, readKeys, serverKeys, dataControls } = services;
   const rollups = new RollupReader(services.store.sql);
   const insights = new InsightsReader(services.store.sql);
   const funnels = new SavedFunnels(services.store.prisma);
@@ -247,31 +250,82 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       return reply.code(204).send();
     });
 
-    api.get<{ Params: { name: string } }>('/api/apps/:name/read-keys', nameOnly, async (request) =>
-      (await readKeys.list(request.params.name, actorOf(await guard(request)))).map(readKeyDocument),
-    );
+    // read keys (the read API) and server keys (POST /events from the app's own bot): the same three routes
+    for (const [route, keys] of [
+      ['read-keys', readKeys],
+      ['server-keys', serverKeys],
+    ] as const) {
+      const { noun, prefix: kindPrefix } = keys.kind;
+      api.get<{ Params: { name: string } }>(`/api/apps/:name/${route}`, nameOnly, async (request) =>
+        (await keys.list(request.params.name, actorOf(await guard(request)))).map(readKeyDocument),
+      );
 
-    api.post<{ Params: { name: string } }>('/api/apps/:name/read-keys', nameOnly, async (request, reply) => {
-      const { key, readKey } = await readKeys.create(request.params.name, actorOf(await guard(request)));
-      reply.code(201);
-      return { key, prefix: readKey.prefix, app_name: readKey.appName, created_at: readKey.createdAt.toISOString() };
+      api.post<{ Params: { name: string } }>(`/api/apps/:name/${route}`, nameOnly, async (request, reply) => {
+        const { key, readKey } = await keys.create(request.params.name, actorOf(await guard(request)));
+        reply.code(201);
+        return { key, prefix: readKey.prefix, app_name: readKey.appName, created_at: readKey.createdAt.toISOString() };
+      });
+
+      api.post<{ Params: { name: string }; Body: { prefix?: unknown } }>(
+        `/api/apps/:name/${route}/revoke`,
+        nameOnly,
+        async (request) => {
+          const actor = actorOf(await guard(request));
+          const prefix = request.body?.prefix;
+          if (typeof prefix !== 'string' || givenReadKey(prefix, kindPrefix) === null) {
+            throw new ApiError(
+              400,
+              `Send the ${noun}'s prefix as listed: ${kindPrefix} and at least 4 more characters.`,
+              'prefix',
+            );
+          }
+          // only the keys of the app in the path: a prefix of another app's key is not found here
+          return readKeyDocument(await keys.revoke(prefix, actor, { appName: request.params.name }));
+        },
+      );
+    }
+
+    // what the bot tells the signed-in user about the app (their private chat with the bot has their id)
+    api.get<{ Params: { name: string } }>('/api/apps/:name/alerts', nameOnly, async (request) => {
+      const user = await guard(request);
+      const app = await registry.getApp(request.params.name, actorOf(user));
+      return alertSettingsDocument(await services.alertSubscriptions.subscribe(app.appId, user.id));
     });
 
-    api.post<{ Params: { name: string }; Body: { prefix?: unknown } }>(
-      '/api/apps/:name/read-keys/revoke',
+    api.post<{ Params: { name: string }; Body: unknown }>('/api/apps/:name/alerts', nameOnly, async (request) => {
+      const user = await guard(request);
+      const app = await registry.getApp(request.params.name, actorOf(user));
+      const settings = accepted(parseAlertSettings(request.body), 'alerts');
+      const subscription = await services.alertSubscriptions.subscribe(app.appId, user.id);
+      const changed = await services.alertSubscriptions.change(subscription.id, user.id, settings);
+      return alertSettingsDocument(changed ?? subscription);
+    });
+
+    // the app's data controls: its retention period, and erasing one user's data (a data protection request)
+    api.get<{ Params: { name: string } }>('/api/apps/:name/data-controls', nameOnly, async (request) =>
+      retentionDocument(await dataControls.retention(request.params.name, actorOf(await guard(request)))),
+    );
+
+    api.post<{ Params: { name: string }; Body: { days?: unknown } }>(
+      '/api/apps/:name/retention',
       nameOnly,
       async (request) => {
         const actor = actorOf(await guard(request));
-        const prefix = request.body?.prefix;
-        if (typeof prefix !== 'string' || givenReadKey(prefix) === null) {
-          throw new ApiError(
-            400,
-            "Send the read key's prefix as listed: tma_read_ and at least 4 more characters.",
-            'prefix',
-          );
-        }
-        // only the keys of the app in the path: a prefix of another app's key is not found here
-        return readKeyDocument(await readKeys.revoke(prefix, actor, { appName: request.params.name }));
+        const days = accepted(parseRetention(request.body?.days), 'days');
+        return retentionDocument(await dataControls.setRetention(request.params.name, days, actor));
+      },
+    );
+
+    // the id travels in the body, never in a URL a log could keep
+    api.post<{ Params: { name: string }; Body: { telegram_user_id?: unknown } }>(
+      '/api/apps/:name/users/erase',
+      nameOnly,
+      async (request) => {
+        const actor = actorOf(await guard(request));
+        const telegramUserId = accepted(parseTelegramUserId(request.body?.telegram_user_id), 'telegram_user_id');
+        // what this node accepted of the user's events is stored first, so the erase covers it too
+        await services.caughtUp();
+        return erasureDocument(await dataControls.eraseUser(request.params.name, telegramUserId, actor));
       },
     );
 
@@ -299,13 +353,14 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       async (request) => {
         const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
         const [period, filter] = [periodOf(request.query), filterOf(request.query)];
-        const [summary, retention, custom, campaigns] = await Promise.all([
+        const [summary, retention, custom, campaigns, revenue] = await Promise.all([
           insights.summary(record.appId, period, filter),
           insights.retention(record.appId, period, filter),
           insights.customEvents(record.appId, period, filter),
           insights.campaigns(record.appId, period, filter),
+          insights.revenue(record.appId, period, filter),
         ]);
-        return { period, summary, retention, custom_events: custom.events, campaigns: campaigns.campaigns };
+        return { period, summary, retention, custom_events: custom.events, campaigns: campaigns.campaigns, revenue };
       },
     );
 

@@ -24,6 +24,8 @@ const CLIENT_FILES = new Set([
   '/common.js',
   '/webapp.js',
   '/sessions.js',
+  '/data-controls.js',
+  '/alerts.js',
 ]);
 const UPLOT_FILES = new Set(['/uPlot.iife.min.js', '/uPlot.min.css']);
 
@@ -36,6 +38,13 @@ const READ_KEYS = `<div class="card" id="read-keys" data-try="${escapeHtml(SNIPP
 <div id="read-keys-list"></div><p class="error" id="read-keys-error" role="alert"></p>
 <p class="row"><button type="button" id="read-key-new">New read key</button><button type="button" class="secondary" id="read-keys-close">Close</button></p>
 <div id="read-key-issued"></div></div>`;
+
+/** one app's server keys, filled by read-keys.js when the app list's "Server keys" is pressed */
+const SERVER_KEYS = `<div class="card" id="server-keys" data-try="${escapeHtml(SNIPPETS.serverKey)}" hidden><h2>Server keys of <span id="server-keys-app"></span></h2>
+<p class="muted">A server key lets the app's own bot or backend send events (<code>POST /events</code> with <code>Authorization: Bearer …</code>, no Origin needed): /start payloads, commands, payments and refunds. Keep it secret: never put it in a page.</p>
+<div id="server-keys-list"></div><p class="error" id="server-keys-error" role="alert"></p>
+<p class="row"><button type="button" id="server-key-new">New server key</button><button type="button" class="secondary" id="server-keys-close">Close</button></p>
+<div id="server-key-issued"></div></div>`;
 
 /** the funnel the dashboard shows when its URL names none, as the URL would name it */
 const DEFAULT_FUNNEL_VIEW = escapeHtml(
@@ -109,6 +118,7 @@ export async function registerPages(app: FastifyInstance, site: SiteContext): Pr
 ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/analytics?all=1">All apps (admin)</a></p>` : ''}
 <div class="card"><h2>${everyone ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${everyone ? '1' : ''}"><p class="muted">Loading…</p></div></div>
 ${READ_KEYS}
+${SERVER_KEYS}
 <div class="card"><h2>New token</h2>
 <form id="create" class="stack">
   <label>Bot address <input name="bot" placeholder="@my_app_bot or https://t.me/my_app_bot" required></label>
@@ -143,7 +153,9 @@ ${FILTERS}
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
 <div id="insights" data-default-funnel="${DEFAULT_FUNNEL_VIEW}"></div>
 <div id="live"></div>
-<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script>`,
+<div class="card" id="data-controls" data-app="${name}" hidden></div>
+<div class="card" id="alerts" data-app="${name}" hidden></div>
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script>`,
       });
     },
   );

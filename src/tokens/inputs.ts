@@ -1,5 +1,6 @@
-// Rules for what a user types when registering an app: bot address, mini app domain, app name.
+// Rules for what a user types when registering an app (bot address, mini app domain, app name) or names a user.
 import net from 'node:net';
+import { USER_ID_DIGITS_PATTERN } from '../events/schema.ts';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -55,4 +56,16 @@ export function parseAppName(input: string): Parsed<string> {
     };
   }
   return { ok: true, value };
+}
+
+/**
+ * A Telegram user id as an owner types it (or a site form sends it): the digits the SDK sends as user_id, the
+ * way ingestion accepts them, so the same id gives the same user key.
+ */
+export function parseTelegramUserId(input: unknown): Parsed<string> {
+  const value = typeof input === 'number' && Number.isSafeInteger(input) ? String(input) : input;
+  if (typeof value !== 'string' || !new RegExp(USER_ID_DIGITS_PATTERN).test(value.trim())) {
+    return { ok: false, error: 'A Telegram user id is a positive number such as 123456789.' };
+  }
+  return { ok: true, value: value.trim() };
 }

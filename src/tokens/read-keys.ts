@@ -1,4 +1,5 @@
-// Per-app read keys of the read API: issued once, stored as sha-256 and a prefix, revoked, checked through a short cache.
+// Per-app keys (read keys of the read API; server keys of POST /events use the same class, see server-keys.ts):
+// issued once, stored as sha-256 and a prefix, revoked, checked through a short cache.
 import { nanoid } from 'nanoid';
 import type { PrismaClient } from '../db/store.ts';
 import { hashToken } from './format.ts';
@@ -13,8 +14,33 @@ const SHOWN_RANDOM = 8;
 /** the least of a key revoke accepts: fewer characters would name keys the owner did not mean */
 const MIN_GIVEN_RANDOM = 4;
 export const MAX_ACTIVE_READ_KEYS = 20;
-const KEY_PATTERN = new RegExp(`^${READ_KEY_PREFIX}[A-Za-z0-9_-]{${RANDOM_LENGTH}}$`);
-const GIVEN_PREFIX_PATTERN = new RegExp(`^${READ_KEY_PREFIX}[A-Za-z0-9_-]{${MIN_GIVEN_RANDOM},${SHOWN_RANDOM}}$`);
+const keyPattern = (prefix: string) => new RegExp(`^${prefix}[A-Za-z0-9_-]{${RANDOM_LENGTH}}$`);
+const givenPrefixPattern = (prefix: string) =>
+  new RegExp(`^${prefix}[A-Za-z0-9_-]{${MIN_GIVEN_RANDOM},${SHOWN_RANDOM}}$`);
+const KEY_PATTERN = keyPattern(READ_KEY_PREFIX);
+
+/** what tells one kind of per-app key from another: its prefix, table, words and audit actions */
+export interface KeyKind {
+  prefix: string;
+  /** "read key": used in messages */
+  noun: string;
+  /** the Prisma model holding the kind's keys (both have the same columns) */
+  model: 'readKey' | 'serverKey';
+  /** audit actions are `${audit}.create` and `${audit}.revoke` */
+  audit: string;
+}
+
+export const READ_KEY_KIND: KeyKind = {
+  prefix: READ_KEY_PREFIX,
+  noun: 'read key',
+  model: 'readKey',
+  audit: 'read_key',
+};
+
+/** the part of a key model's delegate used here: the read key's, which the server key's matches column for column */
+type KeyTable = PrismaClient['readKey'];
+type KeyTables = Pick<PrismaClient, 'readKey' | 'serverKey'>;
+const tableOf = (client: KeyTables, kind: KeyKind): KeyTable => client[kind.model] as unknown as KeyTable;
 /** how long an accepted key is trusted without asking the store: a revoke made on another node waits this long */
 const CACHE_MS = 3_000;
 const CACHE_ENTRIES = 10_000;
@@ -51,9 +77,9 @@ export function hasReadKeyShape(key: unknown): key is string {
  * What revoke takes as naming a key: its listed prefix or any start of it of at least tma_read_ and 4 characters,
  * or the whole key; an ellipsis copied from a list is dropped. Null for anything else.
  */
-export function givenReadKey(text: string): string | null {
+export function givenReadKey(text: string, prefix = READ_KEY_PREFIX): string | null {
   const given = text.trim().replace(/(?:…|\.\.\.)$/, '');
-  return GIVEN_PREFIX_PATTERN.test(given) || KEY_PATTERN.test(given) ? given : null;
+  return givenPrefixPattern(prefix).test(given) || keyPattern(prefix).test(given) ? given : null;
 }
 
 const infoOf = (row: KeyRow, appName: string): ReadKeyInfo => ({
@@ -63,14 +89,16 @@ const infoOf = (row: KeyRow, appName: string): ReadKeyInfo => ({
   revokedAt: row.revokedAt,
 });
 
-export class ReadKeys {
+export class AppKeys {
   private readonly cache = new Map<string, { grant: ReadKeyGrant; at: number }>();
   /** counts revocations, so a lookup that raced one does not cache the answer it read before it */
   private revocations = 0;
   private readonly cacheMs: number;
   private readonly now: () => number;
+  private readonly keyShape: RegExp;
 
   constructor(
+    readonly kind: KeyKind,
     private readonly prisma: PrismaClient,
     /** decides who manages which app: an actor manages an app exactly when registry.getApp lets them see it */
     private readonly registry: TokenRegistry,
@@ -78,27 +106,38 @@ export class ReadKeys {
   ) {
     this.cacheMs = options.cacheMs ?? CACHE_MS;
     this.now = options.now ?? Date.now;
+    this.keyShape = keyPattern(kind.prefix);
+  }
+
+  /** the full key's shape: anything else is refused without a lookup */
+  hasShape(key: unknown): key is string {
+    return typeof key === 'string' && this.keyShape.test(key);
   }
 
   /** A new key for the app; the key itself is returned this once and never stored. */
   async create(appName: string, actor: Actor): Promise<{ key: string; readKey: ReadKeyInfo }> {
     const app = await this.registry.getApp(appName, actor);
-    const key = READ_KEY_PREFIX + nanoid(RANDOM_LENGTH);
-    const prefix = key.slice(0, READ_KEY_PREFIX.length + SHOWN_RANDOM);
+    const { noun, prefix: kindPrefix } = this.kind;
+    const key = kindPrefix + nanoid(RANDOM_LENGTH);
+    const prefix = key.slice(0, kindPrefix.length + SHOWN_RANDOM);
     const row = await this.prisma.$transaction(
       async (tx) => {
         // the app row's lock makes two creations count one after the other, so the limit holds under races
         const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM apps WHERE id = ${app.appId} FOR UPDATE`;
         if (locked.length === 0) throw new RegistryError('app_not_found', `There is no app named "${appName}".`);
-        const active = await tx.readKey.count({ where: { appId: app.appId, revokedAt: null } });
+        const active = await tableOf(tx, this.kind).count({ where: { appId: app.appId, revokedAt: null } });
         if (active >= MAX_ACTIVE_READ_KEYS) {
           throw new RegistryError(
             'key_limit',
-            `${app.appName} already has ${MAX_ACTIVE_READ_KEYS} active read keys: revoke one before creating another.`,
+            `${app.appName} already has ${MAX_ACTIVE_READ_KEYS} active ${noun}s: revoke one before creating another.`,
           );
         }
-        const created = await tx.readKey.create({ data: { appId: app.appId, hash: hashToken(key), prefix } });
-        await tx.auditLog.create({ data: this.registry.auditRecord(app, actor, 'read_key.create', { prefix }) });
+        const created = await tableOf(tx, this.kind).create({
+          data: { appId: app.appId, hash: hashToken(key), prefix },
+        });
+        await tx.auditLog.create({
+          data: this.registry.auditRecord(app, actor, `${this.kind.audit}.create`, { prefix }),
+        });
         return created;
       },
       // a busy embedded store (one connection, shared with the loader) may take a while to start the transaction
@@ -112,8 +151,12 @@ export class ReadKeys {
     const app = await this.registry.getApp(appName, actor);
     const select = { prefix: true, createdAt: true, revokedAt: true } as const;
     const [active, revoked] = await Promise.all([
-      this.prisma.readKey.findMany({ where: { appId: app.appId, revokedAt: null }, orderBy: { id: 'desc' }, select }),
-      this.prisma.readKey.findMany({
+      tableOf(this.prisma, this.kind).findMany({
+        where: { appId: app.appId, revokedAt: null },
+        orderBy: { id: 'desc' },
+        select,
+      }),
+      tableOf(this.prisma, this.kind).findMany({
         where: { appId: app.appId, revokedAt: { not: null } },
         orderBy: [{ revokedAt: 'desc' }, { id: 'desc' }],
         take: LISTED_REVOKED,
@@ -129,16 +172,17 @@ export class ReadKeys {
    * when a start matches one active key and revoked ones, the active one is meant (the others cannot be revoked).
    */
   async revoke(text: string, actor: Actor, scope: { appName?: string } = {}): Promise<ReadKeyInfo> {
-    const given = givenReadKey(text);
+    const { noun, prefix: kindPrefix } = this.kind;
+    const given = givenReadKey(text, kindPrefix);
     if (given === null) {
       throw new RegistryError(
         'key_not_found',
-        `"${text}" names no read key: give its prefix as listed (${READ_KEY_PREFIX} and at least ${MIN_GIVEN_RANDOM} more characters).`,
+        `"${text}" names no ${noun}: give its prefix as listed (${kindPrefix} and at least ${MIN_GIVEN_RANDOM} more characters).`,
       );
     }
     const scoped = scope.appName === undefined ? undefined : await this.registry.getApp(scope.appName, actor);
-    const isKey = KEY_PATTERN.test(given);
-    const rows = await this.prisma.readKey.findMany({
+    const isKey = this.keyShape.test(given);
+    const rows = await tableOf(this.prisma, this.kind).findMany({
       where: {
         ...(isKey ? { hash: hashToken(given) } : { prefix: { startsWith: given } }),
         ...(scoped ? { appId: scoped.appId } : {}),
@@ -157,11 +201,11 @@ export class ReadKeys {
     const where = scoped ? ` of ${scoped.appName}` : '';
     const active = visible.filter((row) => row.revokedAt === null);
     if (visible.length === 0)
-      throw new RegistryError('key_not_found', `There is no read key${where} starting with "${given}".`);
+      throw new RegistryError('key_not_found', `There is no ${noun}${where} starting with "${given}".`);
     if (active.length > 1 || (active.length === 0 && visible.length > 1)) {
       throw new RegistryError(
         'key_ambiguous',
-        `Several read keys${where} start with "${given}": give more of the key, as listed.`,
+        `Several ${noun}s${where} start with "${given}": give more of the key, as listed.`,
       );
     }
     const target = active[0];
@@ -169,15 +213,15 @@ export class ReadKeys {
       const revoked = visible[0]!;
       throw new RegistryError(
         'key_revoked',
-        `The read key ${revoked.prefix} of ${revoked.app.appName} was already revoked (${revoked.revokedAt!.toISOString()}); nothing changed.`,
+        `The ${noun} ${revoked.prefix} of ${revoked.app.appName} was already revoked (${revoked.revokedAt!.toISOString()}); nothing changed.`,
       );
     }
     const app = apps.get(target.app.appName)!;
     const revokedAt = new Date();
     await this.prisma.$transaction([
-      this.prisma.readKey.updateMany({ where: { id: target.id, revokedAt: null }, data: { revokedAt } }),
+      tableOf(this.prisma, this.kind).updateMany({ where: { id: target.id, revokedAt: null }, data: { revokedAt } }),
       this.prisma.auditLog.create({
-        data: this.registry.auditRecord(app, actor, 'read_key.revoke', { prefix: target.prefix }),
+        data: this.registry.auditRecord(app, actor, `${this.kind.audit}.revoke`, { prefix: target.prefix }),
       }),
     ]);
     // refused on this node from now on; other nodes drop their cached answer within CACHE_MS
@@ -188,13 +232,13 @@ export class ReadKeys {
 
   /** The app a read key may read; null for a malformed, unknown or revoked key (malformed ones cost no lookup). */
   async authenticate(key: string): Promise<ReadKeyGrant | null> {
-    if (!hasReadKeyShape(key)) return null;
+    if (!this.hasShape(key)) return null;
     const hash = hashToken(key);
     const cached = this.cache.get(hash);
     if (cached && this.now() - cached.at < this.cacheMs) return cached.grant;
     this.cache.delete(hash);
     const revocationsBefore = this.revocations;
-    const row = await this.prisma.readKey.findUnique({
+    const row = await tableOf(this.prisma, this.kind).findUnique({
       where: { hash },
       select: { appId: true, revokedAt: true, app: { select: { appName: true } } },
     });
@@ -214,6 +258,13 @@ export class ReadKeys {
       if (error instanceof RegistryError && error.code === 'app_not_found') return null;
       throw error;
     }
+  }
+}
+
+/** the read API's keys */
+export class ReadKeys extends AppKeys {
+  constructor(prisma: PrismaClient, registry: TokenRegistry, options: ReadKeysOptions = {}) {
+    super(READ_KEY_KIND, prisma, registry, options);
   }
 }
 

@@ -190,6 +190,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
       '/api/v1/apps/{app}/custom-events/{name}/properties/{property}',
       '/api/v1/apps/{app}/funnel',
       '/api/v1/apps/{app}/retention',
+      '/api/v1/apps/{app}/revenue',
       '/api/v1/apps/{app}/summary',
     ]);
     const funnel = document.paths['/api/v1/apps/{app}/funnel']!.get!;

@@ -56,6 +56,7 @@
       '<button class="secondary small" data-action="regenerate">Regenerate token</button>' +
       (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
       '<button class="secondary small" data-action="read-keys">Read API keys</button>' +
+      '<button class="secondary small" data-action="server-keys">Server keys</button>' +
       '<button class="danger small" data-action="delete">Delete</button></div></div>'
     );
   }
@@ -101,6 +102,8 @@
         case 'read-keys':
           // its own card (read-keys.js); nothing here changed
           return site.openReadKeys(name);
+        case 'server-keys':
+          return site.openServerKeys(name);
         case 'revoke':
           if (!confirm('Revoke the token of ' + name + '? Events sent with it will be refused.')) return;
           await api('POST', path + '/revoke', {});

@@ -160,6 +160,40 @@
     );
   }
 
+  // Stars paid less refunded per day (successful-payment / refunded-payment from the app's bot), paying users, and
+  // the official client's purchase-init → purchase-success conversion
+  function revenue(data) {
+    const totals =
+      '<div class="kpis">' +
+      kpi('Stars (net)', num(data.stars)) +
+      kpi('Paying users', num(data.paying_users)) +
+      kpi('Purchases started → paid', num(data.purchase_init) + ' → ' + num(data.purchase_success)) +
+      kpi('Conversion', data.conversion === null ? '–' : pct(data.conversion)) +
+      '</div>';
+    if (data.days.length === 0) return totals + '<p class="muted">No payments in this period.</p>';
+    return (
+      totals +
+      '<table><tr><th>Day</th><th class="num">Stars</th><th class="num">Payments</th><th class="num">Refunds</th><th class="num">Paying users</th></tr>' +
+      data.days
+        .map(
+          (day) =>
+            '<tr><td>' +
+            esc(day.day) +
+            '</td><td class="num">' +
+            num(day.stars) +
+            '</td><td class="num">' +
+            num(day.payments) +
+            '</td><td class="num">' +
+            num(day.refunds) +
+            '</td><td class="num">' +
+            num(day.paying_users) +
+            '</td></tr>',
+        )
+        .join('') +
+      '</table>'
+    );
+  }
+
   function funnelQuery() {
     const query = new URLSearchParams(location.search);
     return {
@@ -275,7 +309,8 @@
       '<input name="property" aria-label="Property" placeholder="property of custom_data" style="flex:1 1 140px">' +
       '<button type="submit">Top values</button></form><div id="property-values"></div></div>' +
       '<div class="card"><h2>Campaigns <span class="muted">(start_param of new users)</span></h2>' +
-      '<div id="campaigns"></div></div></div>';
+      '<div id="campaigns"></div></div></div>' +
+      '<div class="card"><h2>Revenue <span class="muted">(Telegram Stars)</span></h2><div id="revenue"></div></div>';
 
     document.getElementById('funnel-form').addEventListener('submit', (event) => {
       event.preventDefault();
@@ -352,6 +387,7 @@
     document.getElementById('cohort-grid').innerHTML = cohortGrid(cohorts);
     document.getElementById('custom-events').innerHTML = customEvents(data.custom_events);
     document.getElementById('campaigns').innerHTML = campaigns(data.campaigns);
+    document.getElementById('revenue').innerHTML = revenue(data.revenue);
     const name = document.getElementById('property-form').elements.name;
     if (!name.value && data.custom_events[0]) name.value = data.custom_events[0].name;
     loadFunnel();

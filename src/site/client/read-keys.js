@@ -1,12 +1,13 @@
-// The read API keys of one app in the Analytics section: its keys with Revoke, and "New read key" showing the key once.
-(() => {
+// The read API keys and the server keys of one app in the Analytics section, one card each: its keys with Revoke, and
+// "New read key" / "New server key" showing the key once.
+function keysCard({ cards, one, noun, open }) {
   const { api, esc, utc } = window.site;
-  const card = document.getElementById('read-keys');
-  const list = document.getElementById('read-keys-list');
-  const issued = document.getElementById('read-key-issued');
-  const error = document.getElementById('read-keys-error');
+  const card = document.getElementById(cards);
+  const list = document.getElementById(cards + '-list');
+  const issued = document.getElementById(one + '-issued');
+  const error = document.getElementById(cards + '-error');
   let app = null;
-  const path = () => '/api/apps/' + encodeURIComponent(app) + '/read-keys';
+  const path = () => '/api/apps/' + encodeURIComponent(app) + '/' + cards;
 
   function row(key) {
     return (
@@ -26,7 +27,7 @@
     const keys = await api('GET', path());
     list.innerHTML =
       keys.length === 0
-        ? '<p class="muted">No read keys yet.</p>'
+        ? '<p class="muted">No ' + noun + 's yet.</p>'
         : '<table><thead><tr><th>Key</th><th>Created</th><th></th></tr></thead><tbody>' +
           keys.map(row).join('') +
           '</tbody></table>';
@@ -42,9 +43,9 @@
   }
 
   // the app list (apps.js) opens this card for one app; its own refreshes leave the card alone
-  site.openReadKeys = (name) => {
+  site[open] = (name) => {
     app = name;
-    document.getElementById('read-keys-app').textContent = name;
+    document.getElementById(cards + '-app').textContent = name;
     issued.innerHTML = '';
     list.innerHTML = '<p class="muted">Loading…</p>';
     card.hidden = false;
@@ -56,7 +57,8 @@
     const button = event.target.closest('button[data-prefix]');
     if (!button) return;
     const prefix = button.dataset.prefix;
-    if (!confirm('Revoke the read key ' + prefix + '… of ' + app + '? Requests with it are refused at once.')) return;
+    if (!confirm('Revoke the ' + noun + ' ' + prefix + '… of ' + app + '? Requests with it are refused at once.'))
+      return;
     run(async () => {
       await api('POST', path() + '/revoke', { prefix });
       // a key just issued and now revoked is of no use to copy
@@ -65,14 +67,18 @@
     });
   });
 
-  document.getElementById('read-key-new').addEventListener('click', () =>
+  document.getElementById(one + '-new').addEventListener('click', () =>
     run(async () => {
       const created = await api('POST', path(), {});
       const curl = site.snippet(card.dataset.try, created.key, created.app_name);
       issued.innerHTML =
-        '<div class="notice"><p><b>New read key for ' +
+        '<div class="notice"><p><b>New ' +
+        noun +
+        ' for ' +
         esc(created.app_name) +
-        '.</b> It is shown only once:</p><pre class="mono" id="read-key">' +
+        '.</b> It is shown only once:</p><pre class="mono" id="' +
+        one +
+        '">' +
         esc(created.key) +
         '</pre><p>Try it:</p><pre>' +
         esc(curl) +
@@ -81,9 +87,12 @@
     }),
   );
 
-  document.getElementById('read-keys-close').addEventListener('click', () => {
+  document.getElementById(cards + '-close').addEventListener('click', () => {
     card.hidden = true;
     issued.innerHTML = '';
     app = null;
   });
-})();
+}
+
+keysCard({ cards: 'read-keys', one: 'read-key', noun: 'read key', open: 'openReadKeys' });
+keysCard({ cards: 'server-keys', one: 'server-key', noun: 'server key', open: 'openServerKeys' });

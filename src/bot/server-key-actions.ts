@@ -1,0 +1,109 @@
+// What the buttons of an app's server keys do, as the read keys' buttons do for read keys: the list, a new key (shown
+// once, in a message of its own), revoke (asking first) and revoke confirmed, with the key's shown characters.
+import { InlineKeyboard } from 'grammy';
+import { serverKeySnippet } from '../integration-snippet.ts';
+import { utcTime } from '../time-format.ts';
+import type { ReadKeyInfo } from '../tokens/read-keys.ts';
+import { type AppRecord, RegistryError } from '../tokens/registry.ts';
+import { SERVER_KEY_PREFIX } from '../tokens/server-keys.ts';
+import type { AppContext, OnAppAction } from './app-actions.ts';
+import { answered, type BotDeps } from './context.ts';
+import { appData } from './keyboards.ts';
+import type { Screens } from './screens.ts';
+import { HTML, escapeHtml } from './texts.ts';
+
+const shownPart = (key: ReadKeyInfo) => key.prefix.slice(SERVER_KEY_PREFIX.length);
+
+export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
+  const active = keys.filter((key) => key.revokedAt === null);
+  return [
+    `🤖 Server keys of <b>${escapeHtml(app.appName)}</b>`,
+    "A server key lets your bot or backend send this app's events (<code>POST /events</code> with " +
+      '<code>Authorization: Bearer …</code>, no Origin needed): /start payloads, commands, payments and refunds. ' +
+      'Keep it secret: never put it in a page.',
+    '',
+    ...(active.length === 0
+      ? ['No active server keys.']
+      : active.map((key) => `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)}`)),
+  ].join('\n');
+}
+
+/** a new server key, shown this once, with a request that tries it and the bot middleware's two lines */
+export function serverKeyIssued(key: string, app: AppRecord, base: string): string {
+  const middleware =
+    "import { analytics } from 'tma-analytics-grammy';\n" +
+    `bot.use(analytics({ serverKey: '${key}', appName: '${app.appName}', endpoint: '${base}' }));`;
+  return [
+    `🤖 New server key for <b>${escapeHtml(app.appName)}</b>.`,
+    '',
+    'Your server key (shown only once, keep it secret):',
+    `<code>${key}</code>`,
+    '',
+    'In a grammY bot:',
+    `<pre>${escapeHtml(middleware)}</pre>`,
+    'Or try it:',
+    `<pre>${escapeHtml(serverKeySnippet(base, key, app.appName))}</pre>`,
+  ].join('\n');
+}
+
+function serverKeysKeyboard(app: AppRecord, keys: ReadKeyInfo[]): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  for (const key of keys.filter((entry) => entry.revokedAt === null))
+    keyboard.text(`🚫 Revoke ${key.prefix}…`, appData('skrev', app.appId, shownPart(key))).row();
+  return keyboard.text('➕ New server key', appData('sknew', app.appId)).text('« Back', appData('app', app.appId));
+}
+
+export function serverKeyActions(deps: BotDeps, screens: Screens, on: OnAppAction): void {
+  const { serverKeys, config } = deps.services;
+
+  const listScreen = async (ctx: AppContext) => {
+    const keys = await serverKeys.list(ctx.app.appName, deps.actorOf(ctx));
+    return screens.show(ctx, serverKeysText(ctx.app, keys), serverKeysKeyboard(ctx.app, keys));
+  };
+  on('sk', answered(listScreen));
+  on('sknew', async (ctx) => {
+    let key: string;
+    try {
+      ({ key } = await serverKeys.create(ctx.app.appName, deps.actorOf(ctx)));
+    } catch (error) {
+      // the limit of active keys is a sentence for the user
+      if (error instanceof RegistryError) return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
+      throw error;
+    }
+    await ctx.answerCallbackQuery({ text: 'Server key created' });
+    await listScreen(ctx);
+    const base = config.publicUrl ?? `http://localhost:${config.port}`;
+    await ctx.reply(serverKeyIssued(key, ctx.app, base), {
+      ...HTML,
+      reply_markup: new InlineKeyboard().text('« Server keys', appData('sk', ctx.app.appId)),
+    });
+  });
+  // the callback data carries the shown characters of the key's prefix; the revoke looks them up in this app only
+  on(
+    'skrev',
+    answered((ctx) => {
+      const prefix = SERVER_KEY_PREFIX + (ctx.match[2] ?? '');
+      return screens.show(
+        ctx,
+        `Revoke the server key <code>${escapeHtml(prefix)}…</code> of <b>${escapeHtml(ctx.app.appName)}</b>? ` +
+          'Events sent with it are refused at once.',
+        new InlineKeyboard()
+          .text('🚫 Yes, revoke', appData('skrev!', ctx.app.appId, ctx.match[2] ?? ''))
+          .text('Cancel', appData('sk', ctx.app.appId)),
+      );
+    }),
+  );
+  on('skrev!', async (ctx) => {
+    try {
+      const revoked = await serverKeys.revoke(SERVER_KEY_PREFIX + (ctx.match[2] ?? ''), deps.actorOf(ctx), {
+        appName: ctx.app.appName,
+      });
+      await ctx.answerCallbackQuery({ text: `Server key ${revoked.prefix}… revoked` });
+    } catch (error) {
+      // a key already revoked (a second press) or gone is told, and the list shows what is left
+      if (!(error instanceof RegistryError)) throw error;
+      await ctx.answerCallbackQuery({ text: error.message, show_alert: true });
+    }
+    return listScreen(ctx);
+  });
+}

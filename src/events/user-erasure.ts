@@ -1,0 +1,150 @@
+// Erases one user of one app from the event plane: their events, their sessions' rows and their per-user rows,
+// in bounded statements that ingestion runs between. The counts (events, users and sessions per day, dimensions,
+// custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user.
+import type { SqlRunner } from '../db/sql.ts';
+import { CHUNK_ROWS } from './purge.ts';
+
+/** rows deleted per table */
+export interface ErasedRows {
+  events: number;
+  daily_sessions: number;
+  daily_funnel_sessions: number;
+  daily_users: number;
+  app_users: number;
+  wallet_users: number;
+  daily_custom_users: number;
+  custom_users: number;
+}
+
+export interface Erasure {
+  deleted: ErasedRows;
+  /**
+   * false when the user's events kept being stored while the erase ran, round after round: what was stored
+   * meanwhile may remain, and erasing again removes it
+   */
+  complete: boolean;
+}
+
+export interface ErasureOptions {
+  /** events read (and per-user rows deleted) per statement; default per engine, as for purges */
+  chunkRows?: number;
+  /** walks over the app's events before giving up on a user whose events keep arriving */
+  maxRounds?: number;
+}
+
+/**
+ * The user's rows keyed by user, daily_users last. $1 the app, $2 the user key (base64), $3 the chunk's rows.
+ * Only app_users and wallet_users have the user first in an index; the others are read over the app's range.
+ */
+const USER_TABLES = ['wallet_users', 'custom_users', 'daily_custom_users', 'app_users', 'daily_users'] as const;
+
+const deleteUserChunk = (table: (typeof USER_TABLES)[number]) => `
+WITH gone AS (
+  DELETE FROM ${table} t WHERE t.ctid = ANY(ARRAY(
+    SELECT ctid FROM ${table} t WHERE t.app_id = $1 AND t.user_key = decode($2, 'base64') LIMIT $3
+  )) AND t.app_id = $1 AND t.user_key = decode($2, 'base64')
+  RETURNING 1
+)
+SELECT count(*)::int AS n FROM gone`;
+
+/**
+ * One step of the walk over the app's events in key order: the next $4 events after the key $3 (base64; '' at the
+ * start). The user's among them ($2) are deleted with their sessions' rows in the same statement, so an erase cut
+ * short never leaves sessions behind that no event leads to any more. A session is the user's when one of their
+ * events names it. `last` is where the next step starts; null once the walk has passed the last event.
+ */
+const WALK_STEP = `
+WITH range AS (
+  SELECT event_key, user_key, session_id, day FROM events
+  WHERE app_id = $1 AND event_key > decode($3, 'base64') ORDER BY event_key LIMIT $4
+), mine AS (
+  SELECT event_key, session_id, day FROM range WHERE user_key = decode($2, 'base64')
+), sessions AS (
+  DELETE FROM daily_sessions s USING (SELECT DISTINCT session_id FROM mine) m
+  WHERE s.app_id = $1 AND s.session_id = m.session_id RETURNING 1
+), funnel AS (
+  DELETE FROM daily_funnel_sessions f USING (SELECT DISTINCT day, session_id FROM mine) m
+  WHERE f.app_id = $1 AND f.day = m.day AND f.session_id = m.session_id RETURNING 1
+), gone AS (
+  DELETE FROM events e USING mine m WHERE e.app_id = $1 AND e.event_key = m.event_key RETURNING 1
+)
+SELECT (SELECT encode(event_key, 'base64') FROM range ORDER BY event_key DESC LIMIT 1) AS last,
+       (SELECT count(*)::int FROM range) AS read,
+       (SELECT count(*)::int FROM gone) AS events,
+       (SELECT count(*)::int FROM sessions) AS sessions,
+       (SELECT count(*)::int FROM funnel) AS funnel_sessions`;
+
+const noRows = (): ErasedRows => ({
+  events: 0,
+  daily_sessions: 0,
+  daily_funnel_sessions: 0,
+  daily_users: 0,
+  app_users: 0,
+  wallet_users: 0,
+  daily_custom_users: 0,
+  custom_users: 0,
+});
+
+/**
+ * Erases the user with this key from the app: what is stored when it runs. The order makes a commit of the
+ * user's events landing meanwhile show: the per-user rows go first (daily_users last), then a walk over every
+ * event of the app deletes the user's, then the per-user rows again. A commit after the first daily_users delete
+ * finds no row of the user for its day and writes one; the second pass finds it, and the walk runs again, since
+ * that commit's events may sit behind it. When the second pass finds none, no commit stored the user's events
+ * after the first, and the walk, which started after it, deleted every event stored before it. Events the
+ * service accepted before the erase but loads after it (a backlog in an ingest node's log) are stored as new.
+ */
+export async function eraseUser(
+  sql: SqlRunner,
+  appId: number,
+  userKey: Buffer,
+  options: ErasureOptions = {},
+): Promise<Erasure> {
+  const chunkRows = options.chunkRows ?? CHUNK_ROWS[sql.kind];
+  const maxRounds = options.maxRounds ?? 3;
+  const key = userKey.toString('base64');
+  const deleted = noRows();
+
+  const deleteUserRows = async (): Promise<number> => {
+    let dailyUsers = 0;
+    for (const table of USER_TABLES) {
+      for (;;) {
+        const [{ n }] = (await sql.query<{ n: number }>(deleteUserChunk(table), [appId, key, chunkRows])) as [
+          { n: number },
+        ];
+        deleted[table] += n;
+        if (table === 'daily_users') dailyUsers += n;
+        if (n < chunkRows) break;
+      }
+    }
+    return dailyUsers;
+  };
+
+  const walkEvents = async (): Promise<void> => {
+    let after = '';
+    for (;;) {
+      const [step] = (await sql.query<{
+        last: string | null;
+        read: number;
+        events: number;
+        sessions: number;
+        funnel_sessions: number;
+      }>(WALK_STEP, [appId, key, after, chunkRows])) as [
+        { last: string | null; read: number; events: number; sessions: number; funnel_sessions: number },
+      ];
+      deleted.events += step.events;
+      deleted.daily_sessions += step.sessions;
+      deleted.daily_funnel_sessions += step.funnel_sessions;
+      if (step.last === null || step.read < chunkRows) return;
+      after = step.last;
+    }
+  };
+
+  await deleteUserRows();
+  for (let round = 1; ; round++) {
+    await walkEvents();
+    const storedMeanwhile = await deleteUserRows();
+    if (storedMeanwhile === 0) return { deleted, complete: true };
+    if (round === maxRounds) return { deleted, complete: false };
+  }
+}

@@ -1,0 +1,162 @@
+// The bot's data controls through bot.handleUpdate: the retention period chosen from the app's screen (asking first
+// when it keeps less), erasing a user's data (id asked, confirmed, counts shown, audited, the id never stored), and
+// other users refused on every button.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEXT } from '../../src/bot/texts.ts';
+import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+const ALICE = 1001;
+const BOB = 2002;
+const ADMIN = 9009;
+/** users of Alice's mini app */
+const ERASED_USER = 777000111;
+const KEPT_USER = 777000222;
+
+let service: TestService;
+let harness: BotHarness;
+let id: number;
+
+beforeAll(async () => {
+  service = await startTestService({ ADMIN_TELEGRAM_IDS: String(ADMIN), RATE_LIMIT_MAX: '100000' });
+  harness = new BotHarness(service.services);
+  const { token, app } = await service.services.registry.createApp(
+    { appName: 'alice_data', bot: '@alice_data_bot', domains: ['app.example.com'], ownerTelegramId: String(ALICE) },
+    { surface: 'cli' },
+  );
+  id = app.appId;
+  const sent = [ERASED_USER, ERASED_USER, KEPT_USER].map((user) => makeEvent('alice_data', { user_id: user }));
+  expect((await postEvents(service.url, sent, { token })).status).toBe(201);
+  await service.loaded();
+});
+afterAll(() => service?.close());
+
+const retentionOf = async () =>
+  (await service.store.prisma.app.findUniqueOrThrow({ where: { id }, select: { retentionDays: true } })).retentionDays;
+
+async function eventsOf(user: number): Promise<number> {
+  const key = service.services.pseudonymiser.userKey(id, String(user));
+  const [row] = await service.store.sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM events WHERE app_id = $1 AND user_key = decode($2, 'base64')`,
+    [id, key.toString('base64')],
+  );
+  return row!.n;
+}
+
+/** the text of the last message of a step: inside a dialog, the new one comes last */
+function lastText(calls: Awaited<ReturnType<BotHarness['send']>>): string {
+  return textsOf(calls.filter((call) => call.method === 'sendMessage' || call.method === 'editMessageText').slice(-1));
+}
+
+/** every stored dialog state, as text */
+async function dialogStates(): Promise<string> {
+  return JSON.stringify(await service.store.prisma.botState.findMany());
+}
+
+describe('data controls in the bot', () => {
+  it('shows the retention and the erase from the app screen, and sets the retention, asking first when it keeps less', async () => {
+    expect(buttonsOf(await harness.click(ALICE, `app:${id}`))).toContain(`data:${id}`);
+    const screen = await harness.click(ALICE, `data:${id}`);
+    expect(textsOf(screen)).toContain('<b>Retention</b>: forever');
+    expect(buttonsOf(screen)).toEqual([
+      `ret:${id}:forever`,
+      `ret:${id}:30`,
+      `ret:${id}:90`,
+      `ret:${id}:180`,
+      `ret:${id}:365`,
+      `erase:${id}`,
+      `app:${id}`,
+    ]);
+
+    const question = await harness.click(ALICE, `ret:${id}:90`);
+    expect(textsOf(question)).toContain('Keep the events of <b>alice_data</b> for 90 days?');
+    expect(buttonsOf(question)).toEqual([`ret!:${id}:90`, `data:${id}`]);
+    expect(await retentionOf()).toBeNull();
+
+    const set = await harness.click(ALICE, `ret!:${id}:90`);
+    expect(alertsOf(set)).toEqual(['Retention: 90 days']);
+    expect(textsOf(set)).toContain('<b>Retention</b>: 90 days:');
+    expect(await retentionOf()).toBe(90);
+    // keeping more needs no question
+    expect(alertsOf(await harness.click(ALICE, `ret:${id}:365`))).toEqual(['Retention: 1 year']);
+    expect(await retentionOf()).toBe(365);
+    expect(alertsOf(await harness.click(ALICE, `ret:${id}:forever`))).toEqual(['Retention: forever']);
+    expect(await retentionOf()).toBeNull();
+    // a value that is no choice changes nothing
+    expect(alertsOf(await harness.click(ALICE, `ret!:${id}:7`))).toEqual(['']);
+    expect(await retentionOf()).toBeNull();
+
+    const audit = await service.store.prisma.auditLog.findMany({
+      where: { appId: id, action: 'app.retention' },
+      orderBy: { id: 'asc' },
+    });
+    expect(audit.map((entry) => [entry.surface, entry.detail])).toEqual([
+      ['bot', { days: 90, previous: null, admin: false }],
+      ['bot', { days: 365, previous: 90, admin: false }],
+      ['bot', { days: null, previous: 365, admin: false }],
+    ]);
+  });
+
+  it("erases a user's data: asks the id, explains a bad one, confirms, shows the counts; the id is never stored", async () => {
+    expect(textsOf(await harness.click(ALICE, `erase:${id}`))).toBe(TEXT.askErasedUser);
+    const bad = textsOf(await harness.send(ALICE, 'user 777'));
+    expect(bad).toContain('A Telegram user id is a positive number such as 123456789.');
+    expect(bad).toContain(TEXT.askErasedUser);
+
+    const confirm = await harness.send(ALICE, String(ERASED_USER));
+    const question = lastText(confirm);
+    expect(question).toMatch(
+      /^Erase every event and per-user row of user <code>[A-Za-z0-9_-]{12}<\/code> from <b>alice_data<\/b>\?/,
+    );
+    const reference = /<code>([A-Za-z0-9_-]{12})<\/code>/.exec(question)![1]!;
+    const [erase, cancel] = buttonsOf(confirm);
+    expect(erase).toMatch(new RegExp(`^erase!:${id}:[A-Za-z0-9_-]{22}$`));
+    expect(cancel).toBe(`data:${id}`);
+    // the dialog is over: no state is kept, and nothing is deleted before the confirmation
+    expect(await dialogStates()).toBe('[]');
+    expect(await eventsOf(ERASED_USER)).toBe(2);
+
+    // someone else pressing the confirmation gets nothing
+    expect(alertsOf(await harness.click(BOB, erase!))).toEqual([TEXT.notYours]);
+    expect(await eventsOf(ERASED_USER)).toBe(2);
+
+    const done = await harness.click(ALICE, erase!);
+    expect(alertsOf(done)).toEqual(['Erasing…']);
+    expect(textsOf(done)).toBe(
+      `🧹 Erased user <code>${reference}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 0 custom event days, 1 per-user record.\nDaily totals keep counting them, as anonymous numbers.`,
+    );
+    expect(buttonsOf(done)).toEqual([`data:${id}`]);
+    expect(await eventsOf(ERASED_USER)).toBe(0);
+    expect(await eventsOf(KEPT_USER)).toBe(1);
+    const [entry] = await service.store.prisma.auditLog.findMany({ where: { appId: id, action: 'user.erase' } });
+    expect(entry).toMatchObject({ surface: 'bot', detail: { user: reference, complete: true, admin: false } });
+    expect(JSON.stringify(entry!.detail)).not.toContain(String(ERASED_USER));
+  });
+
+  it('leaves the dialog on /cancel, and lets an administrator erase too', async () => {
+    await harness.click(ALICE, `erase:${id}`);
+    expect(lastText(await harness.send(ALICE, '/cancel'))).toBe('Cancelled. Nothing was changed.');
+    expect(await dialogStates()).toBe('[]');
+
+    await harness.click(ADMIN, `erase:${id}`);
+    const [erase] = buttonsOf(await harness.send(ADMIN, String(KEPT_USER)));
+    expect(textsOf(await harness.click(ADMIN, erase!))).toContain(': 1 event, 1 session,');
+    expect(await eventsOf(KEPT_USER)).toBe(0);
+    const [entry] = await service.store.prisma.auditLog.findMany({
+      where: { appId: id, action: 'user.erase', surface: 'bot' },
+      orderBy: { id: 'desc' },
+      take: 1,
+    });
+    expect(entry!.detail).toMatchObject({ admin: true });
+  });
+
+  it("refuses every data control button on someone else's app, and changes nothing", async () => {
+    for (const data of [`data:${id}`, `ret:${id}:30`, `ret!:${id}:30`, `erase:${id}`]) {
+      expect(alertsOf(await harness.click(BOB, data)), data).toEqual([TEXT.notYours]);
+    }
+    expect(await retentionOf()).toBeNull();
+    expect(await dialogStates()).toBe('[]');
+    expect(harness.errors).toEqual([]);
+  });
+});

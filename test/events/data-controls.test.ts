@@ -1,0 +1,438 @@
+// Data controls on both engines: erasing one user (every event and per-user row of theirs goes, another user's and
+// the anonymous counts stay, in chunks, finished when cut short, round again when their events land meanwhile), and
+// the retention purge (days before the period go in chunks, the period and the counts stay, resumes after a stop).
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlRunner } from '../../src/db/sql.ts';
+import type { Store } from '../../src/db/store.ts';
+import { DataControls } from '../../src/events/data-controls.ts';
+import { addDays } from '../../src/events/days.ts';
+import { Pseudonymiser } from '../../src/events/pseudonym.ts';
+import { firstKeptDay, parseRetention } from '../../src/events/retention.ts';
+import { RetentionPurger } from '../../src/events/retention-purge.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { eraseUser } from '../../src/events/user-erasure.ts';
+import { Secrets } from '../../src/secret.ts';
+import { RegistryError, TokenRegistry, type Actor } from '../../src/tokens/registry.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
+
+const DAY_MS = 86_400_000;
+const NOW = new Date('2026-11-24T12:00:00Z');
+const TODAY = '2026-11-24';
+
+const PER_USER_TABLES = ['daily_users', 'app_users', 'wallet_users', 'daily_custom_users', 'custom_users'] as const;
+const COUNT_TABLES = [
+  'daily_event_counts',
+  'daily_app_stats',
+  'daily_dimensions',
+  'daily_custom_events',
+  'daily_custom_values',
+  'daily_app_usage',
+  'app_activity',
+  'custom_catalog',
+] as const;
+
+/** an event key as the service makes one: the client's time (6 bytes), then 10 other bytes */
+function eventKey(ms: number): Buffer {
+  const key = crypto.randomBytes(16);
+  key.writeUIntBE(ms, 0, 6);
+  return key;
+}
+
+function row(appId: number, userKey: Buffer, at: Date, overrides: Partial<EventRow> = {}): EventRow {
+  return {
+    appId,
+    eventKey: eventKey(at.getTime()),
+    receivedAt: at,
+    occurredAt: at,
+    day: at.toISOString().slice(0, 10),
+    eventName: 'app-init',
+    sessionId: crypto.randomUUID(),
+    userKey,
+    isPremium: false,
+    isSuccess: false,
+    platform: 'ios',
+    locale: 'en',
+    startParam: 'ads',
+    props: {},
+    ...overrides,
+  };
+}
+
+/** one session of a user on a day: a launch, a custom event, a wallet connected and a transaction signed */
+function session(appId: number, userKey: Buffer, day: string): EventRow[] {
+  const sessionId = crypto.randomUUID();
+  const at = (minute: number) => new Date(Date.parse(`${day}T10:00:00Z`) + minute * 60_000);
+  return [
+    row(appId, userKey, at(0), { sessionId }),
+    row(appId, userKey, at(1), {
+      sessionId,
+      eventName: 'custom-event',
+      props: { custom_data: { name: 'buy', plan: 'pro' } },
+    }),
+    row(appId, userKey, at(2), { sessionId, eventName: 'connection-started' }),
+    row(appId, userKey, at(3), { sessionId, eventName: 'connection-completed' }),
+    row(appId, userKey, at(4), { sessionId, eventName: 'transaction-signed' }),
+  ];
+}
+
+/** a SQL runner that tells `seen` of every statement and its first row, after it ran */
+function watched(sql: SqlRunner, seen: (text: string, first: Record<string, unknown> | undefined) => unknown) {
+  const runner: SqlRunner = {
+    kind: sql.kind,
+    query: async <Row>(text: string, params?: unknown[]) => {
+      const rows = await sql.query<Row>(text, params);
+      await seen(text, rows[0] as Record<string, unknown> | undefined);
+      return rows;
+    },
+    exec: (script) => sql.exec(script),
+    transaction: (fn) => sql.transaction(fn),
+    close: () => sql.close(),
+  };
+  return runner;
+}
+
+describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  let events: SqlEventStore;
+  let registry: TokenRegistry;
+  let pseudonymiser: Pseudonymiser;
+  let secrets: Secrets;
+  let appCount = 0;
+
+  beforeAll(async () => {
+    ({ store, cleanup } = await open());
+    events = new SqlEventStore(store.sql);
+    secrets = new Secrets(Buffer.from('data-controls-test-secret-0123456789'));
+    registry = new TokenRegistry(store.prisma, secrets);
+    pseudonymiser = new Pseudonymiser(secrets);
+  });
+  afterAll(() => cleanup?.());
+
+  const owner: Actor = { surface: 'site', telegramId: '4242' };
+  const stranger: Actor = { surface: 'site', telegramId: '5353' };
+
+  async function newApp(): Promise<{ appId: number; appName: string }> {
+    const appName = `controls_app_${++appCount}`;
+    const { app } = await registry.createApp(
+      { appName, bot: '@controls_bot', domains: ['c.example'], ownerTelegramId: owner.telegramId },
+      owner,
+    );
+    return { appId: app.appId, appName };
+  }
+
+  async function count(text: string, params: unknown[]): Promise<number> {
+    return (await store.sql.query<{ n: number }>(text, params))[0]!.n;
+  }
+
+  /** rows of the user in each per-user table and the events table */
+  async function rowsOfUser(appId: number, userKey: Buffer): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    for (const table of ['events', ...PER_USER_TABLES])
+      counts[table] = await count(
+        `SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1 AND user_key = decode($2, 'base64')`,
+        [appId, userKey.toString('base64')],
+      );
+    return counts;
+  }
+
+  /** the per-session rows of the sessions the user's events name (before they are erased) */
+  async function sessionsOf(appId: number, userKey: Buffer): Promise<string[]> {
+    const rows = await store.sql.query<{ session_id: string }>(
+      `SELECT DISTINCT session_id::text FROM events WHERE app_id = $1 AND user_key = decode($2, 'base64') ORDER BY 1`,
+      [appId, userKey.toString('base64')],
+    );
+    return rows.map((entry) => entry.session_id);
+  }
+
+  async function sessionRows(appId: number, sessions: string[]): Promise<{ sessions: number; funnel: number }> {
+    const params = [appId, `{${sessions.join(',')}}`];
+    return {
+      sessions: await count(
+        `SELECT count(*)::int AS n FROM daily_sessions WHERE app_id = $1 AND session_id = ANY($2::uuid[])`,
+        params,
+      ),
+      funnel: await count(
+        `SELECT count(*)::int AS n FROM daily_funnel_sessions WHERE app_id = $1 AND session_id = ANY($2::uuid[])`,
+        params,
+      ),
+    };
+  }
+
+  /** every row of the count tables, as text */
+  async function countRows(appId: number): Promise<Record<string, string[]>> {
+    const dump: Record<string, string[]> = {};
+    for (const table of COUNT_TABLES) {
+      const rows = await store.sql.query<{ row: string }>(
+        `SELECT row_to_json(t)::text AS row FROM ${table} t WHERE app_id = $1 ORDER BY 1`,
+        [appId],
+      );
+      dump[table] = rows.map((entry) => entry.row);
+    }
+    return dump;
+  }
+
+  describe('erasing a user', () => {
+    const days = ['2026-11-20', '2026-11-21', '2026-11-22'];
+
+    it("deletes every event and per-user row of the user, in chunks, keeps the other user's and the counts, and audits it", async () => {
+      const { appId, appName } = await newApp();
+      const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
+      await events.insert(days.flatMap((day) => [...session(appId, alice, day), ...session(appId, bob, day)]));
+      const aliceBefore = await rowsOfUser(appId, alice);
+      const bobBefore = await rowsOfUser(appId, bob);
+      expect(
+        Object.values(aliceBefore).every((n) => n > 0),
+        JSON.stringify(aliceBefore),
+      ).toBe(true);
+      const [aliceSessions, bobSessions] = [await sessionsOf(appId, alice), await sessionsOf(appId, bob)];
+      const counts = await countRows(appId);
+
+      const statements: string[] = [];
+      const controls = new DataControls(
+        store.prisma,
+        watched(store.sql, (text) => statements.push(text)),
+        registry,
+        pseudonymiser,
+        secrets,
+        { chunkRows: 4 },
+      );
+      await expect(controls.eraseUser(appName, '1001', stranger)).rejects.toThrow(RegistryError);
+      expect(await rowsOfUser(appId, alice)).toEqual(aliceBefore);
+
+      const result = await controls.eraseUser(appName, '1001', owner);
+      expect(result.complete).toBe(true);
+      expect(result.deleted).toEqual({
+        events: 15,
+        daily_sessions: 3,
+        daily_funnel_sessions: 3,
+        daily_users: 3,
+        app_users: 1,
+        wallet_users: 1,
+        daily_custom_users: 3,
+        custom_users: 1,
+      });
+      expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
+      expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0, funnel: 0 });
+      expect(await rowsOfUser(appId, bob)).toEqual(bobBefore);
+      expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3, funnel: 3 });
+      // the counts keep counting the erased user, as anonymous numbers
+      expect(await countRows(appId)).toEqual(counts);
+      // 30 events read 4 at a time
+      expect(statements.filter((text) => text.includes('WITH range AS')).length).toBe(8);
+
+      const audit = await store.prisma.auditLog.findMany({ where: { appName, action: 'user.erase' } });
+      expect(audit).toHaveLength(1);
+      expect(audit[0]).toMatchObject({ surface: 'site', appId, actorKey: registry.ownerKey('4242') });
+      expect(audit[0]!.detail).toEqual({
+        user: result.reference,
+        deleted: result.deleted,
+        complete: true,
+        admin: false,
+      });
+      expect(result.reference).toMatch(/^[A-Za-z0-9_-]{12}$/);
+      expect(JSON.stringify(audit.map(({ id: _id, ...entry }) => entry))).not.toContain('1001');
+
+      // again: nothing left, the same reference
+      const again = await controls.eraseUser(appName, '1001', owner);
+      expect(again.reference).toBe(result.reference);
+      expect(Object.values(again.deleted).every((n) => n === 0)).toBe(true);
+    });
+
+    it('finishes an erase cut short when run again', async () => {
+      const { appId } = await newApp();
+      const alice = pseudonymiser.userKey(appId, '1001');
+      await events.insert(days.flatMap((day) => session(appId, alice, day)));
+      let walked = 0;
+      const failing = watched(store.sql, (text) => {
+        if (text.includes('WITH range AS') && ++walked === 2) throw new Error('connection lost');
+      });
+      await expect(eraseUser(failing, appId, alice, { chunkRows: 4 })).rejects.toThrow('connection lost');
+      expect((await rowsOfUser(appId, alice)).events).toBeGreaterThan(0);
+
+      const finished = await eraseUser(store.sql, appId, alice, { chunkRows: 4 });
+      expect(finished.complete).toBe(true);
+      expect(Object.values(await rowsOfUser(appId, alice)).every((n) => n === 0)).toBe(true);
+      expect(await count(`SELECT count(*)::int AS n FROM daily_sessions WHERE app_id = $1`, [appId])).toBe(0);
+      expect(await count(`SELECT count(*)::int AS n FROM daily_funnel_sessions WHERE app_id = $1`, [appId])).toBe(0);
+    });
+
+    it("goes round again when the user's events are stored behind its walk, and says so when they keep coming", async () => {
+      const { appId } = await newApp();
+      const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
+      await events.insert(days.flatMap((day) => [...session(appId, alice, day), ...session(appId, bob, day)]));
+      // a commit of the user's events while the walk is past their keys (a day earlier than any stored)
+      let walked = 0;
+      const racing = watched(store.sql, async (text) => {
+        if (text.includes('WITH range AS') && ++walked === 5) await events.insert(session(appId, alice, '2026-11-19'));
+      });
+      const erased = await eraseUser(racing, appId, alice, { chunkRows: 4 });
+      expect(erased.complete).toBe(true);
+      expect(erased.deleted.events).toBe(20);
+      expect(Object.values(await rowsOfUser(appId, alice)).every((n) => n === 0)).toBe(true);
+
+      // a user whose events land in every round: the erase ends, and tells
+      await events.insert(session(appId, alice, '2026-11-23'));
+      let day = 0;
+      const busy = watched(store.sql, async (text) => {
+        if (text.includes('WITH range AS')) await events.insert(session(appId, alice, addDays('2026-10-01', day++)));
+      });
+      const unfinished = await eraseUser(busy, appId, alice, { chunkRows: 100, maxRounds: 2 });
+      expect(unfinished.complete).toBe(false);
+      const rest = await eraseUser(store.sql, appId, alice);
+      expect(rest.complete).toBe(true);
+      expect(Object.values(await rowsOfUser(appId, alice)).every((n) => n === 0)).toBe(true);
+      expect((await rowsOfUser(appId, bob)).events).toBe(15);
+    });
+  });
+
+  describe('retention', () => {
+    it('is set by the owner or an administrator to one of the choices, audited', async () => {
+      const { appName } = await newApp();
+      const controls = new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets);
+      expect((await controls.retention(appName, owner)).days).toBeNull();
+      await expect(controls.setRetention(appName, 90, stranger)).rejects.toThrow(RegistryError);
+      expect((await controls.setRetention(appName, 90, owner)).days).toBe(90);
+      expect((await controls.setRetention(appName, 90, owner)).days).toBe(90); // unchanged: not audited again
+      expect((await controls.setRetention(appName, null, { surface: 'cli', isAdmin: true })).days).toBeNull();
+      const audit = await store.prisma.auditLog.findMany({
+        where: { appName, action: 'app.retention' },
+        orderBy: { id: 'asc' },
+      });
+      expect(audit.map((entry) => [entry.surface, entry.detail])).toEqual([
+        ['site', { days: 90, previous: null, admin: false }],
+        ['cli', { days: null, previous: 90, admin: true }],
+      ]);
+      expect(parseRetention('forever')).toEqual({ ok: true, value: null });
+      expect(parseRetention('180')).toEqual({ ok: true, value: 180 });
+      expect(parseRetention(365)).toEqual({ ok: true, value: 365 });
+      for (const bad of [0, 7, 31, '90d', '', 'never', -30, 90.5, {}, []])
+        expect(parseRetention(bad), JSON.stringify(bad)).toEqual({
+          ok: false,
+          error: 'Retention must be 30, 90, 180, 365 days or "forever".',
+        });
+    });
+
+    it('purges events and per-user rows of days before the period in chunks, keeps the period, the counts and other apps, and resumes after a stop', async () => {
+      const { appId, appName } = await newApp();
+      const { appId: otherApp } = await newApp();
+      const firstKept = firstKeptDay(30, NOW);
+      expect(firstKept).toBe('2026-10-26');
+      const [gone, back, wallet] = ['1', '2', '3'].map((id) => pseudonymiser.userKey(appId, id)) as [
+        Buffer,
+        Buffer,
+        Buffer,
+      ];
+      const old = ['2026-10-10', '2026-10-20', '2026-10-25'];
+      const kept = ['2026-10-26', '2026-11-23'];
+      const late = new Date(`2026-10-20T08:00:00Z`);
+      await events.insert([
+        ...old.flatMap((day) => session(appId, gone, day)),
+        ...[...old, ...kept].flatMap((day) => session(appId, back, day)),
+        ...[old[0]!, kept[1]!].flatMap((day) => session(appId, wallet, day)),
+        // an old event stored late (sent offline, received within the period): its key has its old time
+        row(appId, back, late, { receivedAt: new Date(`${TODAY}T08:00:00Z`) }),
+        // an old event whose client's clock ran ahead: counted on its day of receipt, its key far later
+        { ...row(appId, back, late), eventKey: eventKey(Date.parse('2027-01-01T00:00:00Z')) },
+        ...[...old, ...kept].flatMap((day) => session(otherApp, gone, day)),
+      ]);
+      const countsBefore = await countRows(appId);
+      const otherBefore = await countRows(otherApp);
+      const otherEvents = await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [otherApp]);
+      const keptEvents = await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1 AND day >= $2`, [
+        appId,
+        firstKept,
+      ]);
+      expect(keptEvents).toBe(15);
+      await new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets).setRetention(
+        appName,
+        30,
+        owner,
+      );
+
+      // stopped after a few statements: the next purger finishes the job
+      const deletions: number[] = [];
+      let stopping: Promise<void> | undefined;
+      const stopped: RetentionPurger = new RetentionPurger(
+        watched(store.sql, (text, first) => {
+          if (!text.includes('WITH gone AS')) return;
+          deletions.push(first!.n as number);
+          if (deletions.length === 3) stopping = stopped.stop();
+        }),
+        (error) => {
+          throw error;
+        },
+        { chunkRows: 5, now: () => NOW },
+      );
+      await stopped.purgeExpired();
+      await stopping;
+      expect(deletions).toEqual([5, 5, 5]);
+      expect(
+        await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1 AND day < $2`, [appId, firstKept]),
+      ).toBe(22);
+
+      const purger = new RetentionPurger(
+        watched(store.sql, (text, first) => {
+          if (text.includes('WITH gone AS')) deletions.push(first!.n as number);
+        }),
+        (error) => {
+          throw error;
+        },
+        { chunkRows: 5, now: () => NOW },
+      );
+      const purged = await purger.purgeExpired();
+      expect(purged).toEqual({
+        events: 22,
+        daily_funnel_sessions: 7,
+        daily_sessions: 9,
+        daily_custom_users: 7,
+        daily_users: 7,
+        custom_users: 1,
+        app_users: 1,
+        wallet_users: 1,
+      });
+      // never more than a chunk a statement
+      expect(Math.max(...deletions)).toBe(5);
+
+      expect(await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [appId])).toBe(keptEvents);
+      for (const table of ['events', 'daily_users', 'daily_custom_users', 'daily_sessions', 'daily_funnel_sessions'])
+        expect(
+          await count(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1 AND day < $2`, [appId, firstKept]),
+          table,
+        ).toBe(0);
+      expect(await rowsOfUser(appId, gone)).toEqual({
+        events: 0,
+        daily_users: 0,
+        app_users: 0,
+        wallet_users: 0,
+        daily_custom_users: 0,
+        custom_users: 0,
+      });
+      // a user seen within the period keeps their own rows (first day included), and their days within it
+      expect(await rowsOfUser(appId, back)).toEqual({
+        events: 10,
+        daily_users: 2,
+        app_users: 1,
+        wallet_users: 1,
+        daily_custom_users: 2,
+        custom_users: 1,
+      });
+      expect(
+        await store.sql.query(
+          `SELECT first_day::text, last_day::text FROM app_users WHERE app_id = $1 AND user_key = decode($2, 'base64')`,
+          [appId, wallet.toString('base64')],
+        ),
+      ).toEqual([{ first_day: old[0], last_day: kept[1] }]);
+      expect(await countRows(appId)).toEqual(countsBefore);
+      expect(await countRows(otherApp)).toEqual(otherBefore);
+      expect(await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [otherApp])).toBe(otherEvents);
+
+      // nothing more to do until a day passes
+      expect(Object.values(await purger.purgeExpired()).every((n) => n === 0)).toBe(true);
+      const tomorrow = new RetentionPurger(store.sql, undefined, { now: () => new Date(NOW.getTime() + DAY_MS) });
+      expect((await tomorrow.purgeExpired()).events).toBe(5);
+      await Promise.all([purger.stop(), tomorrow.stop()]);
+    });
+  });
+});
