@@ -1,7 +1,7 @@
 // The insights an app's owner reads beyond the dashboard: a period's summary, retention cohorts, funnels of the
 // owner's own steps, custom events with their property values, and start_param campaigns. All but the funnel
 // read the loader's per-batch aggregates; the funnel, and the event cards under a filter, read the period's events.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlQueryable, SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
 import {
   CUSTOM_STEP_PREFIX,
@@ -164,6 +164,18 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   return `WITH ${parts.join(',\n')}\nSELECT ${columns.join(', ')}`;
 }
 
+/**
+ * Runs a read with PostgreSQL's JIT compilation off: on a large events table the planner's estimate of a funnel
+ * crosses jit_above_cost, and compiling then takes longer than the query itself. The embedded store has no JIT.
+ */
+async function withoutJit<T>(sql: SqlRunner, read: (runner: SqlQueryable) => Promise<T>): Promise<T> {
+  if (sql.kind !== 'server') return read(sql);
+  return sql.transaction(async (tx) => {
+    await tx.query('SET LOCAL jit = off');
+    return read(tx);
+  });
+}
+
 export class InsightsReader {
   constructor(private readonly sql: SqlRunner) {}
 
@@ -244,7 +256,7 @@ export class InsightsReader {
     const { steps } = query;
     const params: unknown[] = [appId, period.from, period.to];
     const sql = funnelSql(query, filter, params);
-    const [row] = await this.sql.query<Record<string, number | null>>(sql, params);
+    const [row] = await withoutJit(this.sql, (runner) => runner.query<Record<string, number | null>>(sql, params));
     return {
       steps: steps.map((name, index) => {
         const median = row?.[`m${index + 1}`];
