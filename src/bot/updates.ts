@@ -18,6 +18,8 @@ export interface UpdateSource {
   tryPollingLeadership(): Promise<Leadership | null>;
 }
 
+type UpdatesLog = BotOptions['log'] & { info(object: object, message: string): void };
+
 /** Telegram unreachable, or another node polling: the next attempt waits this long */
 const RETRY_MS = 15_000;
 /** a node that does not poll asks again this often, so it takes over soon after the polling node stops */
@@ -38,7 +40,7 @@ export async function receiveUpdates(
   bot: Bot<BotContext>,
   settings: UpdateSettings,
   source: UpdateSource,
-  log: BotOptions['log'] & { info(object: object, message: string): void },
+  log: UpdatesLog,
   signal: AbortSignal,
 ): Promise<void> {
   if (settings.botWebhookUrl) return registerWebhook(bot, settings, source, log, signal);
@@ -80,7 +82,7 @@ async function registerWebhook(
   bot: Bot<BotContext>,
   settings: UpdateSettings,
   source: UpdateSource,
-  log: BotOptions['log'] & { info(object: object, message: string): void },
+  log: UpdatesLog,
   signal: AbortSignal,
 ): Promise<void> {
   while (!signal.aborted) {

@@ -2,18 +2,16 @@
 // first event, silence and its end, a refusal spike whose button adds the refused domain, a quota reached, the weekly
 // digest; each told once until it clears; /alerts settings per app; and one message, not two, from two nodes.
 import { Api } from 'grammy';
-import emulator from 'telegram-test-api';
-import type { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIN_REFUSALS } from '../../src/alerts/checker.ts';
 import { alertRound, sendAlerts } from '../../src/bot/alert-sender.ts';
 import { tryLeadership } from '../../src/db/leadership.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
+import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { available } from '../helpers/environment.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
-import { freePort } from '../helpers/service-process.ts';
 import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 
 const BOT_TOKEN = '700000005:alerts-test-token';
@@ -26,12 +24,7 @@ let telegram: TelegramServer;
 let api: Api;
 
 beforeAll(async () => {
-  telegram = new (emulator as unknown as typeof TelegramServer)({
-    port: await freePort(),
-    host: '127.0.0.1',
-    storeTimeout: 600,
-  });
-  await telegram.start();
+  telegram = await startTelegramEmulator();
   api = new Api(BOT_TOKEN, { apiRoot: telegram.config.apiURL });
 });
 afterAll(() => telegram?.stop());

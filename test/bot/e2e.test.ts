@@ -1,11 +1,10 @@
 // End to end: the service started as `npm start` does, with its bot polling a local Bot API emulator
 // (telegram-test-api). A user walks /start → Analytics → New token → bad and good answers → token; the
 // token works on POST /events, "My tokens" then shows the last event time, and revoke stops the token.
-import emulator from 'telegram-test-api';
-import type { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
-import { freePort, killAllChildren, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { killAllChildren, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { tempDir } from '../helpers/service.ts';
 
 const BOT_TOKEN = '700000002:e2e-test-token';
@@ -22,12 +21,7 @@ let service: ServiceProcess;
 let client: ReturnType<TelegramServer['getClient']>;
 
 beforeAll(async () => {
-  telegram = new (emulator as unknown as typeof TelegramServer)({
-    port: await freePort(),
-    host: '127.0.0.1',
-    storeTimeout: 600,
-  });
-  await telegram.start();
+  telegram = await startTelegramEmulator();
   client = telegram.getClient(BOT_TOKEN, {
     userId: USER,
     chatId: USER,

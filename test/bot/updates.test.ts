@@ -2,11 +2,10 @@
 // route of the service checked with Telegram's secret header; in polling mode on exactly one of two nodes sharing a
 // PostgreSQL database, the other taking over when the polling node stops.
 import http from 'node:http';
-import emulator from 'telegram-test-api';
-import type { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SECRET_HEADER } from '../../src/bot/webhook-route.ts';
 import { loadConfig } from '../../src/config.ts';
+import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { available } from '../helpers/environment.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { freePort, killAllChildren, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
@@ -27,12 +26,7 @@ afterEach(async () => {
 afterAll(() => killAllChildren());
 
 async function startTelegram() {
-  telegram = new (emulator as unknown as typeof TelegramServer)({
-    port: await freePort(),
-    host: '127.0.0.1',
-    storeTimeout: 600,
-  });
-  await telegram.start();
+  telegram = await startTelegramEmulator();
   const client = telegram.getClient(BOT_TOKEN, { userId: USER, chatId: USER, type: 'private', firstName: 'Wes' });
   return { server: telegram, client };
 }

@@ -6,8 +6,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Bot, type Context } from 'grammy';
-import emulator from 'telegram-test-api';
-import type { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { botEventOf } from '../../src/grammy-middleware/events.ts';
 import { type AnalyticsMiddleware, type AnalyticsOptions, analytics } from '../../src/grammy-middleware/index.ts';
@@ -15,6 +13,7 @@ import { dailySessionId } from '../../src/grammy-middleware/session.ts';
 import { SESSION_ID_PATTERN } from '../../src/events/schema.ts';
 import { GRAMMY_DIR, GRAMMY_PACKAGE_DIR, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
+import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { freePort } from '../helpers/service-process.ts';
 import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 
@@ -28,12 +27,7 @@ let service: TestService;
 let serverKey: string;
 
 beforeAll(async () => {
-  telegram = new (emulator as unknown as typeof TelegramServer)({
-    port: await freePort(),
-    host: '127.0.0.1',
-    storeTimeout: 600,
-  });
-  await telegram.start();
+  telegram = await startTelegramEmulator();
   service = await startTestService();
   await service.createApp(APP);
   ({ key: serverKey } = await service.services.serverKeys.create(APP, OPERATOR));

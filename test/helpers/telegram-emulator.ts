@@ -1,0 +1,17 @@
+// The Bot API emulator (telegram-test-api) on a free local port, as the bot, alert and middleware suites start it.
+import emulator from 'telegram-test-api';
+import type { TelegramServer } from 'telegram-test-api/lib/telegramServer.js';
+import { freePort } from './service-process.ts';
+
+export type { TelegramServer };
+
+/** a started emulator; stop it with `.stop()` */
+export async function startTelegramEmulator(): Promise<TelegramServer> {
+  const server = new (emulator as unknown as typeof TelegramServer)({
+    port: await freePort(),
+    host: '127.0.0.1',
+    storeTimeout: 600,
+  });
+  await server.start();
+  return server;
+}
