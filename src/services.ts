@@ -14,10 +14,12 @@ import { SqlEventStore, type EventStore } from './events/store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
+import { Members } from './tokens/members.ts';
 import { ReadKeys } from './tokens/read-keys.ts';
 import { ServerKeys } from './tokens/server-keys.ts';
 import { TokenRegistry } from './tokens/registry.ts';
 import { TokenScreen } from './tokens/screen.ts';
+import { ShareLinks } from './tokens/share-links.ts';
 
 export interface Services {
   config: Config;
@@ -28,6 +30,8 @@ export interface Services {
   /** refuses made-up tokens before any lookup */
   tokenScreen: TokenScreen;
   registry: TokenRegistry;
+  /** apps' teams: invites, members, transfers */
+  members: Members;
   /** per-app keys of the read API */
   readKeys: ReadKeys;
   serverKeys: ServerKeys;
@@ -35,6 +39,8 @@ export interface Services {
   alertSubscriptions: AlertSubscriptions;
   /** decides which alerts are due; the bot's alert sender asks it on one node */
   alertChecker: AlertChecker;
+  /** public read-only links of dashboards */
+  shareLinks: ShareLinks;
   /** this node's durable log and its loader; null where nothing is ingested (the operator CLI) */
   ingestLog: IngestLog | null;
   pseudonymiser: Pseudonymiser;
@@ -119,6 +125,7 @@ export async function createServices(config: Config, store: Store, options: Serv
   );
   quota.start();
   const pseudonymiser = new Pseudonymiser(secrets);
+  const alertSubscriptions = new AlertSubscriptions(store.prisma, secrets);
   const retention = new RetentionPurger(store.sql, (error) => onBackgroundError(error, 'retention purge failed'));
   return {
     config,
@@ -130,8 +137,10 @@ export async function createServices(config: Config, store: Store, options: Serv
     registry,
     readKeys: new ReadKeys(store.prisma, registry),
     serverKeys: new ServerKeys(store.prisma, registry),
-    alertSubscriptions: new AlertSubscriptions(store.prisma, secrets),
+    alertSubscriptions,
+    members: new Members(store.prisma, registry, secrets, (chatId) => alertSubscriptions.chatKey(chatId)),
     alertChecker: new AlertChecker(store.sql, secrets),
+    shareLinks: new ShareLinks(store.prisma, registry),
     ingestLog,
     pseudonymiser,
     rejections,

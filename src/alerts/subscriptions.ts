@@ -33,7 +33,8 @@ export class AlertSubscriptions {
     this.cipher = new ChatCipher(secrets);
   }
 
-  private chatKey(chatId: string): string {
+  /** the chat's keyed hash, also kept with a team member (src/tokens/members.ts) so their alerts go when they leave */
+  chatKey(chatId: string): string {
     return this.secrets.shortHash('alert-chat-key', chatId);
   }
 

@@ -51,7 +51,9 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
   composer.callbackQuery(
     /^alerts:app:(\d+)$/,
     answered(async (ctx) => {
-      const app = await registry.getAppById(Number(ctx.match[1]), deps.actorOf(ctx)).catch(() => null);
+      const app = await registry
+        .authorize({ appId: Number(ctx.match[1]) }, deps.actorOf(ctx), 'view')
+        .catch(() => null);
       if (!app) return ctx.reply('This app is not yours or no longer exists.');
       const subscription = await alertSubscriptions.subscribe(app.appId, chatOf(ctx));
       return screens.show(ctx, settingsText(app.appName), settingsKeyboard(subscription));
@@ -60,7 +62,8 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
 
   composer.callbackQuery(/^alerts:set:(\d+):(silence|refusals|quota|firstEvent|digest)$/, async (ctx) => {
     const current = await alertSubscriptions.ofChat(Number(ctx.match[1]), chatOf(ctx));
-    const app = current && (await registry.getAppById(current.appId, deps.actorOf(ctx)).catch(() => null));
+    const app =
+      current && (await registry.authorize({ appId: current.appId }, deps.actorOf(ctx), 'view').catch(() => null));
     if (!current || !app) return ctx.answerCallbackQuery({ text: 'These alerts are not yours.' });
     const field = ctx.match[2] as Toggle | 'silence';
     const change: Partial<AlertSettings> =
@@ -80,7 +83,9 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
     answered(async (ctx) => {
       const subscription = await alertSubscriptions.ofChat(Number(ctx.match[2]), chatOf(ctx));
       const domain = subscription && (await deps.services.alertChecker.offeredDomain(subscription.id));
-      const app = subscription && (await registry.getAppById(subscription.appId, deps.actorOf(ctx)).catch(() => null));
+      const app =
+        subscription &&
+        (await registry.authorize({ appId: subscription.appId }, deps.actorOf(ctx), 'view').catch(() => null));
       if (!subscription || !domain || !app) return ctx.reply('This alert is over or not yours.');
       if (ctx.match[1] !== '!')
         return ctx.reply(`Add <b>${escapeHtml(domain)}</b> to the domains of <b>${escapeHtml(app.appName)}</b>?`, {

@@ -1,15 +1,19 @@
-// What the buttons of one app do: its card, revoke, regenerate, domains, read keys, data controls, delete. One
-// loader reads the app named in the callback data and lets only its owner or an administrator through; forged data
-// is refused.
+// What the buttons of one app do: its card, revoke, regenerate, domains, read keys, data controls, the team, delete.
+// One loader reads the app named in the callback data and lets through only those whose role allows the action
+// (permissions.ts, asked of the registry); forged data is refused.
 import { Composer, type CallbackQueryContext, type CallbackQueryMiddleware } from 'grammy';
 import { READ_KEY_PREFIX } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { dataActions } from './data-actions.ts';
+import { ACTION_PERMISSION } from './permissions.ts';
 import { serverKeyActions } from './server-key-actions.ts';
+import { shareActions } from './share-actions.ts';
+import { teamActions } from './team-actions.ts';
 import {
   APP_DATA,
+  type AppAction,
   analyticsKeyboard,
   appActionData,
   confirmKeyboard,
@@ -154,6 +158,8 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
   });
   dataActions(deps, screens, on);
   serverKeyActions(deps, screens, on);
+  teamActions(deps, screens, on);
+  shareActions(deps, screens, on);
   on(
     'del',
     answered((ctx) =>
@@ -179,7 +185,7 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
   return composer;
 }
 
-/** Loads the app whose id the callback data carries and runs `actions` with it, for its owner or an administrator only. */
+/** Loads the app whose id the callback data carries and runs `actions` with it, when the presser's role allows the action. */
 function ownedApp(
   deps: BotDeps,
   actions: Composer<BotContext & { app: AppRecord }>,
@@ -188,11 +194,19 @@ function ownedApp(
   return async (ctx, next) => {
     let app: AppRecord;
     try {
-      app = await deps.services.registry.getAppById(Number(ctx.match[1]), deps.actorOf(ctx));
+      const action = ctx.callbackQuery.data.slice(0, ctx.callbackQuery.data.indexOf(':')) as AppAction;
+      app = await deps.services.registry.authorize(
+        { appId: Number(ctx.match[1]) },
+        deps.actorOf(ctx),
+        ACTION_PERMISSION[action],
+      );
     } catch (error) {
       // someone else's app looks exactly like one that does not exist
       if (error instanceof RegistryError && error.code === 'app_not_found')
         return ctx.answerCallbackQuery({ text: TEXT.notYours, show_alert: true });
+      // a member whose role does not allow it is told who may
+      if (error instanceof RegistryError && error.code === 'forbidden')
+        return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
       throw error;
     }
     return run(Object.assign(ctx, { app }), next);

@@ -70,8 +70,8 @@ export function addDomainDialog(deps: BotDeps) {
       });
       if (refusal === null) return;
       await ctx.reply(refusal.message);
-      // the app is gone or not the user's: another domain would not help
-      if (refusal.code === 'app_not_found') return;
+      // the app is gone, not the user's, or no longer theirs to change: another domain would not help
+      if (refusal.code === 'app_not_found' || refusal.code === 'forbidden') return;
     }
   };
 }

@@ -4,6 +4,7 @@ import { InlineKeyboard } from 'grammy';
 import { RETENTION_CHOICES, retentionText, type RetentionDays } from '../events/retention.ts';
 import { READ_KEY_PREFIX, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
+import { mayPress } from './permissions.ts';
 
 export const APP_ACTIONS = [
   'app',
@@ -33,6 +34,20 @@ export const APP_ACTIONS = [
   'ret!',
   'erase',
   'erase!',
+  // the public link: its screen, a new link, revoking it
+  'share',
+  'share!',
+  'unshare!',
+  // the team: its screen, an invite (extra: the role), removing a member and handing the app over (each asks first;
+  // extra: the member's reference), a member leaving (asks first)
+  'team',
+  'inv',
+  'mdel',
+  'mdel!',
+  'xfer',
+  'xfer!',
+  'leave',
+  'leave!',
 ] as const;
 export type AppAction = (typeof APP_ACTIONS)[number];
 
@@ -74,18 +89,31 @@ export function appsKeyboard(apps: AppRecord[]): InlineKeyboard {
   return keyboard.row().text('➕ New token', 'menu:new').text('« Back', 'menu:analytics');
 }
 
-export function appKeyboard(app: AppRecord): InlineKeyboard {
-  const keyboard = new InlineKeyboard()
-    .text('🔄 Regenerate', appData('regen', app.appId))
-    .text('🌐 Domains', appData('dom', app.appId))
-    .row()
-    .text('🔑 Read API keys', appData('rk', app.appId))
-    .text('🛡 Data controls', appData('data', app.appId))
-    .row()
-    .text('🤖 Server keys', appData('sk', app.appId))
-    .row();
-  if (app.tokenPrefix) keyboard.text('🚫 Revoke', appData('rev', app.appId));
-  return keyboard.text('🗑 Delete app', appData('del', app.appId)).row().text('« My tokens', 'menu:apps');
+/** the app's buttons its role allows (src/bot/permissions.ts), the dashboard and its alerts for everyone */
+export function appKeyboard(app: AppRecord, dashboardUrl?: string): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  const buttons = (
+    [
+      ['regen', '🔄 Regenerate'],
+      ['dom', '🌐 Domains'],
+      ['rk', '🔑 Read API keys'],
+      ['data', '🛡 Data controls'],
+      ['sk', '🤖 Server keys'],
+      ['share', '🔗 Public link'],
+      ['team', '👥 Team'],
+    ] as const
+  ).filter(([action]) => mayPress(app, action));
+  buttons.forEach(([action, label], index) => {
+    keyboard.text(label, appData(action, app.appId));
+    if (index % 2 === 1) keyboard.row();
+  });
+  keyboard.row();
+  if (dashboardUrl) keyboard.webApp('📈 Dashboard', dashboardUrl);
+  keyboard.text('🔔 Alerts', `alerts:app:${app.appId}`).row();
+  if (app.tokenPrefix && mayPress(app, 'rev')) keyboard.text('🚫 Revoke', appData('rev', app.appId));
+  if (mayPress(app, 'del')) keyboard.text('🗑 Delete app', appData('del', app.appId));
+  if (app.role === 'editor' || app.role === 'viewer') keyboard.text('🚪 Leave', appData('leave', app.appId));
+  return keyboard.row().text('« My tokens', 'menu:apps');
 }
 
 export function confirmKeyboard(action: 'rev!' | 'regen!' | 'del!', appId: number, label: string): InlineKeyboard {

@@ -1,16 +1,20 @@
-// The menus: /start, Analytics, "My tokens", the way into the new-token dialog, and /cancel outside a dialog.
+// The menus: /start (with a join_<code> payload: an invite accepted), Analytics, "My tokens", the way into the new-token dialog, and /cancel outside a dialog.
 import { Composer } from 'grammy';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { analyticsKeyboard, mainKeyboard } from './keyboards.ts';
 import type { Screens } from './screens.ts';
+import { acceptInvite } from './team-actions.ts';
 import { HTML, TEXT } from './texts.ts';
 
 export function menus(deps: BotDeps, screens: Screens): Composer<BotContext> {
   const composer = new Composer<BotContext>();
   const newToken = (ctx: BotContext) => ctx.conversation.enter(DIALOG.newToken);
 
-  composer.command('start', (ctx) => ctx.reply(TEXT.welcome, { ...HTML, reply_markup: mainKeyboard() }));
+  composer.command('start', async (ctx) => {
+    if (await acceptInvite(deps, ctx, ctx.match.trim())) return;
+    return ctx.reply(TEXT.welcome, { ...HTML, reply_markup: mainKeyboard() });
+  });
   composer.command('analytics', screens.analytics);
   composer.command('newtoken', newToken);
   composer.command('mytokens', screens.myApps);

@@ -59,6 +59,7 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
         '📋 <b>Your apps</b>',
         TEXT.noApps,
       ),
-    app: async (ctx, app) => show(ctx, appCard(await view(app), now()), appKeyboard(app)),
+    app: async (ctx, app) =>
+      show(ctx, appCard(await view(app), now()), appKeyboard(app, dashboardUrl(services.config.publicUrl))),
   };
 }

@@ -46,6 +46,8 @@ export function appCard({ app, summary }: AppView, now: Date): string {
     `Token: ${app.tokenPrefix ? `<code>${escapeHtml(app.tokenPrefix)}…</code> created ${utcTime(app.tokenCreatedAt!)}` : 'revoked'}`,
     `Last event: ${lastEventAt ? `${timeAgo(lastEventAt, now)} (${utcTime(lastEventAt)})` : 'no events yet'}`,
   ];
+  // a member sees what they are to the app; an owner's own cards stay as they were
+  if (app.role === 'editor' || app.role === 'viewer') lines.splice(1, 0, `Your role: ${app.role}`);
   if (eventsTotal > 0) lines.push(`Events recorded: ${eventsTotal}`);
   if (lastRejection && rejectedAfterLastEvent(summary)) {
     lines.push(`⚠️ Last rejected request: ${describeRejection(lastRejection, now)}`);

@@ -1,5 +1,6 @@
 // What an app's owner (or an administrator) controls of its stored data: the retention period and erasing one
-// user's data. The registry decides who may act on the app; every change is written to the audit log, never with
+// user's data. The registry decides who may act on the app (members see the retention; only the owner changes it
+// or erases, policy.ts); every change is written to the audit log, never with
 // a raw Telegram user id (an erased user appears by a keyed reference to their key).
 import type { PrismaClient } from '../db/store.ts';
 import type { SqlRunner } from '../db/sql.ts';
@@ -58,7 +59,10 @@ export class DataControls {
   ) {}
 
   async retention(appName: string, actor: Actor): Promise<{ app: AppRecord; days: RetentionDays }> {
-    const app = await this.registry.getApp(appName, actor);
+    return this.retentionOf(await this.registry.authorize({ appName }, actor, 'view'));
+  }
+
+  private async retentionOf(app: AppRecord): Promise<{ app: AppRecord; days: RetentionDays }> {
     const row = await this.prisma.app.findUnique({ where: { id: app.appId }, select: { retentionDays: true } });
     return { app, days: row?.retentionDays ?? null };
   }
@@ -69,7 +73,9 @@ export class DataControls {
     days: RetentionDays,
     actor: Actor,
   ): Promise<{ app: AppRecord; days: RetentionDays }> {
-    const { app, days: previous } = await this.retention(appName, actor);
+    const { app, days: previous } = await this.retentionOf(
+      await this.registry.authorize({ appName }, actor, 'manage-data'),
+    );
     if (previous === days) return { app, days };
     await this.prisma.$transaction([
       this.prisma.app.update({ where: { id: app.appId }, data: { retentionDays: days } }),
@@ -82,7 +88,7 @@ export class DataControls {
 
   /** the user a Telegram id names in the app, for a surface that asks before erasing */
   async subject(appName: string, telegramUserId: string, actor: Actor): Promise<ErasureSubject> {
-    const app = await this.registry.getApp(appName, actor);
+    const app = await this.registry.authorize({ appName }, actor, 'manage-data');
     const userKey = this.pseudonymiser.userKey(app.appId, telegramUserId);
     return { app, userKey, reference: this.reference(userKey) };
   }
@@ -95,7 +101,7 @@ export class DataControls {
 
   /** the same, for a user named by the key subject() gave */
   async eraseUserKey(appName: string, userKey: Buffer, actor: Actor): Promise<ErasureResult> {
-    return this.erase(await this.registry.getApp(appName, actor), userKey, actor);
+    return this.erase(await this.registry.authorize({ appName }, actor, 'manage-data'), userKey, actor);
   }
 
   private async erase(app: AppRecord, userKey: Buffer, actor: Actor): Promise<ErasureResult> {

@@ -1,6 +1,7 @@
 // The site's JSON API under /api: the Analytics section (create, list, revoke, regenerate, edit domains,
-// delete, read keys, data controls) with the bot's rules and messages, the per-app dashboard, live events and
-// exports, and ending a user's sessions (administrators).
+// delete, read keys, data controls, the team) with the bot's rules and messages, the per-app dashboard, live events
+// and exports, and ending a user's sessions (administrators). Every app route authorises through
+// registry.authorize (src/tokens/policy.ts): a member's role too small answers 403, a stranger 404.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { alertSettingsDocument, parseAlertSettings } from '../alerts/subscriptions.ts';
 import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
@@ -12,7 +13,10 @@ import { parseRetention } from '../events/retention.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { SavedFunnels } from '../events/saved-funnels.ts';
 import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import { inviteLink, isMemberRole, memberDocument } from '../tokens/members.ts';
+import type { Permission } from '../tokens/policy.ts';
 import { givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
+import { type ShareLinkInfo, sharePath } from '../tokens/share-links.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import type { SiteContext } from './context.ts';
 import { appNameParams, fields, text, validated } from './schemas.ts';
@@ -35,6 +39,12 @@ const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
   domain_not_found: 404,
   last_domain: 409,
   not_allowed: 403,
+  forbidden: 403,
+  invite_not_found: 404,
+  invite_used: 410,
+  invite_expired: 410,
+  member_not_found: 404,
+  own_app: 409,
   key_not_found: 404,
   key_ambiguous: 409,
   key_revoked: 409,
@@ -131,7 +141,7 @@ function exportRecord(row: ExportRow) {
 
 export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { services } = site;
-  const { registry, readKeys, serverKeys, dataControls } = services;
+  const { registry, readKeys, serverKeys, dataControls, members } = services;
   const rollups = new RollupReader(services.store.sql);
   const insights = new InsightsReader(services.store.sql);
   const funnels = new SavedFunnels(services.store.prisma);
@@ -140,6 +150,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     app_name: record.appName,
     bot: record.bot,
     domains: record.domains,
+    role: record.role,
     token_prefix: record.tokenPrefix,
     created_at: record.createdAt.toISOString(),
     ...appSummaryDocument(await appSummary(services, record.appId)),
@@ -153,6 +164,10 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       throw new ApiError(403, 'Cross-site or non-JSON request refused.');
     return user;
   };
+
+  /** the app in the path, when the signed-in user's role allows the permission */
+  const appFor = async (request: FastifyRequest<{ Params: { name: string } }>, permission: Permission) =>
+    registry.authorize({ appName: request.params.name }, actorOf(await guard(request)), permission);
 
   app.register(async (api) => {
     // what the user's app just sent is in what the API reads
@@ -215,7 +230,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     });
 
     api.get<{ Params: { name: string } }>('/api/apps/:name', nameOnly, async (request) =>
-      summary(await registry.getApp(request.params.name, actorOf(await guard(request)))),
+      summary(await appFor(request, 'view')),
     );
 
     api.post<{ Params: { name: string } }>('/api/apps/:name/revoke', nameOnly, async (request) =>
@@ -285,16 +300,52 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       );
     }
 
+    // the app's public read-only link: its secret is shown when made, never again
+    const shareDocument = (info: ShareLinkInfo | null) =>
+      info === null ? { link: null } : { link: { prefix: info.prefix, created_at: info.createdAt.toISOString() } };
+    api.get<{ Params: { name: string } }>('/api/apps/:name/share', nameOnly, async (request) =>
+      shareDocument(await services.shareLinks.current(request.params.name, actorOf(await guard(request)))),
+    );
+    api.post<{ Params: { name: string } }>('/api/apps/:name/share', nameOnly, async (request, reply) => {
+      const { secret, info } = await services.shareLinks.create(request.params.name, actorOf(await guard(request)));
+      reply.code(201);
+      return { ...shareDocument(info), url: `${services.config.publicUrl ?? ''}${sharePath(secret)}` };
+    });
+    api.delete<{ Params: { name: string } }>('/api/apps/:name/share', nameOnly, async (request, reply) => {
+      const revoked = await services.shareLinks.revoke(request.params.name, actorOf(await guard(request)));
+      if (!revoked) throw new ApiError(404, 'This app has no public link.');
+      return reply.code(204).send();
+    });
+
+    // the dashboard a public link opens: its numbers only, no token, domains, refusals or events
+    api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
+      '/api/share/:secret/dashboard',
+      validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
+      async (request) => {
+        const shared = await services.shareLinks.resolve(request.params.secret);
+        if (!shared) throw new ApiError(404, 'This link does not exist or was revoked.');
+        const [dashboard, activity] = await Promise.all([
+          rollups.dashboard(shared.appId, periodOf(request.query), filterOf(request.query)),
+          services.events.activity(shared.appId),
+        ]);
+        return {
+          app: { app_name: shared.appName, last_event_at: activity.lastEventAt?.toISOString() ?? null },
+          ...dashboard,
+          rejections: [],
+        };
+      },
+    );
+
     // what the bot tells the signed-in user about the app (their private chat with the bot has their id)
     api.get<{ Params: { name: string } }>('/api/apps/:name/alerts', nameOnly, async (request) => {
       const user = await guard(request);
-      const app = await registry.getApp(request.params.name, actorOf(user));
+      const app = await registry.authorize({ appName: request.params.name }, actorOf(user), 'view');
       return alertSettingsDocument(await services.alertSubscriptions.subscribe(app.appId, user.id));
     });
 
     api.post<{ Params: { name: string }; Body: unknown }>('/api/apps/:name/alerts', nameOnly, async (request) => {
       const user = await guard(request);
-      const app = await registry.getApp(request.params.name, actorOf(user));
+      const app = await registry.authorize({ appName: request.params.name }, actorOf(user), 'view');
       const settings = accepted(parseAlertSettings(request.body), 'alerts');
       const subscription = await services.alertSubscriptions.subscribe(app.appId, user.id);
       const changed = await services.alertSubscriptions.change(subscription.id, user.id, settings);
@@ -333,7 +384,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       '/api/apps/:name/dashboard',
       nameAndDays,
       async (request) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'view');
         const [dashboard, rejections] = await Promise.all([
           rollups.dashboard(record.appId, periodOf(request.query), filterOf(request.query)),
           services.rejections.recent(record.appId, 20),
@@ -351,7 +402,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       '/api/apps/:name/insights',
       nameAndDays,
       async (request) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'view');
         const [period, filter] = [periodOf(request.query), filterOf(request.query)];
         const [summary, retention, custom, campaigns, revenue] = await Promise.all([
           insights.summary(record.appId, period, filter),
@@ -371,7 +422,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         querystring: fields({ ...VIEW, steps: text(1024), by: text(16), window: text(16) }),
       }),
       async (request) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'view');
         const query = accepted(parseFunnelQuery(request.query, MAX_FUNNEL_STEPS), 'steps');
         return insights.funnel(record.appId, periodOf(request.query), query, filterOf(request.query));
       },
@@ -379,7 +430,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
 
     // the app's funnels: the default wallet funnel, then those its owner saved (saving a name again edits it)
     api.get<{ Params: { name: string } }>('/api/apps/:name/funnels', nameOnly, async (request) => {
-      const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+      const record = await appFor(request, 'view');
       return funnels.list(record.appId);
     });
 
@@ -387,7 +438,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       '/api/apps/:name/funnels',
       nameOnly,
       async (request, reply) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'save-funnels');
         const saved = await funnels.save(record.appId, request.body ?? {});
         if (!saved.ok) throw new ApiError(400, saved.error, saved.field);
         reply.code(201);
@@ -405,7 +456,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         },
       }),
       async (request, reply) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'save-funnels');
         if (!(await funnels.delete(record.appId, Number(request.params.id))))
           throw new ApiError(404, 'This app has no such funnel.');
         return reply.code(204).send();
@@ -423,7 +474,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         querystring: fields(VIEW),
       }),
       async (request) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'view');
         const { event, property } = request.params;
         const period = periodOf(request.query);
         return insights.customPropertyValues(record.appId, period, event, property, filterOf(request.query));
@@ -434,7 +485,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       '/api/apps/:name/recent',
       nameAndDays,
       async (request) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'view');
         return rollups.recent(record.appId, 25, filterOf(request.query));
       },
     );
@@ -451,7 +502,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
       '/api/apps/:name/export.:format',
       exportSchema,
       async (request, reply) => {
-        const record = await registry.getApp(request.params.name, actorOf(await guard(request)));
+        const record = await appFor(request, 'view');
         const format = request.params.format;
         if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
         const [period, filter] = [periodOf(request.query), filterOf(request.query)];
@@ -472,6 +523,63 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         }
         reply.raw.end();
         return reply;
+      },
+    );
+
+    // the app's team: the owner and members with their roles (owner and editors), invites as bot deep links (owner),
+    // removing a member (the owner; a member removes themselves, or "me", to leave) and handing the app over (owner)
+    api.get<{ Params: { name: string } }>('/api/apps/:name/members', nameOnly, async (request) => {
+      const { app: record, members: listed } = await members.list(request.params.name, actorOf(await guard(request)));
+      return { app_name: record.appName, role: record.role, members: listed.map(memberDocument) };
+    });
+
+    api.post<{ Params: { name: string }; Body: { role?: unknown } }>(
+      '/api/apps/:name/invites',
+      nameOnly,
+      async (request, reply) => {
+        const actor = actorOf(await guard(request));
+        const role = request.body?.role;
+        if (!isMemberRole(role)) throw new ApiError(400, 'Send {"role": "viewer"} or {"role": "editor"}.', 'role');
+        const invite = await members.createInvite(request.params.name, role, actor);
+        reply.code(201);
+        return {
+          app_name: invite.app.appName,
+          role: invite.role,
+          link: inviteLink(site.options.botUsername?.(), invite.code),
+          // what to send the bot when the link cannot be made yet
+          start: `/start join_${invite.code}`,
+          expires_at: invite.expiresAt.toISOString(),
+        };
+      },
+    );
+
+    const memberRef = validated({
+      params: {
+        ...appNameParams,
+        required: ['name', 'ref'],
+        properties: { ...appNameParams.properties, ref: text(32) },
+      },
+    });
+    api.delete<{ Params: { name: string; ref: string } }>(
+      '/api/apps/:name/members/:ref',
+      memberRef,
+      async (request, reply) => {
+        const actor = actorOf(await guard(request));
+        // "me": the signed-in member leaves (a viewer does not see the list the references come from)
+        if (request.params.ref === 'me') await members.leave(request.params.name, actor);
+        else await members.remove(request.params.name, request.params.ref, actor);
+        return reply.code(204).send();
+      },
+    );
+
+    api.post<{ Params: { name: string }; Body: { ref?: unknown } }>(
+      '/api/apps/:name/transfer',
+      nameOnly,
+      async (request) => {
+        const actor = actorOf(await guard(request));
+        const ref = request.body?.ref;
+        if (typeof ref !== 'string') throw new ApiError(400, 'Send {"ref": "<member reference>"}, as listed.', 'ref');
+        return summary((await members.transfer(request.params.name, ref, actor)).app);
       },
     );
 

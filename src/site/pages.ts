@@ -26,6 +26,7 @@ const CLIENT_FILES = new Set([
   '/sessions.js',
   '/data-controls.js',
   '/alerts.js',
+  '/share.js',
 ]);
 const UPLOT_FILES = new Set(['/uPlot.iife.min.js', '/uPlot.min.css']);
 
@@ -155,7 +156,38 @@ ${FILTERS}
 <div id="live"></div>
 <div class="card" id="data-controls" data-app="${name}" hidden></div>
 <div class="card" id="alerts" data-app="${name}" hidden></div>
-<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script>`,
+<div class="card" id="share" data-app="${name}" hidden></div>
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script><script src="/assets/share.js"></script>`,
+      });
+    },
+  );
+
+  // a public read-only link: the dashboard's cards only, read through the link's own API route
+  app.get<{ Params: { secret: string } }>(
+    '/share/:secret',
+    validated({ params: fields({ secret: text(64) }) }),
+    async (request, reply) => {
+      const shared = await site.services.shareLinks.resolve(request.params.secret);
+      reply.type('text/html; charset=utf-8');
+      if (!shared) {
+        reply.code(404);
+        return page({
+          title: 'Link not found',
+          body: '<div class="card"><h1>Link not found</h1><p>This link does not exist or was revoked by the app\u2019s owner.</p></div>',
+        });
+      }
+      const name = escapeHtml(shared.appName);
+      const api = escapeHtml(`/api/share/${encodeURIComponent(request.params.secret)}`);
+      return page({
+        title: `${shared.appName} dashboard`,
+        head: '<link rel="stylesheet" href="/assets/uplot/uPlot.min.css"><meta name="robots" content="noindex">',
+        body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
+  <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select></div>
+${FILTERS}
+<div id="dashboard" data-app="${name}" data-api="${api}"><p class="muted">Loading…</p></div>
+<div id="live"></div>
+<p class="muted">A read-only view shared by the app\u2019s owner.</p>
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
       });
     },
   );

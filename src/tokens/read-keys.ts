@@ -100,7 +100,7 @@ export class AppKeys {
   constructor(
     readonly kind: KeyKind,
     private readonly prisma: PrismaClient,
-    /** decides who manages which app: an actor manages an app exactly when registry.getApp lets them see it */
+    /** decides who manages which app's keys: registry.authorize with 'manage-tokens' */
     private readonly registry: TokenRegistry,
     options: ReadKeysOptions = {},
   ) {
@@ -116,7 +116,7 @@ export class AppKeys {
 
   /** A new key for the app; the key itself is returned this once and never stored. */
   async create(appName: string, actor: Actor): Promise<{ key: string; readKey: ReadKeyInfo }> {
-    const app = await this.registry.getApp(appName, actor);
+    const app = await this.registry.authorize({ appName }, actor, 'manage-tokens');
     const { noun, prefix: kindPrefix } = this.kind;
     const key = kindPrefix + nanoid(RANDOM_LENGTH);
     const prefix = key.slice(0, kindPrefix.length + SHOWN_RANDOM);
@@ -148,7 +148,7 @@ export class AppKeys {
 
   /** The app's active keys, newest first, then its most recently revoked ones; never the keys themselves. */
   async list(appName: string, actor: Actor): Promise<ReadKeyInfo[]> {
-    const app = await this.registry.getApp(appName, actor);
+    const app = await this.registry.authorize({ appName }, actor, 'manage-tokens');
     const select = { prefix: true, createdAt: true, revokedAt: true } as const;
     const [active, revoked] = await Promise.all([
       tableOf(this.prisma, this.kind).findMany({
@@ -180,7 +180,10 @@ export class AppKeys {
         `"${text}" names no ${noun}: give its prefix as listed (${kindPrefix} and at least ${MIN_GIVEN_RANDOM} more characters).`,
       );
     }
-    const scoped = scope.appName === undefined ? undefined : await this.registry.getApp(scope.appName, actor);
+    const scoped =
+      scope.appName === undefined
+        ? undefined
+        : await this.registry.authorize({ appName: scope.appName }, actor, 'manage-tokens');
     const isKey = this.keyShape.test(given);
     const rows = await tableOf(this.prisma, this.kind).findMany({
       where: {
@@ -253,7 +256,7 @@ export class AppKeys {
 
   private async managed(appName: string, actor: Actor): Promise<AppRecord | null> {
     try {
-      return await this.registry.getApp(appName, actor);
+      return await this.registry.authorize({ appName }, actor, 'manage-tokens');
     } catch (error) {
       if (error instanceof RegistryError && error.code === 'app_not_found') return null;
       throw error;

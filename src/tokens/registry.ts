@@ -1,10 +1,12 @@
-// Issues, lists, edits, revokes and regenerates app tokens (control plane, Prisma), decides who may touch
-// which app (its owner, administrators, the operator CLI), and writes every change to the audit log.
+// Issues, lists, edits, revokes and regenerates app tokens (control plane, Prisma), decides who may do what on
+// which app (authorize: its owner, its members by role (policy.ts), administrators, the operator CLI), and writes
+// every change to the audit log.
 import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
 import type { QuotaOverrides } from '../events/quota.ts';
 import type { Secrets } from '../secret.ts';
 import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
+import { allows, refusal, type AppRole, type MemberRole, type Permission } from './policy.ts';
 
 /** who acts, from which surface; telegramId is hashed before it is stored */
 export interface Actor {
@@ -27,7 +29,12 @@ export interface AppRecord {
   /** display prefix of the active token, null when revoked */
   tokenPrefix: string | null;
   tokenCreatedAt: Date | null;
+  /** what the actor is to the app: its owner, a member, or an administrator acting on it */
+  role: AppRole;
 }
+
+/** names one app: by its name (site, CLI) or its id (bot buttons) */
+export type AppRef = { appName: string } | { appId: number };
 
 export type RegistryErrorCode =
   | 'app_exists'
@@ -36,6 +43,14 @@ export type RegistryErrorCode =
   | 'last_domain'
   | 'domain_not_found'
   | 'not_allowed'
+  // a member whose role does not allow the action (policy.ts); non-members get app_not_found
+  | 'forbidden'
+  // teams (members.ts): an unknown, used or expired invite, an unknown member, the owner joining their own app
+  | 'invite_not_found'
+  | 'invite_used'
+  | 'invite_expired'
+  | 'member_not_found'
+  | 'own_app'
   // read keys (read-keys.ts): none matches, several match, already revoked, too many active
   | 'key_not_found'
   | 'key_ambiguous'
@@ -72,6 +87,9 @@ type AppRow = {
   createdAt: Date;
   tokens: { prefix: string; createdAt: Date }[];
 };
+
+/** an app row with what the actor is to it */
+type AuthorizedApp = AppRow & { role: AppRole };
 
 const WITH_ACTIVE_TOKEN = { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } } as const;
 
@@ -123,43 +141,66 @@ export class TokenRegistry {
       if (isUniqueViolation(error)) throw taken;
       throw error;
     }
-    return { token, app: toRecord(created) };
+    return { token, app: toRecord({ ...created, role: this.roleOf(created, actor, undefined) ?? 'owner' }) };
   }
 
-  /** The app if the actor may see it; "not found" otherwise, so other people's apps stay invisible. */
+  /**
+   * The one authorisation decision of every surface: the app if the actor's role allows the action on it. People
+   * with no part in the app get "not found", so other people's apps stay invisible; a member whose role is too
+   * small gets "forbidden" with a sentence saying who may.
+   */
+  async authorize(ref: AppRef, actor: Actor, permission: Permission): Promise<AppRecord> {
+    return toRecord(await this.authorized(ref, actor, permission));
+  }
+
+  /** The app if the actor may see it (authorize with 'view'). */
   async getApp(appName: string, actor: Actor): Promise<AppRecord> {
-    return toRecord(await this.accessibleApp({ appName }, actor, appName));
+    return this.authorize({ appName }, actor, 'view');
   }
 
   async getAppById(appId: number, actor: Actor): Promise<AppRecord> {
-    return toRecord(await this.accessibleApp({ id: appId }, actor, appId));
+    return this.authorize({ appId }, actor, 'view');
   }
 
-  /** The actor's own apps; administrators may filter by owner or name across all apps. */
+  /**
+   * The apps the actor owns or is a member of, each with their role; administrators may filter by owner or name
+   * across all apps.
+   */
   async listApps(actor: Actor, filter: AppFilter = {}): Promise<AppRecord[]> {
     const ownerTelegramId = actor.isAdmin ? filter.ownerTelegramId : actor.telegramId;
     if (!actor.isAdmin && ownerTelegramId === undefined) return [];
+    const key = ownerTelegramId === undefined ? undefined : this.ownerKey(ownerTelegramId);
+    const viewerKey = actor.telegramId === undefined ? undefined : this.ownerKey(actor.telegramId);
     const apps = await this.prisma.app.findMany({
       where: {
-        ...(ownerTelegramId === undefined ? {} : { ownerKey: this.ownerKey(ownerTelegramId) }),
+        ...(key === undefined
+          ? {}
+          : actor.isAdmin
+            ? { ownerKey: key }
+            : { OR: [{ ownerKey: key }, { members: { some: { memberKey: key } } }] }),
         ...(filter.appName === undefined ? {} : { appName: filter.appName }),
       },
-      include: WITH_ACTIVE_TOKEN,
+      include: {
+        ...WITH_ACTIVE_TOKEN,
+        members: { where: { memberKey: viewerKey ?? '' }, select: { role: true } },
+      },
       orderBy: { appName: 'asc' },
     });
-    return apps.map(toRecord);
+    return apps.map((app) =>
+      toRecord({ ...app, role: this.roleOf(app, actor, app.members[0]?.role as MemberRole | undefined) ?? 'viewer' }),
+    );
   }
 
   /** Revokes the app's active token; ingestion with it answers "Token is invalid." */
   async revoke(appName: string, actor: Actor): Promise<AppRecord> {
-    const app = await this.accessibleApp({ appName }, actor, appName);
+    const app = await this.authorized({ appName }, actor, 'manage-tokens');
     await this.changeTokens(app, actor, 'token.revoke', []);
     return this.getApp(appName, actor);
   }
 
   /** Revokes the active token and issues a new one; returns the new secret (shown once). */
   async regenerate(appName: string, actor: Actor): Promise<{ token: string; app: AppRecord }> {
-    const app = await this.accessibleApp({ appName }, actor, appName);
+    const app = await this.authorized({ appName }, actor, 'manage-tokens');
     const token = this.newToken();
     await this.changeTokens(app, actor, 'token.regenerate', [
       this.prisma.token.create({ data: { appId: app.id, ...tokenRow(token) } }),
@@ -168,14 +209,14 @@ export class TokenRegistry {
   }
 
   async addDomain(appName: string, domain: string, actor: Actor): Promise<AppRecord> {
-    const app = await this.accessibleApp({ appName }, actor, appName);
+    const app = await this.authorized({ appName }, actor, 'manage-domains');
     if (app.domains.includes(domain))
       throw new RegistryError('domain_exists', `${domain} is already a domain of ${appName}.`);
     return this.setDomains(app, [...app.domains, domain], actor, 'app.domain.add', domain);
   }
 
   async removeDomain(appName: string, domain: string, actor: Actor): Promise<AppRecord> {
-    const app = await this.accessibleApp({ appName }, actor, appName);
+    const app = await this.authorized({ appName }, actor, 'manage-domains');
     if (!app.domains.includes(domain))
       throw new RegistryError('domain_not_found', `${domain} is not a domain of ${appName}.`);
     if (app.domains.length === 1) {
@@ -199,7 +240,7 @@ export class TokenRegistry {
    */
   async setQuotas(appName: string, change: Partial<QuotaOverrides>, actor: Actor): Promise<QuotaOverrides> {
     if (!actor.isAdmin) throw new RegistryError('not_allowed', 'Only an administrator may change quotas.');
-    const app = await this.accessibleApp({ appName }, actor, appName);
+    const app = await this.authorized({ appName }, actor, 'view');
     const data = {
       ...(change.eventsPerDay === undefined
         ? {}
@@ -219,7 +260,7 @@ export class TokenRegistry {
                 ...this.auditEntry(actor, 'app.quota', app.appName, {
                   events_per_day: change.eventsPerDay,
                   bytes_per_day: change.bytesPerDay,
-                  admin: this.actsAsAdmin(app, actor),
+                  admin: app.role === 'administrator',
                 }),
                 appId: app.id,
               },
@@ -235,11 +276,11 @@ export class TokenRegistry {
    * keeps the record of it.
    */
   async deleteApp(appName: string, actor: Actor): Promise<void> {
-    const app = await this.accessibleApp({ appName }, actor, appName);
+    const app = await this.authorized({ appName }, actor, 'delete');
     const tokens = await this.prisma.token.findMany({ where: { appId: app.id }, select: { hash: true } });
     await this.prisma.$transaction([
       this.prisma.auditLog.create({
-        data: this.auditEntry(actor, 'app.delete', appName, { admin: this.actsAsAdmin(app, actor) }),
+        data: this.auditEntry(actor, 'app.delete', appName, { admin: app.role === 'administrator' }),
       }),
       // the app row's lock waits for event commits in flight; commits after it store nothing for the app
       this.prisma.app.delete({ where: { id: app.id } }),
@@ -251,13 +292,13 @@ export class TokenRegistry {
   /** the audit row of a change the actor makes to the app, for control-plane modules that write their own */
   auditRecord(app: AppRecord, actor: Actor, action: string, detail: object = {}) {
     return {
-      ...this.auditEntry(actor, action, app.appName, { ...detail, admin: this.actsAsAdmin(app, actor) }),
+      ...this.auditEntry(actor, action, app.appName, { ...detail, admin: app.role === 'administrator' }),
       appId: app.appId,
     };
   }
 
   private async setDomains(
-    app: AppRow,
+    app: AuthorizedApp,
     domains: string[],
     actor: Actor,
     action: string,
@@ -267,7 +308,7 @@ export class TokenRegistry {
       this.prisma.app.update({ where: { id: app.id }, data: { domains } }),
       this.prisma.auditLog.create({
         data: {
-          ...this.auditEntry(actor, action, app.appName, { domain, admin: this.actsAsAdmin(app, actor) }),
+          ...this.auditEntry(actor, action, app.appName, { domain, admin: app.role === 'administrator' }),
           appId: app.id,
         },
       }),
@@ -282,7 +323,7 @@ export class TokenRegistry {
 
   /** revokes every active token of the app, runs the extra writes, audits, all in one transaction */
   private async changeTokens(
-    app: AppRow,
+    app: AuthorizedApp,
     actor: Actor,
     action: string,
     extra: ReturnType<PrismaClient['token']['create']>[],
@@ -296,7 +337,7 @@ export class TokenRegistry {
       ...extra,
       this.prisma.auditLog.create({
         data: {
-          ...this.auditEntry(actor, action, app.appName, { admin: this.actsAsAdmin(app, actor) }),
+          ...this.auditEntry(actor, action, app.appName, { admin: app.role === 'administrator' }),
           appId: app.id,
         },
       }),
@@ -304,27 +345,30 @@ export class TokenRegistry {
     active.forEach((token) => this.onTokenChanged(token.hash));
   }
 
-  private async accessibleApp(
-    where: { appName: string } | { id: number },
-    actor: Actor,
-    name: string | number,
-  ): Promise<AppRow> {
-    const app = await this.prisma.app.findUnique({ where, include: WITH_ACTIVE_TOKEN });
-    if (!app || !this.mayManage(app, actor)) throw notFound(name);
-    return app;
+  private async authorized(ref: AppRef, actor: Actor, permission: Permission): Promise<AuthorizedApp> {
+    const name = 'appName' in ref ? ref.appName : ref.appId;
+    const key = actor.telegramId === undefined ? undefined : this.ownerKey(actor.telegramId);
+    const app = await this.prisma.app.findUnique({
+      where: 'appName' in ref ? { appName: ref.appName } : { id: ref.appId },
+      include: {
+        ...WITH_ACTIVE_TOKEN,
+        members: { where: { memberKey: key ?? '' }, select: { role: true } },
+      },
+    });
+    const role = app && this.roleOf(app, actor, app.members[0]?.role as MemberRole | undefined);
+    if (!app || !role) throw notFound(name);
+    if (!allows(role, permission)) throw new RegistryError('forbidden', refusal(permission));
+    return { ...app, role };
   }
 
-  private mayManage(app: { ownerKey: string | null }, actor: Actor): boolean {
-    return (
-      actor.isAdmin === true || (actor.telegramId !== undefined && app.ownerKey === this.ownerKey(actor.telegramId))
-    );
-  }
-
-  /** an administrator acting on somebody else's app: marked in the audit log */
-  private actsAsAdmin(app: { ownerKey: string | null }, actor: Actor): boolean {
-    return (
-      actor.isAdmin === true && (actor.telegramId === undefined || app.ownerKey !== this.ownerKey(actor.telegramId))
-    );
+  /**
+   * What the actor is to the app, null for nobody: its owner, else an administrator (marked in the audit log when
+   * they act), else the member role they hold.
+   */
+  private roleOf(app: { ownerKey: string | null }, actor: Actor, memberRole: MemberRole | undefined): AppRole | null {
+    if (actor.telegramId !== undefined && app.ownerKey === this.ownerKey(actor.telegramId)) return 'owner';
+    if (actor.isAdmin) return 'administrator';
+    return memberRole ?? null;
   }
 
   private auditEntry(actor: Actor, action: string, appName: string, detail?: object) {
@@ -338,7 +382,7 @@ export class TokenRegistry {
   }
 }
 
-function toRecord(app: AppRow): AppRecord {
+function toRecord(app: AuthorizedApp): AppRecord {
   const token = app.tokens[0];
   return {
     appId: app.id,
@@ -349,5 +393,6 @@ function toRecord(app: AppRow): AppRecord {
     createdAt: app.createdAt,
     tokenPrefix: token?.prefix ?? null,
     tokenCreatedAt: token?.createdAt ?? null,
+    role: app.role,
   };
 }

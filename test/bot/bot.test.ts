@@ -109,6 +109,7 @@ describe('new token dialog', () => {
       createdAt: new Date(),
       tokenPrefix: 'tma_exampl',
       tokenCreatedAt: new Date(),
+      role: 'owner' as const,
     };
     const text = tokenIssued('tma_example', app, undefined, true);
     expect(text).toContain(`npm install https://YOUR-ANALYTICS-HOST/sdk/tma-analytics-sdk-${SDK_PACKAGE_VERSION}.tgz`);

@@ -1,8 +1,13 @@
-// The Analytics section: my apps with last event time and last rejection, and their actions; new token.
+// The Analytics section: my apps (owned, or joined as a member) with last event time and last rejection, the
+// actions the user's role allows (the API is what enforces), the team; new token.
 (() => {
   const { api, esc, ago, utc } = window.site;
   const list = document.getElementById('apps');
   const all = list.dataset.all === '1';
+
+  // what each role may do, as src/tokens/policy.ts decides it: hidden buttons only spare a refusal
+  const edits = (app) => app.role !== 'viewer';
+  const owns = (app) => app.role === 'owner' || app.role === 'administrator';
 
   function lastEvent(app) {
     return app.last_event_at
@@ -19,7 +24,7 @@
         (d) =>
           '<span class="chip mono">' +
           esc(d) +
-          (app.domains.length > 1
+          (app.domains.length > 1 && edits(app)
             ? ' <button class="link" data-action="remove-domain" data-domain="' +
               esc(d) +
               '" title="Remove ' +
@@ -40,6 +45,7 @@
       '</b></a><span class="muted">' +
       esc(app.bot) +
       '</span>' +
+      (app.role === 'owner' ? '' : '<span class="chip">' + esc(app.role) + '</span>') +
       '<span class="mono muted" style="margin-left:auto">' +
       (app.token_prefix ? esc(app.token_prefix) + '…' : '<span class="bad">token revoked</span>') +
       '</span></div>' +
@@ -49,16 +55,58 @@
       rejected +
       '<div class="row">' +
       domains +
-      ' <button class="secondary small" data-action="add-domain">+ domain</button></div>' +
+      (edits(app) ? ' <button class="secondary small" data-action="add-domain">+ domain</button>' : '') +
+      '</div>' +
       '<div class="row"><a class="button small" href="/analytics/' +
       encodeURIComponent(app.app_name) +
       '">Dashboard</a>' +
-      '<button class="secondary small" data-action="regenerate">Regenerate token</button>' +
-      (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
-      '<button class="secondary small" data-action="read-keys">Read API keys</button>' +
-      '<button class="secondary small" data-action="server-keys">Server keys</button>' +
-      '<button class="danger small" data-action="delete">Delete</button></div></div>'
+      (edits(app)
+        ? '<button class="secondary small" data-action="regenerate">Regenerate token</button>' +
+          (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
+          '<button class="secondary small" data-action="read-keys">Read API keys</button>' +
+          '<button class="secondary small" data-action="server-keys">Server keys</button>' +
+          '<button class="secondary small" data-action="team">Team</button>'
+        : '') +
+      (owns(app) ? '<button class="danger small" data-action="delete">Delete</button>' : '') +
+      (app.role === 'editor' || app.role === 'viewer'
+        ? '<button class="secondary small" data-action="leave">Leave</button>'
+        : '') +
+      '</div><div class="team" hidden></div></div>'
     );
+  }
+
+  // the team of one app, inside its item: members with their roles; the owner invites, removes and hands over
+  async function showTeam(item, path) {
+    const team = await api('GET', path + '/members');
+    const owner = team.role === 'owner' || team.role === 'administrator';
+    const box = item.querySelector('.team');
+    box.hidden = false;
+    box.innerHTML =
+      '<h3>Team</h3>' +
+      team.members
+        .map(
+          (member) =>
+            '<div class="row"><span>' +
+            esc(member.role === 'owner' ? 'owner' : member.name || member.ref) +
+            (member.you ? ' (you)' : '') +
+            '</span><span class="chip">' +
+            esc(member.role) +
+            '</span>' +
+            (owner && member.role !== 'owner'
+              ? '<button class="secondary small" data-action="transfer" data-ref="' +
+                esc(member.ref) +
+                '">Make owner</button><button class="danger small" data-action="remove-member" data-ref="' +
+                esc(member.ref) +
+                '">Remove</button>'
+              : '') +
+            '</div>',
+        )
+        .join('') +
+      (owner
+        ? '<div class="row"><button class="small" data-action="invite" data-role="viewer">Invite a viewer</button>' +
+          '<button class="small" data-action="invite" data-role="editor">Invite an editor</button></div>' +
+          '<div class="invite"></div>'
+        : '');
   }
 
   async function load() {
@@ -95,7 +143,8 @@
   list.addEventListener('click', async (event) => {
     const button = event.target.closest('button[data-action]');
     if (!button) return;
-    const name = button.closest('.app-item').dataset.app;
+    const item = button.closest('.app-item');
+    const name = item.dataset.app;
     const path = '/api/apps/' + encodeURIComponent(name);
     try {
       switch (button.dataset.action) {
@@ -104,6 +153,32 @@
           return site.openReadKeys(name);
         case 'server-keys':
           return site.openServerKeys(name);
+        case 'team':
+          return await showTeam(item, path);
+        case 'invite': {
+          const invite = await api('POST', path + '/invites', { role: button.dataset.role });
+          item.querySelector('.invite').innerHTML =
+            '<p>Send this to the person you invite as ' +
+            esc(invite.role) +
+            ' (it works once, until ' +
+            esc(utc(invite.expires_at)) +
+            '):</p><pre class="mono">' +
+            esc(invite.link || invite.start) +
+            '</pre>';
+          return;
+        }
+        case 'remove-member':
+          if (!confirm('Remove this member from ' + name + '?')) return;
+          await api('DELETE', path + '/members/' + encodeURIComponent(button.dataset.ref));
+          return await showTeam(item, path);
+        case 'transfer':
+          if (!confirm('Hand ' + name + ' over to this member? They become its owner and you an editor.')) return;
+          await api('POST', path + '/transfer', { ref: button.dataset.ref });
+          break;
+        case 'leave':
+          if (!confirm('Leave the team of ' + name + '? Only a new invite brings you back.')) return;
+          await api('DELETE', path + '/members/me');
+          break;
         case 'revoke':
           if (!confirm('Revoke the token of ' + name + '? Events sent with it will be refused.')) return;
           await api('POST', path + '/revoke', {});
@@ -155,5 +230,6 @@
   });
 
   load();
-  setInterval(load, 15000);
+  // an open team (an invite link being copied) is not redrawn under the user
+  setInterval(() => list.querySelector('.team:not([hidden])') || load(), 15000);
 })();

@@ -6,6 +6,9 @@
   const root = document.getElementById('dashboard');
   const live = document.getElementById('live');
   const app = root.dataset.app;
+  // a public read-only link reads its own API and shows the numbers only: no refusals, events, export or insights
+  const shared = root.dataset.api !== undefined;
+  const base = shared ? root.dataset.api : '/api/apps/' + encodeURIComponent(app);
   const period = document.getElementById('period');
   const filters = document.getElementById('filters');
   /** the filter's fields, as the page's form names them */
@@ -125,31 +128,32 @@
       '</div>' +
       '</div>';
     // after the insight cards: what was refused, and the events as they arrive
-    live.innerHTML =
-      '<div class="card"><h2>Rejected requests</h2>' +
-      (data.rejections.length === 0
-        ? '<p class="muted">None recently.</p>'
-        : '<table><tr><th>When</th><th>Status</th><th>Message</th><th class="hide-narrow">Origin</th><th class="num">Count</th></tr>' +
-          data.rejections
-            .map(
-              (r) =>
-                '<tr><td>' +
-                esc(ago(r.at)) +
-                '</td><td>' +
-                r.status +
-                '</td><td>' +
-                esc(r.message) +
-                (r.reason ? '<br><span class="muted">' + esc(r.reason) + '</span>' : '') +
-                '</td><td class="mono hide-narrow">' +
-                esc(r.origin ?? '') +
-                '</td><td class="num">' +
-                r.count +
-                '</td></tr>',
-            )
-            .join('') +
-          '</table>') +
-      '</div>' +
-      '<div class="card"><h2>Recent events <span class="muted">(live)</span></h2><div id="recent"><p class="muted">Loading…</p></div></div>';
+    if (!shared)
+      live.innerHTML =
+        '<div class="card"><h2>Rejected requests</h2>' +
+        (data.rejections.length === 0
+          ? '<p class="muted">None recently.</p>'
+          : '<table><tr><th>When</th><th>Status</th><th>Message</th><th class="hide-narrow">Origin</th><th class="num">Count</th></tr>' +
+            data.rejections
+              .map(
+                (r) =>
+                  '<tr><td>' +
+                  esc(ago(r.at)) +
+                  '</td><td>' +
+                  r.status +
+                  '</td><td>' +
+                  esc(r.message) +
+                  (r.reason ? '<br><span class="muted">' + esc(r.reason) + '</span>' : '') +
+                  '</td><td class="mono hide-narrow">' +
+                  esc(r.origin ?? '') +
+                  '</td><td class="num">' +
+                  r.count +
+                  '</td></tr>',
+              )
+              .join('') +
+            '</table>') +
+        '</div>' +
+        '<div class="card"><h2>Recent events <span class="muted">(live)</span></h2><div id="recent"><p class="muted">Loading…</p></div></div>';
     const names = data.eventNames.slice(0, 6).map((e) => e.name);
     charts.push(
       chart(document.getElementById('chart-users'), 'Daily users and sessions', data.days, [
@@ -172,7 +176,7 @@
     const target = document.getElementById('recent');
     if (!target) return;
     try {
-      const events = await api('GET', '/api/apps/' + encodeURIComponent(app) + '/recent?' + viewQuery());
+      const events = await api('GET', base + '/recent?' + viewQuery());
       target.innerHTML =
         events.length === 0
           ? '<p class="muted">No events yet. Open your mini app in Telegram: its app-init appears here within seconds.</p>'
@@ -229,9 +233,10 @@
 
   async function load() {
     const view = viewQuery();
-    const base = '/api/apps/' + encodeURIComponent(app);
-    document.getElementById('export-csv').href = base + '/export.csv?' + view;
-    document.getElementById('export-ndjson').href = base + '/export.ndjson?' + view;
+    if (!shared) {
+      document.getElementById('export-csv').href = base + '/export.csv?' + view;
+      document.getElementById('export-ndjson').href = base + '/export.ndjson?' + view;
+    }
     try {
       const data = await api('GET', base + '/dashboard?' + view);
       render(data);
@@ -241,10 +246,12 @@
       root.innerHTML =
         '<div class="card"><p class="error">' +
         esc(error.message) +
-        '</p><p><a href="/analytics">Back to your apps</a></p></div>';
+        '</p>' +
+        (shared ? '' : '<p><a href="/analytics">Back to your apps</a></p>') +
+        '</div>';
       return;
     }
-    window.siteInsights.load(app, view);
+    if (!shared) window.siteInsights.load(app, view);
   }
 
   /** a changed view goes into the URL, with the funnel's steps kept (replacing the entry: back leaves the dashboard) */

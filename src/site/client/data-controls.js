@@ -1,4 +1,5 @@
-// The app page's data controls card: the retention period and erasing one user's data, through the site API.
+// The app page's data controls card (owners and administrators): the retention period and erasing one user's data,
+// through the site API.
 (() => {
   const { api, esc, num } = window.site;
   const card = document.getElementById('data-controls');
@@ -83,5 +84,9 @@
   });
 
   // shown to whoever may manage the app (its owner, an administrator); for anyone else the API answers 404
-  api('GET', path + '/data-controls').then(render, () => undefined);
+  // only the owner (or an administrator) changes what is kept: members do not get the card (the API refuses them)
+  Promise.all([api('GET', path), api('GET', path + '/data-controls')]).then(
+    ([summary, controls]) => (summary.role === 'owner' || summary.role === 'administrator') && render(controls),
+    () => undefined,
+  );
 })();

@@ -1,0 +1,57 @@
+// What the buttons of an app's public link do: the screen (whether a link is active), a new link (shown once; the
+// one before stops working) and revoking it.
+import { InlineKeyboard } from 'grammy';
+import type { AppRecord } from '../tokens/registry.ts';
+import { type ShareLinkInfo, sharePath } from '../tokens/share-links.ts';
+import { utcTime } from '../time-format.ts';
+import type { AppContext, OnAppAction } from './app-actions.ts';
+import { answered, type BotDeps } from './context.ts';
+import { appData } from './keyboards.ts';
+import type { Screens } from './screens.ts';
+import { HTML, escapeHtml } from './texts.ts';
+
+function shareText(app: AppRecord, link: ShareLinkInfo | null): string {
+  return [
+    `🔗 Public link of <b>${escapeHtml(app.appName)}</b>`,
+    "Anyone with the link sees this app's dashboard numbers without signing in; not the token, domains, refusals " +
+      'or events.',
+    '',
+    link
+      ? `A link is active: <code>${escapeHtml(link.prefix)}…</code> made ${utcTime(link.createdAt)}`
+      : 'No link yet.',
+  ].join('\n');
+}
+
+function shareKeyboard(app: AppRecord, link: ShareLinkInfo | null): InlineKeyboard {
+  const keyboard = new InlineKeyboard().text(link ? '🔄 New link' : '➕ Make a link', appData('share!', app.appId));
+  if (link) keyboard.text('🚫 Revoke', appData('unshare!', app.appId));
+  return keyboard.row().text('« Back', appData('app', app.appId));
+}
+
+export function shareActions(deps: BotDeps, screens: Screens, on: OnAppAction): void {
+  const { shareLinks, config } = deps.services;
+  const screen = async (ctx: AppContext) => {
+    const link = await shareLinks.current(ctx.app.appName, deps.actorOf(ctx));
+    return screens.show(ctx, shareText(ctx.app, link), shareKeyboard(ctx.app, link));
+  };
+  on('share', answered(screen));
+  on(
+    'share!',
+    answered(async (ctx) => {
+      const { secret } = await shareLinks.create(ctx.app.appName, deps.actorOf(ctx));
+      const base = config.publicUrl ?? 'https://YOUR-ANALYTICS-HOST';
+      // in a message of its own, so the screen that follows does not overwrite it
+      await ctx.reply(
+        `🔗 The public link of <b>${escapeHtml(ctx.app.appName)}</b> (shown only once; a new one replaces it):\n` +
+          `${escapeHtml(base + sharePath(secret))}`,
+        HTML,
+      );
+      return screen(ctx);
+    }),
+  );
+  on('unshare!', async (ctx) => {
+    const revoked = await shareLinks.revoke(ctx.app.appName, deps.actorOf(ctx));
+    await ctx.answerCallbackQuery({ text: revoked ? 'Link revoked' : 'There was no link' });
+    return screen(ctx);
+  });
+}

@@ -1,0 +1,232 @@
+// An app's team: invites (codes shown once, single use, expiring), joining, the member list, removing or leaving,
+// and handing the app over to a member. The registry decides who may (policy.ts); every change is audited.
+import { randomBytes } from 'node:crypto';
+import type { PrismaClient } from '../db/store.ts';
+import type { Secrets } from '../secret.ts';
+import { hashToken } from './format.ts';
+import { MEMBER_ROLES, type MemberRole } from './policy.ts';
+import { RegistryError, type Actor, type AppRecord, type TokenRegistry } from './registry.ts';
+
+export const INVITE_DAYS = 7;
+/** 128 random bits as base64url: fits a /start payload (64 characters of [A-Za-z0-9_-]) with its prefix */
+const CODE_BYTES = 16;
+const CODE_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+/** characters of a member's reference: enough to tell an app's members apart, never their id */
+const REFERENCE_LENGTH = 12;
+const REFERENCE_PATTERN = /^[A-Za-z0-9_-]{12}$/;
+const MAX_NAME = 64;
+
+export interface Invite {
+  /** shown this once; only its hash is stored */
+  code: string;
+  app: AppRecord;
+  role: MemberRole;
+  expiresAt: Date;
+}
+
+export interface Member {
+  /** a short keyed reference of the member in this app, what removal and transfer name them by */
+  ref: string;
+  role: 'owner' | MemberRole;
+  /** the Telegram first name given when they joined; null for the owner and unknown names */
+  name: string | null;
+  addedAt: Date | null;
+  /** the actor themselves */
+  you: boolean;
+}
+
+/** a /start payload that joins a team: this prefix and the invite's code */
+export const INVITE_PAYLOAD = /^join_([A-Za-z0-9_-]{1,58})$/;
+
+/** the bot deep link that accepts the invite; null while the bot's username is unknown */
+export function inviteLink(botUsername: string | undefined, code: string): string | null {
+  return botUsername ? `https://t.me/${botUsername}?start=join_${code}` : null;
+}
+
+/** a member with what is stored of them: their key and their private chat's key for alerts (never shown) */
+interface MemberEntry {
+  member: Member;
+  key: string;
+  chatKey: string | null;
+}
+
+export function isMemberRole(value: unknown): value is MemberRole {
+  return typeof value === 'string' && (MEMBER_ROLES as readonly string[]).includes(value);
+}
+
+export class Members {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly registry: TokenRegistry,
+    private readonly secrets: Secrets,
+    /** the keyed hash alert subscriptions give a chat (src/alerts/subscriptions.ts): a leaver's alerts go with them */
+    private readonly alertChatKey: (chatId: string) => string,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** a new invite to the app's team as the role; the code is returned this once */
+  async createInvite(appName: string, role: MemberRole, actor: Actor): Promise<Invite> {
+    const app = await this.registry.authorize({ appName }, actor, 'manage-members');
+    const code = randomBytes(CODE_BYTES).toString('base64url');
+    const expiresAt = new Date(this.now().getTime() + INVITE_DAYS * 86_400_000);
+    await this.prisma.$transaction([
+      this.prisma.appInvite.create({
+        data: {
+          appId: app.appId,
+          codeHash: hashToken(code),
+          role,
+          createdBy: actor.telegramId === undefined ? null : this.registry.ownerKey(actor.telegramId),
+          expiresAt,
+        },
+      }),
+      this.prisma.auditLog.create({ data: this.registry.auditRecord(app, actor, 'member.invite', { role }) }),
+    ]);
+    return { code, app, role, expiresAt };
+  }
+
+  /**
+   * Joins the team the code invites to, as its role (a member already there takes the invite's role). Only a join
+   * uses the code up: the owner opening their own link leaves it for the person it is meant for.
+   */
+  async acceptInvite(
+    code: string,
+    telegramId: string,
+    firstName?: string,
+  ): Promise<{ app: AppRecord; role: MemberRole }> {
+    const invalid = new RegistryError('invite_not_found', 'This invite link is not valid: ask for a new one.');
+    if (!CODE_PATTERN.test(code)) throw invalid;
+    const invite = await this.prisma.appInvite.findUnique({ where: { codeHash: hashToken(code) } });
+    if (!invite || !isMemberRole(invite.role)) throw invalid;
+    if (invite.usedAt) throw new RegistryError('invite_used', 'This invite link was already used: ask for a new one.');
+    if (invite.expiresAt <= this.now())
+      throw new RegistryError('invite_expired', 'This invite link has expired: ask for a new one.');
+    const memberKey = this.registry.ownerKey(telegramId);
+    const actor: Actor = { surface: 'bot', telegramId };
+    const appRow = await this.prisma.app.findUnique({ where: { id: invite.appId }, select: { ownerKey: true } });
+    if (!appRow) throw invalid;
+    if (appRow.ownerKey === memberKey)
+      throw new RegistryError('own_app', 'You own this app: send the invite link to the person you invite.');
+    const role = invite.role;
+    const name = firstName?.trim().slice(0, MAX_NAME) || null;
+    const joined = await this.prisma.$transaction(async (tx) => {
+      // two presses of one link: only the first marks it used
+      const used = await tx.appInvite.updateMany({
+        where: { id: invite.id, usedAt: null },
+        data: { usedAt: this.now() },
+      });
+      if (used.count === 0) return false;
+      await tx.appMember.upsert({
+        where: { appId_memberKey: { appId: invite.appId, memberKey } },
+        create: { appId: invite.appId, memberKey, role, name, chatKey: this.alertChatKey(telegramId) },
+        update: { role, name, chatKey: this.alertChatKey(telegramId) },
+      });
+      return true;
+    });
+    if (!joined) throw new RegistryError('invite_used', 'This invite link was already used: ask for a new one.');
+    const app = await this.registry.authorize({ appId: invite.appId }, actor, 'view');
+    await this.prisma.auditLog.create({ data: this.registry.auditRecord(app, actor, 'member.join', { role }) });
+    return { app, role };
+  }
+
+  /** the owner first, then the members by the time they joined */
+  async list(appName: string, actor: Actor): Promise<{ app: AppRecord; members: Member[] }> {
+    const app = await this.registry.authorize({ appName }, actor, 'view-members');
+    return { app, members: await this.membersOf(app, actor) };
+  }
+
+  /** Removes the member the reference names: the owner removes anyone, a member may remove themselves (leave). */
+  async remove(appName: string, ref: string, actor: Actor): Promise<{ app: AppRecord; member: Member }> {
+    const app = await this.registry.authorize({ appName }, actor, 'view');
+    const { member, key, chatKey } = await this.entryByRef(app, ref, actor);
+    if (member.role === 'owner')
+      throw new RegistryError('forbidden', 'The owner cannot leave or be removed: transfer the app first.');
+    if (!member.you) await this.registry.authorize({ appName }, actor, 'manage-members');
+    await this.prisma.$transaction([
+      this.prisma.appMember.deleteMany({ where: { appId: app.appId, memberKey: key } }),
+      // what the bot warns their chat about this app stops with them
+      ...(chatKey ? [this.prisma.alertSubscription.deleteMany({ where: { appId: app.appId, chatKey } })] : []),
+      this.prisma.auditLog.create({
+        data: this.registry.auditRecord(app, actor, member.you ? 'member.leave' : 'member.remove', {
+          member: ref,
+          role: member.role,
+        }),
+      }),
+    ]);
+    return { app, member };
+  }
+
+  /** The actor leaves the app's team. */
+  async leave(appName: string, actor: Actor): Promise<{ app: AppRecord; member: Member }> {
+    const app = await this.registry.authorize({ appName }, actor, 'view');
+    const own = (await this.entries(app, actor)).find((entry) => entry.member.you);
+    if (!own) throw new RegistryError('member_not_found', `You are not a member of ${app.appName}.`);
+    return this.remove(appName, own.member.ref, actor);
+  }
+
+  /** Hands the app to a member: they become its owner, the owner before them an editor. */
+  async transfer(appName: string, ref: string, actor: Actor): Promise<{ app: AppRecord; member: Member }> {
+    const app = await this.registry.authorize({ appName }, actor, 'transfer');
+    const { member, key } = await this.entryByRef(app, ref, actor);
+    if (member.role === 'owner') throw new RegistryError('forbidden', 'This member already owns the app.');
+    // the owner's chat is known when they transfer it themselves; an administrator's transfer leaves it unknown
+    const ownerChatKey =
+      app.role === 'owner' && actor.telegramId !== undefined ? this.alertChatKey(actor.telegramId) : null;
+    await this.prisma.$transaction([
+      this.prisma.appMember.deleteMany({ where: { appId: app.appId, memberKey: key } }),
+      ...(app.ownerKey === null
+        ? []
+        : [
+            this.prisma.appMember.create({
+              data: { appId: app.appId, memberKey: app.ownerKey, role: 'editor', chatKey: ownerChatKey },
+            }),
+          ]),
+      this.prisma.app.update({ where: { id: app.appId }, data: { ownerKey: key } }),
+      this.prisma.auditLog.create({ data: this.registry.auditRecord(app, actor, 'app.transfer', { member: ref }) }),
+    ]);
+    return { app: await this.registry.authorize({ appName }, actor, 'view'), member };
+  }
+
+  private async membersOf(app: AppRecord, actor: Actor): Promise<Member[]> {
+    return (await this.entries(app, actor)).map((entry) => entry.member);
+  }
+
+  /** the owner and the members, each with their stored key (never shown) */
+  private async entries(app: AppRecord, actor: Actor): Promise<MemberEntry[]> {
+    const actorKey = actor.telegramId === undefined ? undefined : this.registry.ownerKey(actor.telegramId);
+    const rows = await this.prisma.appMember.findMany({ where: { appId: app.appId }, orderBy: { addedAt: 'asc' } });
+    const entry = (key: string, role: Member['role'], name: string | null, addedAt: Date | null) => ({
+      member: { ref: this.reference(app, key), role, name, addedAt, you: key === actorKey },
+      key,
+    });
+    return [
+      ...(app.ownerKey === null ? [] : [{ ...entry(app.ownerKey, 'owner', null, null), chatKey: null }]),
+      ...rows.map((row) => ({
+        ...entry(row.memberKey, isMemberRole(row.role) ? row.role : 'viewer', row.name, row.addedAt),
+        chatKey: row.chatKey,
+      })),
+    ];
+  }
+
+  private async entryByRef(app: AppRecord, ref: string, actor: Actor): Promise<MemberEntry> {
+    const found = REFERENCE_PATTERN.test(ref)
+      ? (await this.entries(app, actor)).find((entry) => entry.member.ref === ref)
+      : undefined;
+    if (!found) throw new RegistryError('member_not_found', `${app.appName} has no member ${ref}.`);
+    return found;
+  }
+
+  private reference(app: AppRecord, memberKey: string): string {
+    return this.secrets.shortHash('member-reference', `${app.appId}:${memberKey}`).slice(0, REFERENCE_LENGTH);
+  }
+}
+
+/** a member as the site's API lists them */
+export function memberDocument(member: Member) {
+  return {
+    ref: member.ref,
+    role: member.role,
+    name: member.name,
+    added_at: member.addedAt?.toISOString() ?? null,
+    you: member.you,
+  };
+}

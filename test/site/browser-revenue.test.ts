@@ -1,0 +1,79 @@
+// Server keys and revenue in Chromium: the owner makes a server key in the Analytics section (shown once), the
+// app's bot sends a /start with a campaign and a Stars payment with it, and the dashboard's revenue card shows the
+// Stars, the paying user and the client's purchase conversion.
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_COOKIE } from '../../src/site/session.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import type { TestService } from '../helpers/service.ts';
+import { create, startSiteApi } from './api-harness.ts';
+import { chromiumAvailable, launchChromium, type SiteClient } from './site-harness.ts';
+
+const APP = 'alice_stars';
+const BUYER = 730001234;
+
+describe.runIf(chromiumAvailable())('server keys and revenue in the browser', () => {
+  let service: TestService;
+  let alice: SiteClient;
+  let browser: Browser;
+  let token: string;
+
+  beforeAll(async () => {
+    ({ service, alice } = await startSiteApi());
+    token = await create(alice, APP);
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await service?.close();
+  });
+
+  it('a server key made on the site sends bot events; the revenue card counts the payment', async () => {
+    const context = await browser.newContext({ baseURL: service.url });
+    await context.addCookies([{ name: SESSION_COOKIE, value: alice.cookie!, url: service.url }]);
+    const page = await context.newPage();
+    const errors: Error[] = [];
+    page.on('pageerror', (error) => errors.push(error));
+    await page.goto('/analytics');
+    await page.click(`.app-item[data-app="${APP}"] button[data-action="server-keys"]`);
+    await page.click('#server-key-new');
+    const key = (await page.locator('#server-key').textContent({ timeout: 10_000 }))!.trim();
+    expect(key).toMatch(/^tma_server_[A-Za-z0-9_-]{32}$/);
+
+    // the bot's events: no Origin, the server key; the mini app's: its token and domain
+    const session = crypto.randomUUID();
+    const fromBot = await postEvents(
+      service.url,
+      [
+        makeEvent(APP, { event_name: 'bot-start', user_id: BUYER, session_id: session, start_param: 'spring' }),
+        makeEvent(APP, {
+          event_name: 'successful-payment',
+          user_id: BUYER,
+          session_id: session,
+          custom_data: { amount: 250, currency: 'XTR', invoice_payload: 'gold' },
+        }),
+      ],
+      { origin: null, headers: { authorization: `Bearer ${key}` } },
+    );
+    expect(fromBot.status, fromBot.text).toBe(201);
+    const fromApp = await postEvents(
+      service.url,
+      ['purchase-init', 'purchase-init', 'purchase-success'].map((name) =>
+        makeEvent(APP, { event_name: name, user_id: BUYER, start_param: 'spring', slug: 'gold' }),
+      ),
+      { token, origin: 'https://alice-stars.example.com' },
+    );
+    expect(fromApp.status, fromApp.text).toBe(201);
+
+    await page.goto(`/analytics/${APP}`);
+    const card = page.locator('#revenue');
+    await expect.poll(() => card.locator('.kpis').textContent(), { timeout: 10_000 }).toContain('Stars (net)250');
+    const figures = await card.locator('.kpis').textContent();
+    expect(figures).toContain('Paying users1');
+    expect(figures).toContain('Purchases started → paid2 → 1');
+    expect(figures).toContain('Conversion50');
+    expect(await card.locator('table').textContent()).toContain('250');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
