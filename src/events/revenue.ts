@@ -3,7 +3,7 @@
 // the payment events, never the app's whole traffic).
 import type { SqlRunner } from '../db/sql.ts';
 import { stepNameSql } from './custom-events.ts';
-import { eventColumns, type Filter, filterSql, NO_FILTER } from './filters.ts';
+import { type Filter, filterSql, firstSeenColumns, NO_FILTER } from './filters.ts';
 import type { Period } from './rollups.ts';
 
 /** Telegram Stars' currency code */
@@ -55,8 +55,11 @@ export async function readRevenue(
   filter: Filter = NO_FILTER,
 ): Promise<Revenue> {
   const params: unknown[] = [appId, period.from, period.to];
-  const onEvents = filterSql(filter, eventColumns(), params);
-  const where = `app_id = $1 AND ${stepNameSql()} IN ${NAMES} AND day BETWEEN $2::date AND $3::date${onEvents}`;
+  // revenue belongs to the user who pays: the filter keeps the payments of users first seen with its attributes, so a
+  // campaign counts what its users paid, in the bot (whose payments carry no start_param) or in the mini app
+  const onUsers = filterSql(filter, firstSeenColumns('a'), params);
+  const ofUsers = onUsers ? ` AND user_key IN (SELECT a.user_key FROM app_users a WHERE a.app_id = $1${onUsers})` : '';
+  const where = `app_id = $1 AND ${stepNameSql()} IN ${NAMES} AND day BETWEEN $2::date AND $3::date${ofUsers}`;
   const [counts, payers] = await Promise.all([
     sql.query<CountRow>(
       `SELECT day::text AS day, event_name AS name, count(*)::int AS events,

@@ -1,6 +1,6 @@
 // Server keys and revenue in Chromium: the owner makes a server key in the Analytics section (shown once), the
 // app's bot sends a /start with a campaign and a Stars payment with it, and the dashboard's revenue card shows the
-// Stars, the paying user and the client's purchase conversion.
+// Stars, the paying user and the client's purchase conversion, and gives the Stars to the campaign of the /start.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
@@ -45,11 +45,18 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
     const fromBot = await postEvents(
       service.url,
       [
-        makeEvent(APP, { event_name: 'bot-start', user_id: BUYER, session_id: session, start_param: 'spring' }),
+        makeEvent(APP, {
+          event_name: 'bot-start',
+          user_id: BUYER,
+          session_id: session,
+          start_param: 'spring',
+          client_timestamp: String(Date.now() - 60_000),
+        }),
         makeEvent(APP, {
           event_name: 'successful-payment',
           user_id: BUYER,
           session_id: session,
+          client_timestamp: String(Date.now() - 30_000),
           custom_data: { amount: 250, currency: 'XTR', invoice_payload: 'gold' },
         }),
       ],
@@ -73,6 +80,11 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
     expect(figures).toContain('Purchases started → paid2 → 1');
     expect(figures).toContain('Conversion50');
     expect(await card.locator('table').textContent()).toContain('250');
+    // the campaign that brought the buyer (their /start payload) gets the Stars they paid in the bot
+    const ofCampaign = async (campaign: string) =>
+      (await alice.get(`/api/apps/${APP}/insights?days=7&campaign=${campaign}`)).json.revenue;
+    expect(await ofCampaign('spring')).toMatchObject({ stars: 250, paying_users: 1, purchase_success: 1 });
+    expect(await ofCampaign('autumn')).toMatchObject({ stars: 0, paying_users: 0, purchase_init: 0 });
     expect(errors).toEqual([]);
     await context.close();
   });
