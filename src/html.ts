@@ -13,3 +13,8 @@ export interface EscapeOptions {
 export function escapeHtml(text: string, { apostrophe = true }: EscapeOptions = {}): string {
   return text.replace(apostrophe ? /[&<>"']/g : /[&<>"]/g, (char) => ENTITIES[char]!);
 }
+
+/** text for a message in Telegram's HTML mode (the bot's messages, alerts) */
+export function escapeTelegramHtml(text: string): string {
+  return escapeHtml(text, { apostrophe: false });
+}

@@ -1,13 +1,12 @@
 // The weekly digest of an app: users, new users, day-7 retention and top events of a week (Monday to Sunday, UTC),
 // each with its change against the week before.
 import type { SqlRunner } from '../db/sql.ts';
+import { escapeTelegramHtml as escapeHtml } from '../html.ts';
 import { addDays } from '../events/days.ts';
 import { InsightsReader } from '../events/insights.ts';
 import type { Period } from '../events/rollups.ts';
 
 const TOP_EVENTS = 5;
-
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** "+12%", "−5%", "new" or "" (nothing to compare with) */
 function change(now: number, before: number): string {

@@ -51,10 +51,14 @@ export function startAlertSender(api: Api, checker: AlertChecker, options: Alert
   let round: Promise<unknown> = Promise.resolve();
   const tick = async () => {
     try {
-      leadership ??= await options.tryLeadership();
-      void leadership?.lost.then(() => {
-        leadership = null;
-      });
+      if (!leadership) {
+        const taken = await options.tryLeadership();
+        // asked again at the next round once lost
+        void taken?.lost.then(() => {
+          if (leadership === taken) leadership = null;
+        });
+        leadership = taken;
+      }
       await alertRound(api, checker, leadership, options.now(), options.log);
     } catch (error) {
       options.log.warn({ err: (error as Error).message }, 'alert round failed');

@@ -5,7 +5,7 @@ import type { ErasureResult } from '../events/data-controls.ts';
 import { rejectionReason } from '../events/refusals.ts';
 import { firstKeptDay, retentionText, type RetentionDays } from '../events/retention.ts';
 import type { RejectionRow } from '../events/store.ts';
-import { escapeHtml as escapeHtmlText } from '../html.ts';
+import { escapeTelegramHtml } from '../html.ts';
 import {
   initArgument,
   packageInstallSnippet,
@@ -22,9 +22,7 @@ import type { AppRecord } from '../tokens/registry.ts';
 export const HTML = { parse_mode: 'HTML' } as const;
 
 /** text for a message in Telegram's HTML mode */
-export function escapeHtml(text: string): string {
-  return escapeHtmlText(text, { apostrophe: false });
-}
+export const escapeHtml = escapeTelegramHtml;
 
 export function describeRejection(rejection: RejectionRow, now: Date): string {
   const reason = rejectionReason(rejection);
@@ -57,7 +55,7 @@ export function appCard({ app, summary }: AppView, now: Date): string {
 
 /** stands for the service's address in the snippets when PUBLIC_URL is not set: mini apps and integrators' machines
  * reach the service by its public address, which only the operator knows */
-const ADDRESS_PLACEHOLDER = 'https://YOUR-ANALYTICS-HOST';
+export const ADDRESS_PLACEHOLDER = 'https://YOUR-ANALYTICS-HOST';
 
 export function tokenIssued(token: string, app: AppRecord, publicUrl: string | undefined, fresh: boolean): string {
   const base = publicUrl ?? ADDRESS_PLACEHOLDER;

@@ -55,25 +55,30 @@ export async function receiveUpdates(
     }
     waitingLogged = false;
     log.info({}, 'polling the bot updates on this node');
+    // released by this loop itself: not a loss worth a warning
+    let letGo = false;
     const stopOnLoss = leadership.lost.then(async () => {
-      if (!signal.aborted) log.warn({}, 'lost the polling leadership; stopping the bot polling');
+      if (!signal.aborted && !letGo) log.warn({}, 'lost the polling leadership; stopping the bot polling');
       await bot.stop();
     });
     const stopOnAbort = () => void bot.stop();
     signal.addEventListener('abort', stopOnAbort, { once: true });
+    let failed = false;
     try {
       if (!bot.isInited()) await bot.init();
       await registerCommands(bot, settings.adminTelegramIds, settings.publicUrl, log);
       await bot.start({ drop_pending_updates: false });
     } catch (error) {
       log.error({ err: (error as Error).message }, 'bot cannot reach Telegram; retrying in 15 s');
-      await leadership.release();
-      await pause(RETRY_MS, signal);
+      failed = true;
     } finally {
       signal.removeEventListener('abort', stopOnAbort);
+      letGo = true;
       await leadership.release();
       await stopOnLoss;
     }
+    // waits without the leadership, so another node may poll meanwhile
+    if (failed) await pause(RETRY_MS, signal);
   }
 }
 

@@ -53,6 +53,9 @@ const DEFAULT_FUNNEL_VIEW = escapeHtml(
 );
 
 /** the dashboard's filter: every card shows only the launches that match; the page's URL keeps it */
+/** the dashboard's period, read and kept in the URL by dashboard.js */
+const PERIOD = `<select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>`;
+
 const FILTERS = `<form id="filters" class="card row" aria-label="Filter">
 <input name="platform" list="platform-values" placeholder="Platform" aria-label="Platform" style="width:auto;flex:1 1 120px">
 <input name="language" list="language-values" placeholder="Language" aria-label="Language" style="width:auto;flex:1 1 100px">
@@ -148,7 +151,7 @@ ${everyone ? ADMIN_SESSIONS : ''}
         user: user.name,
         head: '<link rel="stylesheet" href="/assets/uplot/uPlot.min.css">',
         body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
-  <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>
+  ${PERIOD}
   <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
 ${FILTERS}
 <div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
@@ -182,7 +185,7 @@ ${FILTERS}
         title: `${shared.appName} dashboard`,
         head: '<link rel="stylesheet" href="/assets/uplot/uPlot.min.css"><meta name="robots" content="noindex">',
         body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
-  <select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select></div>
+  ${PERIOD}</div>
 ${FILTERS}
 <div id="dashboard" data-app="${name}" data-api="${api}"><p class="muted">Loading…</p></div>
 <div id="live"></div>
