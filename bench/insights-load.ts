@@ -2,11 +2,15 @@
 // batches (the official client's shape: sessions of launches, hides, custom events with properties, TON Connect
 // connections, as the loader reads them from the durable log) are stored through the real event insert with the
 // aggregates and without them (and without the funnel index), into a fresh store each time, alternating, on
-// PostgreSQL and embedded PGlite. Prints events stored per second and the ratio (target >= 0.9), then one JSON
-// document.
+// PostgreSQL and embedded PGlite. Then the service's own ingest throughput on PostgreSQL: the real service
+// (src/main.ts) and the same service without the insights' aggregates (bench/service-without-insights.ts, the
+// funnels' index dropped), alternating, each loaded by one load generator (wrk when installed, else autocannon)
+// for --sustain seconds with 20-event gzip bodies of the same mix; its throughput is the events it acknowledged
+// and stored over the time until its log was empty again. Prints events per second and the ratios (target
+// >= 0.9 for each), then one JSON document.
 //
 //   node --import tsx bench/insights-load.ts [--events 200000] [--batch 2000] [--rounds 2] [--only postgres|embedded] [--mix typical|custom-heavy]
-//        [--json-out file]
+//        [--sustain 15] [--connections 64] [--json-out file]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +21,11 @@ import { batchOf, decodeRequest, encodeRequest } from '../src/events/log-record.
 import { SqlEventStore, type EventBatch, type EventRow } from '../src/events/store.ts';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { machineInfo } from './lib/processes.ts';
+import { insightsMixBodies, writeBodyFile } from './lib/bodies.ts';
+import { runLoad } from './lib/loadgen.ts';
+import { machineInfo, startNode } from './lib/processes.ts';
+import { counterDelta, drainedWithin, readMetrics } from './lib/service-metrics.ts';
+import { runCliJson } from '../test/helpers/service-process.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -27,6 +35,10 @@ const ROUNDS = Number(args.get('rounds') ?? 2);
 const ONLY = args.get('only');
 const JSON_OUT = args.get('json-out');
 const USERS = 20_000;
+const SUSTAIN = Number(args.get('sustain') ?? 15);
+const CONNECTIONS = Number(args.get('connections') ?? 64);
+/** a generous upper bound of the service's requests per second, so a run never runs out of distinct bodies */
+const REQUEST_RATE_CAP = 6_000;
 /** the event mixes measured: custom events with properties are what the insights' aggregates cost most */
 const MIXES = {
   /** a quarter custom events, properties of few values: launches, hides, wallet connections, a few trackEvent calls */
@@ -147,6 +159,90 @@ async function measure(
   }
 }
 
+interface ServiceRun {
+  mix: Mix;
+  insights: boolean;
+  round: number;
+  acknowledgedPerSecond: number;
+  /** events acknowledged and stored, over the load's time and the drain after it */
+  storedPerSecond: number;
+  drainSeconds: number;
+}
+
+/** the service on a fresh PostgreSQL database, with or without the insights, at its max for SUSTAIN seconds */
+async function measureService(mix: Mix, insights: boolean, round_: number, bodies: string): Promise<ServiceRun> {
+  const database = await createTestDatabase();
+  const env = {
+    DATABASE_URL: database.url,
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-')),
+    SECRET: 'bench-secret-'.padEnd(48, 'x'),
+    RATE_LIMIT_MAX: '1000000000',
+    QUOTA_EVENTS_PER_DAY: '1000000000000',
+    QUOTA_BYTES_PER_DAY: '1000000000000000',
+    LOG_LEVEL: 'warn',
+  };
+  const service = await startNode(insights ? 'src/main.ts' : 'bench/service-without-insights.ts', env);
+  try {
+    if (!insights) {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      await client.query(`DROP INDEX events_app_id_step_name_day_idx`);
+      await client.end();
+    }
+    const { token } = await runCliJson<{ token: string }>(env, [
+      'tokens',
+      'create',
+      '--bot',
+      '@bench_insights_bot',
+      '--domain',
+      'bench.example.com',
+      '--app-name',
+      'bench_insights',
+    ]);
+    const load = (durationSec: number) =>
+      runLoad({
+        url: `${service.url}/events`,
+        headers: {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'tga-auth-token': token,
+          origin: 'https://bench.example.com',
+        },
+        bodyFile: bodies,
+        connections: CONNECTIONS,
+        durationSec,
+      });
+    // a warm-up, stored before the measurement starts
+    await load(3);
+    await drainedWithin(service.url, 120_000);
+    const before = await readMetrics(service.url);
+    const started = performance.now();
+    const result = await load(SUSTAIN);
+    const loadSeconds = (performance.now() - started) / 1000;
+    if (result.errorStatus > 0 || result.transportErrors > 0)
+      throw new Error(`${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+    if ((await drainedWithin(service.url, 300_000)) === null) throw new Error('the log did not empty within 5 minutes');
+    const seconds = (performance.now() - started) / 1000;
+    const after = await readMetrics(service.url);
+    const run = {
+      mix,
+      insights,
+      round: round_,
+      acknowledgedPerSecond: round(counterDelta(before, after, 'tma_events_accepted_total') / loadSeconds, 0),
+      storedPerSecond: round(counterDelta(before, after, 'tma_events_stored_total') / seconds, 0),
+      drainSeconds: round(seconds - loadSeconds, 1),
+    };
+    log(
+      `service, ${mix}, insights ${insights ? 'on' : 'off'}, round ${round_}: ${run.acknowledgedPerSecond} events/s acknowledged, ${run.storedPerSecond} stored (drained in ${run.drainSeconds} s)`,
+    );
+    return run;
+  } finally {
+    await service.stop();
+    await database.drop();
+  }
+}
+
 async function main(): Promise<void> {
   log(uptimeLine());
   const started = new Date();
@@ -184,6 +280,26 @@ async function main(): Promise<void> {
         for (const insights of r % 2 ? [true, false] : [false, true])
           runs.push(await measure(engine.name, engine.open, mix, insights, r));
 
+  const serviceRuns: ServiceRun[] = [];
+  if (ONLY !== 'embedded' && (await available('PostgreSQL')) && SUSTAIN > 0) {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-bodies-'));
+    for (const mix of mixes) {
+      const bodies = writeBodyFile(
+        path.join(work, `${mix}.bin`),
+        insightsMixBodies({
+          appName: 'bench_insights',
+          tag: mix,
+          count: REQUEST_RATE_CAP * (SUSTAIN + 3),
+          ...MIXES[mix],
+        }),
+      ).file;
+      for (let r = 1; r <= ROUNDS; r++)
+        for (const insights of r % 2 ? [true, false] : [false, true])
+          serviceRuns.push(await measureService(mix, insights, r, bodies));
+    }
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+
   const targets: Target[] = [];
   const rows: (string | number)[][] = [];
   for (const engine of engines)
@@ -198,17 +314,68 @@ async function main(): Promise<void> {
         target(`loader with the insights' aggregates vs without, ${engine.name}, ${mix}`, on / off, '×', '>=', 0.9),
       );
     }
+  const serviceRows: (string | number)[][] = [];
+  for (const mix of mixes) {
+    const mine = (insights: boolean) => serviceRuns.filter((run) => run.mix === mix && run.insights === insights);
+    if (mine(true).length === 0) continue;
+    const mean = (insights: boolean, figure: 'storedPerSecond' | 'acknowledgedPerSecond') =>
+      mine(insights).reduce((sum, run) => sum + run[figure], 0) / mine(insights).length;
+    const [on, off] = [mean(true, 'storedPerSecond'), mean(false, 'storedPerSecond')];
+    serviceRows.push([
+      mix,
+      round(mean(true, 'acknowledgedPerSecond'), 0),
+      round(on, 0),
+      round(mean(false, 'acknowledgedPerSecond'), 0),
+      round(off, 0),
+      round(on / off, 3),
+    ]);
+    targets.push(
+      target(
+        `service ingest, acknowledged and stored, with the insights vs without, PostgreSQL, ${mix}`,
+        on / off,
+        '×',
+        '>=',
+        0.9,
+      ),
+    );
+  }
   console.log(
-    `\nInsights load bench — ${EVENTS.toLocaleString('en')} events per run in batches of ${BATCH}, ${ROUNDS} rounds\n`,
+    `\nInsights load bench — the loader alone: ${EVENTS.toLocaleString('en')} events per run in batches of ${BATCH}, ${ROUNDS} rounds\n`,
   );
   console.log(formatTable(['engine', 'mix', 'with insights, events/s', 'without, events/s', 'ratio'], rows));
+  if (serviceRows.length > 0) {
+    console.log(
+      `\nThe service on PostgreSQL, ${SUSTAIN} s at its max (${CONNECTIONS} connections), then until its log is empty; ${ROUNDS} rounds\n`,
+    );
+    console.log(
+      formatTable(
+        [
+          'mix',
+          'with: acknowledged/s',
+          'with: stored/s',
+          'without: acknowledged/s',
+          'without: stored/s',
+          'ratio (stored)',
+        ],
+        serviceRows,
+      ),
+    );
+  }
   printSummary(
     {
       bench: 'insights-load',
       date: started.toISOString(),
       machine: machineInfo(),
-      settings: { events: EVENTS, batch: BATCH, rounds: ROUNDS, mixes },
+      settings: {
+        events: EVENTS,
+        batch: BATCH,
+        rounds: ROUNDS,
+        mixes,
+        sustainSeconds: SUSTAIN,
+        connections: CONNECTIONS,
+      },
       runs,
+      serviceRuns,
       targets,
     },
     targets,

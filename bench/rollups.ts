@@ -15,7 +15,7 @@ import pg from 'pg';
 import { openServerDatabase } from '../src/db/server.ts';
 import { applyMigrations } from '../src/db/migrate.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
-import { stepNameSql } from '../src/events/custom-events.ts';
+import { NO_CUSTOM_NAMES, stepNameSql } from '../src/events/custom-events.ts';
 import { InsightsReader } from '../src/events/insights.ts';
 import { lastDays, RollupReader } from '../src/events/rollups.ts';
 import { computeRanking } from '../src/ranking/compute.ts';
@@ -219,11 +219,13 @@ async function customEventRollups(step: (name: string, sql: string) => Promise<v
   );
   await step(
     'custom_catalog',
-    `INSERT INTO custom_catalog (app_id, level, name, property, value)
-     SELECT DISTINCT app_id, 0, name, '', '' FROM custom
-     UNION ALL SELECT DISTINCT app_id, 1, name, p, '' FROM custom, unnest(ARRAY['screen', 'seq']) AS p
-     UNION ALL SELECT DISTINCT app_id, 2, name, 'screen', data->>'screen' FROM custom
-     UNION ALL SELECT app_id, 2, name, 'seq', seq FROM (
+    `INSERT INTO custom_catalog (app_id, level, name, property, value, slot)
+     SELECT app_id, 0, name, '', '', (row_number() OVER (PARTITION BY app_id ORDER BY name) - 1)::smallint
+     FROM (SELECT DISTINCT app_id, name FROM custom) AS names
+     UNION ALL SELECT app_id, 3, '', '', '', count(DISTINCT name) FROM custom GROUP BY app_id
+     UNION ALL SELECT DISTINCT app_id, 1, name, p, '', NULL::smallint FROM custom, unnest(ARRAY['screen', 'seq']) AS p
+     UNION ALL SELECT DISTINCT app_id, 2, name, 'screen', data->>'screen', NULL::smallint FROM custom
+     UNION ALL SELECT app_id, 2, name, 'seq', seq, NULL FROM (
        SELECT app_id, name, seq, row_number() OVER (PARTITION BY app_id, name ORDER BY seq) AS place
        FROM (SELECT DISTINCT app_id, name, data->>'seq' AS seq FROM custom) AS s) AS ranked WHERE place <= 100`,
   );
@@ -232,12 +234,12 @@ async function customEventRollups(step: (name: string, sql: string) => Promise<v
     `INSERT INTO daily_custom_events (app_id, day, name, events) SELECT app_id, day, name, count(*) FROM custom GROUP BY 1, 2, 3`,
   );
   await step(
-    'daily_custom_users',
-    `INSERT INTO daily_custom_users (app_id, day, name, user_key) SELECT DISTINCT app_id, day, name, user_key FROM custom`,
-  );
-  await step(
-    'custom_users',
-    `INSERT INTO custom_users (app_id, name, user_key, last_day) SELECT app_id, name, user_key, max(day) FROM custom GROUP BY 1, 2, 3`,
+    'daily_users.custom_names',
+    `UPDATE daily_users d SET custom_names = b.bits
+     FROM (SELECT c.app_id, c.day, c.user_key, bit_or(set_bit(${NO_CUSTOM_NAMES}, t.slot, 1)) AS bits
+           FROM custom c JOIN custom_catalog t ON t.app_id = c.app_id AND t.level = 0 AND t.name = c.name
+           GROUP BY 1, 2, 3) AS b
+     WHERE d.app_id = b.app_id AND d.day = b.day AND d.user_key = b.user_key`,
   );
   await step(
     'daily_custom_values',

@@ -10,7 +10,7 @@ import { DeletedAppPurger } from './events/purge.ts';
 import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { RetentionPurger } from './events/retention-purge.ts';
-import { SqlEventStore, type EventStore } from './events/store.ts';
+import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
@@ -67,6 +67,8 @@ export interface ServicesOptions {
   /** open the durable log and load it (the service); false: the operator CLI, which reads and manages only */
   ingest?: boolean;
   onBackgroundError?: (error: unknown, what?: string) => void;
+  /** how the event store is kept (default: with the insights' aggregates) */
+  events?: SqlEventStoreOptions;
 }
 
 /** the longest a read from a surface waits for the loader (beyond it, it shows what the store has) */
@@ -87,7 +89,7 @@ const LOAD_INTERVAL_MS = 100;
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
   const secrets = await loadSecrets(config, store.sql);
-  const events = new SqlEventStore(store.sql);
+  const events = new SqlEventStore(store.sql, options.events);
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
   const tokenScreen = await TokenScreen.load(store.prisma, secrets);

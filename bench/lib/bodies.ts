@@ -123,3 +123,57 @@ export function readBodyFile(file: string): Buffer[] {
   }
   return bodies;
 }
+
+export interface InsightsMix {
+  /** every n-th event of a session (but its first and last) is a custom event */
+  customEvery: number;
+  /** distinct values of the custom events' `sku` property */
+  skus: number;
+}
+
+/**
+ * 20 events per body, gzip-compressed, in the official client's shape, with custom events as trackEvent(name, data)
+ * sends them (12 names, a `screen` and a `sku` property) and a TON Connect connection in every tenth session: what
+ * the insights' aggregates are kept from. Users come back across sessions; every event is unique.
+ */
+export function insightsMixBodies(options: BodyOptions & InsightsMix): Buffer[] {
+  const now = Date.now();
+  const bodies: Buffer[] = [];
+  for (let n = 0; n < options.count; n++) {
+    const user = (n * 7919) % 20_000;
+    const base = {
+      session_id: uuidFrom(options.tag, n),
+      user_id: 100_000_000 + user,
+      app_name: options.appName,
+      is_premium: user % 5 === 0,
+      platform: PLATFORMS[user % PLATFORMS.length],
+      locale: LOCALES[user % LOCALES.length],
+      start_param: user % 7 === 0 ? `promo${user % 3}` : '',
+    };
+    const events: Record<string, unknown>[] = [];
+    for (let i = 0; i < 20; i++) {
+      const event: Record<string, unknown> = {
+        ...base,
+        client_timestamp: String(now - 60_000 + i * 1_000 + (n % 1000)),
+      };
+      if (i === 0) event.event_name = 'app-init';
+      else if (n % 10 === 0 && i === 1) {
+        event.event_name = 'connection-started';
+        event.custom_data = { ton_connect_sdk_lib: '3.4.1', ton_connect_ui_lib: '2.3.1' };
+      } else if (n % 10 === 0 && i === 2) {
+        Object.assign(event, { event_name: 'connection-completed', is_success: true, wallet_type: 'tonkeeper' });
+        event.wallet_address = `0:${uuidFrom('wallet', user).replaceAll('-', '').padEnd(64, '0')}`;
+      } else if (i < 19 && i % options.customEvery === 0) {
+        event.event_name = 'custom-event';
+        event.custom_data = {
+          name: `action_${(n + i) % 12}`,
+          screen: `s${i}`,
+          sku: `sku_${(n * 7 + i) % options.skus}`,
+        };
+      } else event.event_name = 'app-hide';
+      events.push(event);
+    }
+    bodies.push(zlib.gzipSync(JSON.stringify(events)));
+  }
+  return bodies;
+}

@@ -175,8 +175,7 @@ export function erasedText({ app, reference, deleted, complete }: ErasureResult)
     counted(deleted.events, 'event'),
     counted(deleted.daily_sessions, 'session'),
     counted(deleted.daily_users, 'active day'),
-    counted(deleted.daily_custom_users, 'custom event day'),
-    counted(deleted.app_users + deleted.wallet_users + deleted.custom_users, 'per-user record'),
+    counted(deleted.app_users + deleted.wallet_users, 'per-user record'),
   ];
   return [
     `🧹 Erased user <code>${escapeHtml(reference)}</code> from <b>${escapeHtml(app.appName)}</b>: ${parts.join(', ')}.`,

@@ -98,22 +98,63 @@ function catalogLevel(name: string, source: string, known: string, level: number
 )`;
 }
 
+/** the bit of daily_users.custom_names standing for OTHER; a tracked name's bit is its catalog slot (0 up to the limit) */
+export const OTHER_SLOT = MAX_CUSTOM_NAMES;
+/** the width of daily_users.custom_names */
+export const CUSTOM_NAME_BITS = 128;
+/** SQL: no custom event name */
+export const NO_CUSTOM_NAMES = `B'0'::bit(${CUSTOM_NAME_BITS})`;
+/** custom_catalog's level holding, per app, the next free name slot (in slot; name, property and value '') */
+const NEXT_SLOT = 3;
+
 /**
  * The custom-event part of the event insert, reading the CTE `inserted` (app_id, day, user_key, event_name,
- * custom_data). A level's room is read in the commit's snapshot: commits from several nodes at once may each
- * take the last places, so an app can end a few entries above a limit, never without bound.
+ * custom_data). Names take slots, each a bit of daily_users.custom_names, so a custom event's users are found
+ * through the users' own days. Slots are handed out from one row per app, locked by each commit that adds
+ * names: commits from several nodes at once take distinct slots (a name two of them add at once keeps the first
+ * one's, the other's stays unused). The rooms of properties and values are read in the commit's snapshot:
+ * commits from several nodes at once may each take the last places, so an app can end a few entries above a
+ * limit, never without bound.
  */
 export function customEventsSql(): string {
   const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
-  return `custom AS (
-  SELECT c.*, ${inCatalog(NAME, ['name'], 'c')} AS name_known FROM (
-    SELECT app_id, day, user_key,
-           ${customNameSql('custom_data')} AS name,
-           CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
-    FROM inserted WHERE event_name = 'custom-event') c
-), ${catalogLevel('custom_names', 'custom', 'name_known', NAME, ['name'], MAX_CUSTOM_NAMES)}, custom_named AS (
-  SELECT app_id, day, user_key, CASE WHEN tracked THEN name ELSE '${OTHER}' END AS name, tracked, data
-  FROM (SELECT c.*, ${tracked('name_known', ['name'], 'c', 'custom_names')} AS tracked FROM custom c) c
+  return `custom_rows AS (
+  SELECT app_id, day, user_key, ${customNameSql('custom_data')} AS name,
+         CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
+  FROM inserted WHERE event_name = 'custom-event'
+), custom_keys AS (
+  -- one catalog probe per name of the batch, not per event
+  SELECT k.app_id, k.name, (SELECT known.slot FROM custom_catalog known WHERE ${catalogMatch(NAME, ['name'], 'k')}) AS slot
+  FROM (SELECT DISTINCT app_id, name FROM custom_rows) k
+), name_candidates AS (
+  SELECT app_id, name, row_number() OVER (PARTITION BY app_id ORDER BY name) AS place,
+         count(*) OVER (PARTITION BY app_id) AS candidates
+  FROM custom_keys WHERE slot IS NULL
+), name_slots AS (
+  -- the app's next free slot moves past its candidates; the row's lock orders commits adding names to one app
+  INSERT INTO custom_catalog AS c (app_id, level, name, property, value, slot)
+  SELECT app_id, ${NEXT_SLOT}, '', '', '', least(count(*), ${MAX_CUSTOM_NAMES}) FROM name_candidates GROUP BY app_id ORDER BY app_id
+  ON CONFLICT (app_id, level, name, property, value) DO UPDATE SET slot = c.slot + excluded.slot
+  WHERE c.slot < ${MAX_CUSTOM_NAMES}
+  RETURNING app_id, slot AS next_slot
+), custom_names AS (
+  INSERT INTO custom_catalog AS c (app_id, level, name, property, value, slot)
+  SELECT n.app_id, ${NAME}, n.name, '', '', s.next_slot - least(n.candidates, ${MAX_CUSTOM_NAMES}) + n.place - 1
+  FROM name_candidates n JOIN name_slots s ON s.app_id = n.app_id
+  WHERE s.next_slot - least(n.candidates, ${MAX_CUSTOM_NAMES}) + n.place - 1 < ${MAX_CUSTOM_NAMES}
+  ORDER BY 1, 3
+  -- a name a concurrent commit inserted meanwhile keeps its slot, returned by the update
+  ON CONFLICT (app_id, level, name, property, value) DO UPDATE SET level = excluded.level
+  RETURNING app_id, name, slot
+), name_map AS (
+  -- the batch's tracked names and their slots as one object: an event finds its name's in it by a binary search
+  SELECT jsonb_object_agg(app_id || ' ' || name, slot) AS slots FROM (
+    SELECT app_id, name, slot FROM custom_keys WHERE slot IS NOT NULL
+    UNION ALL SELECT app_id, name, slot FROM custom_names) AS tracked
+), custom_named AS (
+  SELECT app_id, day, user_key, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name,
+         slot IS NOT NULL AS tracked, coalesce(slot, ${OTHER_SLOT}) AS slot, data
+  FROM (SELECT r.*, ((SELECT slots FROM name_map) ->> (r.app_id || ' ' || r.name))::smallint AS slot FROM custom_rows r) r
 ), custom_pairs AS (
   SELECT p.*, ${inCatalog(PROPERTY, ['name', 'property'], 'p')} AS property_known,
          ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
@@ -128,14 +169,6 @@ export function customEventsSql(): string {
   INSERT INTO daily_custom_events AS e (app_id, day, name, events)
   SELECT app_id, day, name, count(*) FROM custom_named GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, name) DO UPDATE SET events = e.events + excluded.events
-), custom_users AS (
-  INSERT INTO daily_custom_users (app_id, day, name, user_key)
-  SELECT DISTINCT app_id, day, name, user_key FROM custom_named ORDER BY 1, 2, 3, 4
-  ON CONFLICT DO NOTHING
-), custom_last_seen AS (
-  INSERT INTO custom_users AS u (app_id, name, user_key, last_day)
-  SELECT app_id, name, user_key, max(day) FROM custom_named GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-  ON CONFLICT (app_id, name, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 ), custom_value_counts AS (
   INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)
   SELECT p.app_id, p.day, p.name, p.property,

@@ -7,6 +7,7 @@ import {
   CUSTOM_STEP_PREFIX,
   customNameSql,
   OTHER,
+  OTHER_SLOT,
   propertyValueSql,
   ROLLUP_TEXT_LENGTH,
   stepNameSql,
@@ -65,20 +66,17 @@ export interface Campaign {
 const cut = (text: string) => text.slice(0, ROLLUP_TEXT_LENGTH);
 
 /**
- * Each custom event's distinct users in the period $2..$3. When no user of the app had a custom event after the
- * period, a user had one of a name in it exactly when last seen with it in it: one index range of custom_users (the
- * usual "last N days" case). Otherwise the distinct user keys of the period's daily rows.
+ * Each custom event's distinct users in the period $2..$3: the names of each user's days in it, as bits
+ * (daily_users.custom_names), joined, then counted per name's slot (and OTHER's).
  */
 const CUSTOM_EVENT_USERS = `
-SELECT name, count(*)::int AS users FROM custom_users
-WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date
-  AND NOT EXISTS (SELECT 1 FROM custom_users WHERE app_id = $1 AND last_day > $3::date)
-GROUP BY name
-UNION ALL
-SELECT name, count(*)::int AS users FROM (
-  SELECT DISTINCT name, user_key FROM daily_custom_users WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date
-    AND EXISTS (SELECT 1 FROM custom_users WHERE app_id = $1 AND last_day > $3::date)) AS period_users
-GROUP BY name`;
+SELECT names.name, count(*)::int AS users
+FROM (SELECT bit_or(custom_names) AS bits FROM daily_users
+      WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND custom_names IS NOT NULL
+      GROUP BY user_key) AS period_users
+JOIN (SELECT name, slot FROM custom_catalog WHERE app_id = $1 AND level = 0 AND slot IS NOT NULL
+      UNION ALL SELECT '${OTHER}', ${OTHER_SLOT}) AS names ON get_bit(period_users.bits, names.slot) = 1
+GROUP BY names.name`;
 
 /** a custom event's name as the rollups count it (events e): NO_NAME without one, OTHER beyond the catalog */
 const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0

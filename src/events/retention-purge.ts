@@ -11,7 +11,7 @@ export const RETENTION_PURGE_EVERY_MS = 3_600_000;
  * names a user or a session goes (events, per-user rows, per-session rows), since it is personal data; the
  * anonymous counts stay, so totals of old periods still show (daily_event_counts, daily_app_stats,
  * daily_dimensions, daily_custom_events, daily_custom_values, daily_app_usage, app_activity, custom_catalog).
- * A user's own rows (app_users, custom_users, wallet_users) go when the user was last seen before the period;
+ * A user's own rows (app_users, wallet_users) go when the user was last seen before the period;
  * a user still active keeps them, first day included.
  *
  * Parameters: $1 the app, $2 the chunk's rows, then the step's own. Each condition is checked again on the row
@@ -43,9 +43,7 @@ const STEPS: PurgeStep[] = [
   { table: 'daily_funnel_sessions', condition: beforeDay('day'), params: dayParam },
   // daily_sessions has no index by day: a chunk reads the app's sessions until it has found its rows
   { table: 'daily_sessions', condition: beforeDay('day'), params: dayParam },
-  { table: 'daily_custom_users', condition: beforeDay('day'), params: dayParam },
   { table: 'daily_users', condition: beforeDay('day'), params: dayParam },
-  { table: 'custom_users', condition: beforeDay('last_day'), params: dayParam },
   { table: 'app_users', condition: beforeDay('last_day'), params: dayParam },
   // after app_users: a wallet user is still active exactly when their app_users row remains
   {

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { customEventsSql, rollupText } from './custom-events.ts';
+import { CUSTOM_NAME_BITS, customEventsSql, NO_CUSTOM_NAMES, rollupText } from './custom-events.ts';
 import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
 
 export interface EventRow {
@@ -85,8 +85,6 @@ export const EVENT_PLANE_TABLES = [
   'wallet_users',
   'custom_catalog',
   'daily_custom_events',
-  'daily_custom_users',
-  'custom_users',
   'daily_custom_values',
 ] as const;
 
@@ -115,13 +113,32 @@ function userRollups(insights: boolean): string {
   SELECT app_id, user_key, max(day), min(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 )`;
-  return `new_users AS (
+  return `${customEventsSql()}, first_launches AS (
   -- a user's launch attributes on a day: those of the first of their events of that day the store received
-  INSERT INTO daily_users (app_id, day, user_key, platform, locale, is_premium, start_param)
-  SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, ${rollupText('platform')}, ${rollupText('locale')}, is_premium,
-         ${rollupText('start_param')}
+  SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, ${rollupText('platform')} AS platform,
+         ${rollupText('locale')} AS locale, is_premium, ${rollupText('start_param')} AS start_param
   FROM inserted ORDER BY app_id, day, user_key, occurred_at
-  ON CONFLICT DO NOTHING RETURNING app_id, day, user_key, platform, locale, is_premium, start_param
+), user_days_seen AS (
+  -- with the names of their custom events as bits: a union with the launches (whose attributes the aggregates
+  -- keep, as the bits' rows have none), not a join, which the planner would loop over
+  SELECT app_id, day, user_key, max(platform) AS platform, max(locale) AS locale, bool_or(is_premium) AS is_premium,
+         max(start_param) AS start_param, bit_or(custom_names) AS custom_names
+  FROM (SELECT app_id, day, user_key, platform, locale, is_premium, start_param, NULL::bit(${CUSTOM_NAME_BITS}) AS custom_names
+        FROM first_launches
+        UNION ALL
+        SELECT app_id, day, user_key, NULL, NULL, NULL, NULL, set_bit(${NO_CUSTOM_NAMES}, slot, 1) FROM custom_named) AS days
+  GROUP BY 1, 2, 3
+), seen_users AS (
+  INSERT INTO daily_users AS d (app_id, day, user_key, platform, locale, is_premium, start_param, custom_names)
+  SELECT * FROM user_days_seen ORDER BY app_id, day, user_key
+  -- a day already counted keeps its attributes and gains the names it had not had yet
+  ON CONFLICT (app_id, day, user_key) DO UPDATE SET custom_names = coalesce(d.custom_names, ${NO_CUSTOM_NAMES}) | excluded.custom_names
+  WHERE excluded.custom_names IS NOT NULL
+    AND (d.custom_names IS NULL OR d.custom_names | excluded.custom_names <> d.custom_names)
+  -- a row the insert made has no xmax; one it updated has the updating transaction's
+  RETURNING app_id, day, user_key, platform, locale, is_premium, start_param, xmax = 0 AS fresh
+), new_users AS (
+  SELECT app_id, day, user_key, platform, locale, is_premium, start_param FROM seen_users WHERE fresh
 ), user_days AS (
   SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day AS first_day,
          max(day) OVER (PARTITION BY app_id, user_key) AS last_day, platform, locale, is_premium, start_param
@@ -142,7 +159,7 @@ function userRollups(insights: boolean): string {
   INSERT INTO wallet_users AS w (app_id, user_key, first_day)
   SELECT app_id, user_key, min(day) FROM inserted WHERE event_name = '${WALLET_CONNECTION_EVENT}' GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET first_day = excluded.first_day WHERE w.first_day > excluded.first_day
-), ${customEventsSql()}`;
+)`;
 }
 
 /**

@@ -12,8 +12,6 @@ export interface ErasedRows {
   daily_users: number;
   app_users: number;
   wallet_users: number;
-  daily_custom_users: number;
-  custom_users: number;
 }
 
 export interface Erasure {
@@ -34,9 +32,9 @@ export interface ErasureOptions {
 
 /**
  * The user's rows keyed by user, daily_users last. $1 the app, $2 the user key (base64), $3 the chunk's rows.
- * Only app_users and wallet_users have the user first in an index; the others are read over the app's range.
+ * Only app_users and wallet_users have the user first in an index; daily_users is read over the app's range.
  */
-const USER_TABLES = ['wallet_users', 'custom_users', 'daily_custom_users', 'app_users', 'daily_users'] as const;
+const USER_TABLES = ['wallet_users', 'app_users', 'daily_users'] as const;
 
 const deleteUserChunk = (table: (typeof USER_TABLES)[number]) => `
 WITH gone AS (
@@ -81,8 +79,6 @@ const noRows = (): ErasedRows => ({
   daily_users: 0,
   app_users: 0,
   wallet_users: 0,
-  daily_custom_users: 0,
-  custom_users: 0,
 });
 
 /**

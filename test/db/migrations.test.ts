@@ -132,7 +132,18 @@ describe.each(BARE_BACKENDS)('the insights migration on $name', ({ open }) => {
       { day: '2026-11-21', name: '(no name)', events: 1 },
       { day: '2026-11-21', name: 'buy', events: 1 },
     ]);
-    expect(await sql.query(`SELECT count(*)::int AS n FROM daily_custom_users`)).toEqual([{ n: 3 }]);
+    // each user's custom event names of a day, as the bits of their day (migration 20261125000000_custom_name_bits)
+    expect(
+      await sql.query(
+        `SELECT encode(d.user_key, 'hex') AS user, d.day::text, array_agg(c.name ORDER BY c.name) AS names
+         FROM daily_users d JOIN custom_catalog c ON c.app_id = d.app_id AND c.level = 0 AND get_bit(d.custom_names, c.slot) = 1
+         GROUP BY 1, 2 ORDER BY 1, 2`,
+      ),
+    ).toEqual([
+      { user: '01', day: '2026-11-20', names: ['buy'] },
+      { user: '02', day: '2026-11-21', names: ['(no name)', 'buy'] },
+    ]);
+    expect(await sql.query(`SELECT slot FROM custom_catalog WHERE level = 3`)).toEqual([{ slot: 2 }]);
     // scalar values only: the nested object is not a value
     expect(
       await sql.query(`SELECT day::text, name, property, value, events::int FROM daily_custom_values ORDER BY 1, 2, 4`),

@@ -20,7 +20,7 @@ const DAY_MS = 86_400_000;
 const NOW = new Date('2026-11-24T12:00:00Z');
 const TODAY = '2026-11-24';
 
-const PER_USER_TABLES = ['daily_users', 'app_users', 'wallet_users', 'daily_custom_users', 'custom_users'] as const;
+const PER_USER_TABLES = ['daily_users', 'app_users', 'wallet_users'] as const;
 const COUNT_TABLES = [
   'daily_event_counts',
   'daily_app_stats',
@@ -210,8 +210,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 3,
         app_users: 1,
         wallet_users: 1,
-        daily_custom_users: 3,
-        custom_users: 1,
       });
       expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
       expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0, funnel: 0 });
@@ -386,9 +384,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         events: 22,
         daily_funnel_sessions: 7,
         daily_sessions: 9,
-        daily_custom_users: 7,
         daily_users: 7,
-        custom_users: 1,
         app_users: 1,
         wallet_users: 1,
       });
@@ -396,7 +392,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(Math.max(...deletions)).toBe(5);
 
       expect(await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [appId])).toBe(keptEvents);
-      for (const table of ['events', 'daily_users', 'daily_custom_users', 'daily_sessions', 'daily_funnel_sessions'])
+      for (const table of ['events', 'daily_users', 'daily_sessions', 'daily_funnel_sessions'])
         expect(
           await count(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1 AND day < $2`, [appId, firstKept]),
           table,
@@ -406,8 +402,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 0,
         app_users: 0,
         wallet_users: 0,
-        daily_custom_users: 0,
-        custom_users: 0,
       });
       // a user seen within the period keeps their own rows (first day included), and their days within it
       expect(await rowsOfUser(appId, back)).toEqual({
@@ -415,8 +409,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 2,
         app_users: 1,
         wallet_users: 1,
-        daily_custom_users: 2,
-        custom_users: 1,
       });
       expect(
         await store.sql.query(

@@ -410,3 +410,58 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     expect(tracked1.map((row) => row.property)).toEqual(Object.keys(properties).slice(0, MAX_CUSTOM_PROPERTIES));
   });
 });
+
+describe.each(
+  STORE_BACKENDS.filter((backend) => backend.name === 'PostgreSQL'),
+)('custom event names added by two commits at once on $name', ({ open }) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => ({ store, cleanup } = await open()));
+  afterAll(() => cleanup?.());
+
+  it("gives each name its own bit, so each name's users stay its own", async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'racing_app', bot: '@racing_bot', domains: ['r.example'] } })
+    ).id;
+    const at = '2026-10-12T10:00:00Z';
+    const named = (user: string, name: string) =>
+      event(app, user, `${user}-s`, at, 'custom-event', { custom: { name } });
+    let aCommitted = false;
+    let bDone = false;
+    let bStore: Promise<number> | undefined;
+    await store.sql.transaction(async (tx) => {
+      // the first commit adds three names and holds its slots until it commits
+      await new SqlEventStore({ ...store.sql, query: tx.query.bind(tx) }).insert([
+        named('a1', 'x1'),
+        named('a2', 'x2'),
+        named('a3', 'x3'),
+      ]);
+      // the second, from another node, adds one of them and three more meanwhile
+      bStore = new SqlEventStore(store.sql)
+        .insert([named('b1', 'x1'), named('b2', 'y1'), named('b3', 'y2'), named('b4', 'y3')])
+        .finally(() => (bDone = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // it waits for the first to commit before it takes slots
+      expect(bDone).toBe(false);
+      aCommitted = true;
+    });
+    expect(aCommitted).toBe(true);
+    expect(await bStore).toBe(4);
+
+    const slots = await store.sql.query<{ name: string; slot: number }>(
+      `SELECT name, slot FROM custom_catalog WHERE app_id = $1 AND level = 0 ORDER BY name`,
+      [app],
+    );
+    expect(slots.map((row) => row.name)).toEqual(['x1', 'x2', 'x3', 'y1', 'y2', 'y3']);
+    expect(new Set(slots.map((row) => row.slot)).size).toBe(6);
+    const { events: listed } = await new InsightsReader(store.sql).customEvents(app, PERIOD);
+    expect(listed).toEqual([
+      { name: 'x1', count: 2, users: 2 },
+      { name: 'x2', count: 1, users: 1 },
+      { name: 'x3', count: 1, users: 1 },
+      { name: 'y1', count: 1, users: 1 },
+      { name: 'y2', count: 1, users: 1 },
+      { name: 'y3', count: 1, users: 1 },
+    ]);
+  });
+});

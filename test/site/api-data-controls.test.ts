@@ -116,8 +116,6 @@ describe("erasing a user's data in the site API", () => {
         daily_users: 1,
         app_users: 1,
         wallet_users: 0,
-        daily_custom_users: 0,
-        custom_users: 0,
       },
       complete: true,
     });

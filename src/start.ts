@@ -1,0 +1,105 @@
+// Starts everything the settings ask for: store, ingest API, SDK script, site, management bot; stops cleanly.
+import { startAlertSender } from './bot/alert-sender.ts';
+import { createBot } from './bot/bot.ts';
+import { receiveUpdates, webhookSecret } from './bot/updates.ts';
+import { startControlSocket } from './cli/control-socket.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { tryLeadership } from './db/leadership.ts';
+import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
+import { openStore } from './db/store.ts';
+import { buildApp } from './http/app.ts';
+import { errorSummary } from './error-summary.ts';
+import { startRankingSchedule } from './ranking/schedule.ts';
+import { secretInDataDir } from './secret.ts';
+import { createServices, type ServicesOptions } from './services.ts';
+
+/** `events`: how the event store is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
+export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore(config, {
+    onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
+  });
+  const services = await createServices(config, store, {
+    ...options,
+    onBackgroundError: (error, what) =>
+      app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
+  });
+  const bot = config.botToken
+    ? createBot(services, {
+        token: config.botToken,
+        apiRoot: config.telegramApiRoot,
+        // the bot serves the app's webhook route, so it exists first; it logs only once updates arrive
+        log: {
+          warn: (object, message) => app.log.warn(object, message),
+          error: (object, message) => app.log.error(object, message),
+        },
+      })
+    : undefined;
+  const secret = bot && webhookSecret(config, services.secrets);
+  const app = await buildApp(services, {
+    site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
+    botWebhook:
+      bot && secret && config.botWebhookUrl ? { bot, path: new URL(config.botWebhookUrl).pathname, secret } : undefined,
+  });
+  const stopControl =
+    store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
+  const stopRanking = startRankingSchedule(store.sql, { log: app.log });
+
+  const botStopped = new AbortController();
+  let stopAlerts: (() => Promise<void>) | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stopping: finishing requests in flight');
+    botStopped.abort();
+    stopRanking();
+    await bot?.stop();
+    await stopAlerts?.();
+    await app.close(); // stops accepting, waits for requests in flight (their commits included)
+    await services.stop();
+    await stopControl?.();
+    await store.close();
+    app.log.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  const exposedSecret = config.production ? secretInDataDir(config) : null;
+  if (exposedSecret) {
+    app.log.warn(
+      { secretFile: exposedSecret },
+      'the pseudonym secret is kept in DATA_DIR: a copy of DATA_DIR can reverse user keys; give SECRET or a SECRET_FILE outside DATA_DIR',
+    );
+  }
+  await app.listen({ port: config.port, host: config.host });
+  // alerts go out from one node, and only when there is a bot to send them
+  stopAlerts = bot
+    ? startAlertSender(bot.api, services.alertChecker, {
+        tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
+        now: () => new Date(),
+        log: app.log,
+      })
+    : undefined;
+  if (bot && secret)
+    void receiveUpdates(
+      bot,
+      config,
+      { webhookSecret: secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },
+      app.log,
+      botStopped.signal,
+    );
+  void services.purger.purgeDeletedApps(); // deletions a stop cut short
+  services.retention.start(); // now, then hourly: what apps' retention periods keep no longer
+  app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
+}
+
+/** start() for a command line: a known failure as one line, then exit 1 */
+export function startOrExit(options: Pick<ServicesOptions, 'events'> = {}): void {
+  start(options).catch((error: unknown) => {
+    const known = error instanceof ConfigError || error instanceof DataDirBusyError;
+    console.error(known ? `cannot start: ${(error as Error).message}` : error);
+    process.exit(1);
+  });
+}
