@@ -156,13 +156,15 @@ export function customEventsSql(): string {
          slot IS NOT NULL AS tracked, coalesce(slot, ${OTHER_SLOT}) AS slot, data
   FROM (SELECT r.*, ((SELECT slots FROM name_map) ->> (r.app_id || ' ' || r.name))::smallint AS slot FROM custom_rows r) r
 ), custom_pairs AS (
+  -- counted first, so the catalog is checked once per property value of a day, not once per event
   SELECT p.*, ${inCatalog(PROPERTY, ['name', 'property'], 'p')} AS property_known,
          ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
     SELECT n.app_id, n.day, n.name, ${cut('p.key')} AS property,
-           ${propertyValueSql('p.value')} AS value
+           ${propertyValueSql('p.value')} AS value, count(*) AS events
     FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
-    WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')) p
+    WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')
+    GROUP BY 1, 2, 3, 4, 5) p
 ), ${catalogLevel('custom_properties', 'custom_pairs', 'property_known', PROPERTY, ['name', 'property'], MAX_CUSTOM_PROPERTIES)}, custom_tracked_pairs AS (
   SELECT p.* FROM custom_pairs p WHERE ${tracked('property_known', ['name', 'property'], 'p', 'custom_properties')}
 ), ${catalogLevel('custom_values', 'custom_tracked_pairs', 'value_known', VALUE, ['name', 'property', 'value'], MAX_CUSTOM_VALUES)}, custom_counts AS (
@@ -173,7 +175,7 @@ export function customEventsSql(): string {
   INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)
   SELECT p.app_id, p.day, p.name, p.property,
          CASE WHEN ${tracked('value_known', ['name', 'property', 'value'], 'p', 'custom_values')} THEN p.value ELSE '${OTHER}' END,
-         count(*)
+         sum(p.events)
   FROM custom_tracked_pairs p
   GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
   ON CONFLICT (app_id, day, name, property, value) DO UPDATE SET events = v.events + excluded.events

@@ -124,7 +124,7 @@ describe('data controls in the bot', () => {
     const done = await harness.click(ALICE, erase!);
     expect(alertsOf(done)).toEqual(['Erasing…']);
     expect(textsOf(done)).toBe(
-      `🧹 Erased user <code>${reference}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 0 custom event days, 1 per-user record.\nDaily totals keep counting them, as anonymous numbers.`,
+      `🧹 Erased user <code>${reference}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 1 per-user record.\nDaily totals keep counting them, as anonymous numbers.`,
     );
     expect(buttonsOf(done)).toEqual([`data:${id}`]);
     expect(await eventsOf(ERASED_USER)).toBe(0);
