@@ -129,7 +129,10 @@ export function customEventsSql(): string {
 ), name_candidates AS (
   SELECT app_id, name, row_number() OVER (PARTITION BY app_id ORDER BY name) AS place,
          count(*) OVER (PARTITION BY app_id) AS candidates
-  FROM custom_keys WHERE slot IS NULL
+  FROM custom_keys k WHERE slot IS NULL
+    -- a full app's names beyond the limit need no slot, nor the lock of its row: its slots only grow
+    AND NOT EXISTS (SELECT 1 FROM custom_catalog known WHERE ${catalogMatch(NEXT_SLOT, [], 'k')}
+                    AND known.slot >= ${MAX_CUSTOM_NAMES})
 ), name_slots AS (
   -- the app's next free slot moves past its candidates; the row's lock orders commits adding names to one app
   INSERT INTO custom_catalog AS c (app_id, level, name, property, value, slot)

@@ -67,11 +67,12 @@ const cut = (text: string) => text.slice(0, ROLLUP_TEXT_LENGTH);
 
 /**
  * Each custom event's distinct users in the period $2..$3: the names of each user's days in it, as bits
- * (daily_users.custom_names), joined, then counted per name's slot (and OTHER's).
+ * (daily_users.custom_names), joined, then counted per name's slot (and OTHER's); distinct users, as a client may
+ * name an event OTHER itself.
  */
 const CUSTOM_EVENT_USERS = `
-SELECT names.name, count(*)::int AS users
-FROM (SELECT bit_or(custom_names) AS bits FROM daily_users
+SELECT names.name, count(DISTINCT period_users.user_key)::int AS users
+FROM (SELECT user_key, bit_or(custom_names) AS bits FROM daily_users
       WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND custom_names IS NOT NULL
       GROUP BY user_key) AS period_users
 JOIN (SELECT name, slot FROM custom_catalog WHERE app_id = $1 AND level = 0 AND slot IS NOT NULL
@@ -80,7 +81,7 @@ GROUP BY names.name`;
 
 /** a custom event's name as the rollups count it (events e): NO_NAME without one, OTHER beyond the catalog */
 const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0
-  AND c.name = ${customNameSql("e.props->'custom_data'")})`;
+  AND c.name = ${customNameSql("e.props->'custom_data'")} AND c.slot IS NOT NULL)`;
 
 /** the value of property $5 of custom event $4 (events e) as the rollups count it: OTHER beyond the catalog */
 const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_catalog c

@@ -131,7 +131,8 @@ function userRollups(insights: boolean): string {
 ), seen_users AS (
   INSERT INTO daily_users AS d (app_id, day, user_key, platform, locale, is_premium, start_param, custom_names)
   SELECT * FROM user_days_seen ORDER BY app_id, day, user_key
-  -- a day already counted keeps its attributes and gains the names it had not had yet
+  -- a day already counted keeps its attributes and gains the names it had not had yet (the conflicting row is
+  -- locked either way, as the app's other rollup rows are by every commit for it)
   ON CONFLICT (app_id, day, user_key) DO UPDATE SET custom_names = coalesce(d.custom_names, ${NO_CUSTOM_NAMES}) | excluded.custom_names
   WHERE excluded.custom_names IS NOT NULL
     AND (d.custom_names IS NULL OR d.custom_names | excluded.custom_names <> d.custom_names)

@@ -409,6 +409,24 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     );
     expect(tracked1.map((row) => row.property)).toEqual(Object.keys(properties).slice(0, MAX_CUSTOM_PROPERTIES));
   });
+
+  it('counts a user once under (other) when the client also names an event (other)', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'other_named_app', bot: '@other_bot', domains: ['o.example'] } })
+    ).id;
+    const at = '2026-10-11T10:00:00Z';
+    // the client's own "(other)" takes a slot like any name, and the names fill the app
+    await events.insert([
+      event(app, 'x', 'sx', at, 'custom-event', { custom: { name: OTHER } }),
+      ...Array.from({ length: MAX_CUSTOM_NAMES - 1 }, (_, i) =>
+        event(app, `f${i}`, `sf${i}`, at, 'custom-event', { custom: { name: `n${String(i).padStart(3, '0')}` } }),
+      ),
+    ]);
+    // beyond the limit: counted as (other), by the same user
+    await events.insert([event(app, 'x', 'sx', at, 'custom-event', { custom: { name: 'one_too_many' } })]);
+    const { events: listed } = await insights.customEvents(app, PERIOD);
+    expect(listed.find((entry) => entry.name === OTHER)).toEqual({ name: OTHER, count: 2, users: 1 });
+  });
 });
 
 describe.each(

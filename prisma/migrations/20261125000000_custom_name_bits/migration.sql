@@ -1,5 +1,5 @@
 -- A custom event's users are read from the users' own days: each tracked name takes a slot, a bit of
--- daily_users.custom_names (the last bit stands for "(other)"), instead of a row per user and name.
+-- daily_users.custom_names (bit 100 of the 128 stands for "(other)"), instead of a row per user and name.
 
 -- AlterTable
 ALTER TABLE "custom_catalog" ADD COLUMN "slot" SMALLINT;
