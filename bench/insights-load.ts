@@ -2,7 +2,7 @@
 // batches (the official client's shape: sessions of launches, hides, custom events with properties, TON Connect
 // connections, as the loader reads them from the durable log) are stored through the real event insert with the
 // aggregates and without them (and without the funnel index), into a fresh store each time, alternating, on
-// PostgreSQL and embedded PGlite. Then the service's own ingest throughput on PostgreSQL: the real service
+// PostgreSQL and embedded PGlite. Then the service's own ingest throughput on each store: the real service
 // (src/main.ts) and the same service without the insights' aggregates (bench/service-without-insights.ts, the
 // funnels' index dropped), alternating, each loaded by one load generator (wrk when installed, else autocannon)
 // for --sustain seconds with 20-event gzip bodies of the same mix; its throughput is the events it acknowledged
@@ -160,6 +160,7 @@ async function measure(
 }
 
 interface ServiceRun {
+  engine: string;
   mix: Mix;
   insights: boolean;
   round: number;
@@ -169,11 +170,17 @@ interface ServiceRun {
   drainSeconds: number;
 }
 
-/** the service on a fresh PostgreSQL database, with or without the insights, at its max for SUSTAIN seconds */
-async function measureService(mix: Mix, insights: boolean, round_: number, bodies: string): Promise<ServiceRun> {
-  const database = await createTestDatabase();
-  const env = {
-    DATABASE_URL: database.url,
+/** the service on a fresh store, with or without the insights, at its max for SUSTAIN seconds */
+async function measureService(
+  engine: string,
+  mix: Mix,
+  insights: boolean,
+  round_: number,
+  bodies: string,
+): Promise<ServiceRun> {
+  const database = engine === 'PostgreSQL' ? await createTestDatabase() : undefined;
+  const env: Record<string, string> = {
+    ...(database ? { DATABASE_URL: database.url } : {}),
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-')),
     SECRET: 'bench-secret-'.padEnd(48, 'x'),
     RATE_LIMIT_MAX: '1000000000',
@@ -183,13 +190,6 @@ async function measureService(mix: Mix, insights: boolean, round_: number, bodie
   };
   const service = await startNode(insights ? 'src/main.ts' : 'bench/service-without-insights.ts', env);
   try {
-    if (!insights) {
-      const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: database.url });
-      await client.connect();
-      await client.query(`DROP INDEX events_app_id_step_name_day_idx`);
-      await client.end();
-    }
     const { token } = await runCliJson<{ token: string }>(env, [
       'tokens',
       'create',
@@ -226,6 +226,7 @@ async function measureService(mix: Mix, insights: boolean, round_: number, bodie
     const seconds = (performance.now() - started) / 1000;
     const after = await readMetrics(service.url);
     const run = {
+      engine,
       mix,
       insights,
       round: round_,
@@ -234,12 +235,12 @@ async function measureService(mix: Mix, insights: boolean, round_: number, bodie
       drainSeconds: round(seconds - loadSeconds, 1),
     };
     log(
-      `service, ${mix}, insights ${insights ? 'on' : 'off'}, round ${round_}: ${run.acknowledgedPerSecond} events/s acknowledged, ${run.storedPerSecond} stored (drained in ${run.drainSeconds} s)`,
+      `service, ${engine}, ${mix}, insights ${insights ? 'on' : 'off'}, round ${round_}: ${run.acknowledgedPerSecond} events/s acknowledged, ${run.storedPerSecond} stored (drained in ${run.drainSeconds} s)`,
     );
     return run;
   } finally {
     await service.stop();
-    await database.drop();
+    await database?.drop();
   }
 }
 
@@ -281,7 +282,7 @@ async function main(): Promise<void> {
           runs.push(await measure(engine.name, engine.open, mix, insights, r));
 
   const serviceRuns: ServiceRun[] = [];
-  if (ONLY !== 'embedded' && (await available('PostgreSQL')) && SUSTAIN > 0) {
+  if (SUSTAIN > 0) {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-bodies-'));
     for (const mix of mixes) {
       const bodies = writeBodyFile(
@@ -293,9 +294,10 @@ async function main(): Promise<void> {
           ...MIXES[mix],
         }),
       ).file;
-      for (let r = 1; r <= ROUNDS; r++)
-        for (const insights of r % 2 ? [true, false] : [false, true])
-          serviceRuns.push(await measureService(mix, insights, r, bodies));
+      for (const engine of engines)
+        for (let r = 1; r <= ROUNDS; r++)
+          for (const insights of r % 2 ? [true, false] : [false, true])
+            serviceRuns.push(await measureService(engine.name, mix, insights, r, bodies));
     }
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -315,37 +317,40 @@ async function main(): Promise<void> {
       );
     }
   const serviceRows: (string | number)[][] = [];
-  for (const mix of mixes) {
-    const mine = (insights: boolean) => serviceRuns.filter((run) => run.mix === mix && run.insights === insights);
-    if (mine(true).length === 0) continue;
-    const mean = (insights: boolean, figure: 'storedPerSecond' | 'acknowledgedPerSecond') =>
-      mine(insights).reduce((sum, run) => sum + run[figure], 0) / mine(insights).length;
-    const [on, off] = [mean(true, 'storedPerSecond'), mean(false, 'storedPerSecond')];
-    serviceRows.push([
-      mix,
-      round(mean(true, 'acknowledgedPerSecond'), 0),
-      round(on, 0),
-      round(mean(false, 'acknowledgedPerSecond'), 0),
-      round(off, 0),
-      round(on / off, 3),
-    ]);
-    targets.push(
-      target(
-        `service ingest, acknowledged and stored, with the insights vs without, PostgreSQL, ${mix}`,
-        on / off,
-        '×',
-        '>=',
-        0.9,
-      ),
-    );
-  }
+  for (const engine of engines)
+    for (const mix of mixes) {
+      const mine = (insights: boolean) =>
+        serviceRuns.filter((run) => run.engine === engine.name && run.mix === mix && run.insights === insights);
+      if (mine(true).length === 0) continue;
+      const mean = (insights: boolean, figure: 'storedPerSecond' | 'acknowledgedPerSecond') =>
+        mine(insights).reduce((sum, run) => sum + run[figure], 0) / mine(insights).length;
+      const [on, off] = [mean(true, 'storedPerSecond'), mean(false, 'storedPerSecond')];
+      serviceRows.push([
+        engine.name,
+        mix,
+        round(mean(true, 'acknowledgedPerSecond'), 0),
+        round(on, 0),
+        round(mean(false, 'acknowledgedPerSecond'), 0),
+        round(off, 0),
+        round(on / off, 3),
+      ]);
+      targets.push(
+        target(
+          `service ingest, acknowledged and stored, with the insights vs without, ${engine.name}, ${mix}`,
+          on / off,
+          '×',
+          '>=',
+          0.9,
+        ),
+      );
+    }
   console.log(
     `\nInsights load bench — the loader alone: ${EVENTS.toLocaleString('en')} events per run in batches of ${BATCH}, ${ROUNDS} rounds\n`,
   );
   console.log(formatTable(['engine', 'mix', 'with insights, events/s', 'without, events/s', 'ratio'], rows));
   if (serviceRows.length > 0) {
     console.log(
-      `\nThe service on PostgreSQL, ${SUSTAIN} s at its max (${CONNECTIONS} connections), then until its log is empty; ${ROUNDS} rounds\n`,
+      `\nThe service, ${SUSTAIN} s at its max (${CONNECTIONS} connections), then until its log is empty; ${ROUNDS} rounds\n`,
     );
     console.log(
       formatTable(
