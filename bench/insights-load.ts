@@ -355,6 +355,7 @@ async function main(): Promise<void> {
     console.log(
       formatTable(
         [
+          'engine',
           'mix',
           'with: acknowledged/s',
           'with: stored/s',
