@@ -17,7 +17,7 @@ import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { runCliJson } from '../test/helpers/service-process.ts';
 import { singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
-import { machineInfo, runBenchMain, startNode } from './lib/processes.ts';
+import { machineInfo, runBenchMain, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -66,10 +66,7 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {
     DATA_DIR: fs.mkdtempSync(path.join(work, 'data-')),
     SECRET: 'flood-bench-secret-'.padEnd(48, 'x'),
-    RATE_LIMIT_MAX: '1000000000',
-    QUOTA_EVENTS_PER_DAY: '1000000000000',
-    QUOTA_BYTES_PER_DAY: '1000000000000000',
-    LOG_LEVEL: 'warn',
+    ...UNLIMITED_SERVICE_SETTINGS,
   };
   if (STORE === 'postgres') {
     const database = await createTestDatabase();

@@ -29,7 +29,15 @@ import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.
 import { runCliJson } from '../test/helpers/service-process.ts';
 import { officialBatchBodies, singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
-import { cpuSeconds, machineInfo, rssSampler, runBenchMain, startNode, type NodeProcess } from './lib/processes.ts';
+import {
+  cpuSeconds,
+  machineInfo,
+  rssSampler,
+  runBenchMain,
+  startNode,
+  type NodeProcess,
+  UNLIMITED_SERVICE_SETTINGS,
+} from './lib/processes.ts';
 import {
   counterDelta,
   drainedWithin,
@@ -269,15 +277,11 @@ async function startService(
   env: Record<string, string>,
 ): Promise<{ service: NodeProcess; token: string; env: Record<string, string> }> {
   const dataDir = fs.mkdtempSync(path.join(work, 'data-'));
-  // limits out of the way: the bench measures throughput, not refusals
   const fullEnv = {
     ...env,
     DATA_DIR: dataDir,
     SECRET,
-    RATE_LIMIT_MAX: '1000000000',
-    QUOTA_EVENTS_PER_DAY: '1000000000000',
-    QUOTA_BYTES_PER_DAY: '1000000000000000',
-    LOG_LEVEL: 'warn',
+    ...UNLIMITED_SERVICE_SETTINGS,
   };
   const service = await startNode('src/main.ts', fullEnv);
   cleanups.push(() => service.stop());

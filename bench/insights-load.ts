@@ -23,7 +23,7 @@ import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsMixBodies, writeBodyFile } from './lib/bodies.ts';
 import { runLoad } from './lib/loadgen.ts';
-import { machineInfo, startNode } from './lib/processes.ts';
+import { machineInfo, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { counterDelta, drainedWithin, readMetrics } from './lib/service-metrics.ts';
 import { runCliJson } from '../test/helpers/service-process.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
@@ -183,10 +183,7 @@ async function measureService(
     ...(database ? { DATABASE_URL: database.url } : {}),
     DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-')),
     SECRET: 'bench-secret-'.padEnd(48, 'x'),
-    RATE_LIMIT_MAX: '1000000000',
-    QUOTA_EVENTS_PER_DAY: '1000000000000',
-    QUOTA_BYTES_PER_DAY: '1000000000000000',
-    LOG_LEVEL: 'warn',
+    ...UNLIMITED_SERVICE_SETTINGS,
   };
   const service = await startNode(insights ? 'src/main.ts' : 'bench/service-without-insights.ts', env);
   try {

@@ -20,7 +20,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCliJson } from '../test/helpers/service-process.ts';
 import { singleEventBodies } from './lib/bodies.ts';
-import { machineInfo, rssSampler, runBenchMain, startNode, type NodeProcess } from './lib/processes.ts';
+import {
+  machineInfo,
+  rssSampler,
+  runBenchMain,
+  startNode,
+  type NodeProcess,
+  UNLIMITED_SERVICE_SETTINGS,
+} from './lib/processes.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -144,10 +151,7 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {
     DATA_DIR: path.join(work, 'data'),
     SECRET: 'memory-bench-secret-'.padEnd(48, 'x'),
-    RATE_LIMIT_MAX: '1000000000',
-    QUOTA_EVENTS_PER_DAY: '1000000000000',
-    QUOTA_BYTES_PER_DAY: '1000000000000000',
-    LOG_LEVEL: 'warn',
+    ...UNLIMITED_SERVICE_SETTINGS,
   };
 
   let service = await start('src/main.ts', env);

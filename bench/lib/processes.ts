@@ -6,6 +6,14 @@ import { rssBytes, startNodeServer, type ServiceProcess } from '../../test/helpe
 
 export type NodeProcess = ServiceProcess;
 
+/** the service's limits out of the way, and quiet: a bench measures throughput, not refusals */
+export const UNLIMITED_SERVICE_SETTINGS = {
+  RATE_LIMIT_MAX: '1000000000',
+  QUOTA_EVENTS_PER_DAY: '1000000000000',
+  QUOTA_BYTES_PER_DAY: '1000000000000000',
+  LOG_LEVEL: 'warn',
+} as const;
+
 /** `node --import tsx <script>` from the project root (the tests' starter); resolves once GET /healthz answers 200 */
 export function startNode(script: string, env: Record<string, string>): Promise<NodeProcess> {
   return startNodeServer(script, env, 60_000);
