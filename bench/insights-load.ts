@@ -39,6 +39,8 @@ const SUSTAIN = Number(args.get('sustain') ?? 15);
 const CONNECTIONS = Number(args.get('connections') ?? 64);
 /** a generous upper bound of the service's requests per second, so a run never runs out of distinct bodies */
 const REQUEST_RATE_CAP = 6_000;
+/** the service's warm-up before each measured run */
+const WARMUP_SECONDS = 3;
 /** the event mixes measured: custom events with properties are what the insights' aggregates cost most */
 const MIXES = {
   /** a quarter custom events, properties of few values: launches, hides, wallet connections, a few trackEvent calls */
@@ -176,7 +178,7 @@ async function measureService(
   mix: Mix,
   insights: boolean,
   round_: number,
-  bodies: string,
+  bodies: { warm: string; measured: string },
 ): Promise<ServiceRun> {
   const database = engine === 'PostgreSQL' ? await createTestDatabase() : undefined;
   const env: Record<string, string> = {
@@ -197,7 +199,7 @@ async function measureService(
       '--app-name',
       'bench_insights',
     ]);
-    const load = (durationSec: number) =>
+    const load = (bodyFile: string, durationSec: number) =>
       runLoad({
         url: `${service.url}/events`,
         headers: {
@@ -206,19 +208,21 @@ async function measureService(
           'tga-auth-token': token,
           origin: 'https://bench.example.com',
         },
-        bodyFile: bodies,
+        bodyFile,
         connections: CONNECTIONS,
         durationSec,
       });
-    // a warm-up, stored before the measurement starts
-    await load(3);
+    // a warm-up of bodies of its own (the measured ones are all new to the store), stored before the measurement
+    await load(bodies.warm, WARMUP_SECONDS);
     await drainedWithin(service.url, 120_000);
     const before = await readMetrics(service.url);
     const started = performance.now();
-    const result = await load(SUSTAIN);
+    const result = await load(bodies.measured, SUSTAIN);
     const loadSeconds = (performance.now() - started) / 1000;
     if (result.errorStatus > 0 || result.transportErrors > 0)
       throw new Error(`${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
+    // a body sent again is a duplicate the store skips: acknowledged, never stored
+    if (result.bodyWraps > 0) throw new Error('the run used up its distinct bodies: raise REQUEST_RATE_CAP');
     if ((await drainedWithin(service.url, 300_000)) === null) throw new Error('the log did not empty within 5 minutes');
     const seconds = (performance.now() - started) / 1000;
     const after = await readMetrics(service.url);
@@ -282,15 +286,12 @@ async function main(): Promise<void> {
   if (SUSTAIN > 0) {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-bodies-'));
     for (const mix of mixes) {
-      const bodies = writeBodyFile(
-        path.join(work, `${mix}.bin`),
-        insightsMixBodies({
-          appName: 'bench_insights',
-          tag: mix,
-          count: REQUEST_RATE_CAP * (SUSTAIN + 3),
-          ...MIXES[mix],
-        }),
-      ).file;
+      const bodyFile = (tag: string, seconds: number) =>
+        writeBodyFile(
+          path.join(work, `${tag}.bin`),
+          insightsMixBodies({ appName: 'bench_insights', tag, count: REQUEST_RATE_CAP * seconds, ...MIXES[mix] }),
+        ).file;
+      const bodies = { warm: bodyFile(`${mix}-warm`, WARMUP_SECONDS), measured: bodyFile(mix, SUSTAIN) };
       for (const engine of engines)
         for (let r = 1; r <= ROUNDS; r++)
           for (const insights of r % 2 ? [true, false] : [false, true])
