@@ -142,9 +142,11 @@ export function customEventsSql(): string {
   RETURNING app_id, slot AS next_slot
 ), custom_names AS (
   INSERT INTO custom_catalog AS c (app_id, level, name, property, value, slot)
-  SELECT n.app_id, ${NAME}, n.name, '', '', s.next_slot - least(n.candidates, ${MAX_CUSTOM_NAMES}) + n.place - 1
-  FROM name_candidates n JOIN name_slots s ON s.app_id = n.app_id
-  WHERE s.next_slot - least(n.candidates, ${MAX_CUSTOM_NAMES}) + n.place - 1 < ${MAX_CUSTOM_NAMES}
+  SELECT app_id, ${NAME}, name, '', '', slot FROM (
+    -- the candidates' slots end just before the next free one (those beyond the limit get none)
+    SELECT n.app_id, n.name, s.next_slot - least(n.candidates, ${MAX_CUSTOM_NAMES}) + n.place - 1 AS slot
+    FROM name_candidates n JOIN name_slots s ON s.app_id = n.app_id) AS placed
+  WHERE slot < ${MAX_CUSTOM_NAMES}
   ORDER BY 1, 3
   -- a name a concurrent commit inserted meanwhile keeps its slot, returned by the update
   ON CONFLICT (app_id, level, name, property, value) DO UPDATE SET level = excluded.level
