@@ -1,6 +1,12 @@
 // The snippets an owner pastes into a mini app to send its events here (the script tag, the package's install line
 // and import), and the request that tries a new read key. The bot, the site's pages and the site's script show these.
-import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, sdkTarballName } from './sdk-files.ts';
+import {
+  GRAMMY_PACKAGE_NAME,
+  SDK_PACKAGE_NAME,
+  SDK_PACKAGE_VERSION,
+  sdkTarballName,
+  tarballName,
+} from './sdk-files.ts';
 
 /** the argument of init(): `{ token: '…', appName: '…' }`, with `endpoint: '…'` when given */
 export function initArgument(token: string, appName: string, endpoint?: string): string {
@@ -15,6 +21,19 @@ export function scriptSnippet(base: string, init: string): string {
 /** the install of the SDK package from the tarball the service at `base` serves (npm takes a tarball's URL) */
 export function packageInstallSnippet(base: string): string {
   return `npm install ${base}/sdk/${sdkTarballName(SDK_PACKAGE_VERSION)}`;
+}
+
+/** the install of the grammY middleware package from the tarball the service at `base` serves */
+export function grammyInstallSnippet(base: string): string {
+  return `npm install ${base}/sdk/${tarballName(GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION)}`;
+}
+
+/** the grammY middleware's two lines in the app's own bot, sending with a server key to the service at `base` */
+export function grammySnippet(base: string, key: string, appName: string): string {
+  return (
+    `import { analytics } from '${GRAMMY_PACKAGE_NAME}';\n` +
+    `bot.use(analytics({ serverKey: '${key}', appName: '${appName}', endpoint: '${base}' }));`
+  );
 }
 
 /**
@@ -50,6 +69,8 @@ export function snippetTemplates(): {
   package: string;
   readKey: string;
   serverKey: string;
+  grammyInstall: string;
+  grammy: string;
 } {
   const { base, token, appName } = SNIPPET_PLACEHOLDERS;
   return {
@@ -58,5 +79,7 @@ export function snippetTemplates(): {
     package: packageSnippet(initArgument(token, appName, base)),
     readKey: readKeySnippet(base, token, appName),
     serverKey: serverKeySnippet(base, token, appName),
+    grammyInstall: grammyInstallSnippet(base),
+    grammy: grammySnippet(base, token, appName),
   };
 }

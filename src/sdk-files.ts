@@ -1,4 +1,4 @@
-// Where the built browser SDK lives, what its package is called and which version it is: shared by the build
+// Where the built browser SDK and grammY middleware live, what their packages are called and which version they are: shared by the build
 // (src/build-sdk.ts) and the server, which must not load the build's tooling (esbuild, TypeScript's compiler)
 // to find a path.
 import fs from 'node:fs';
@@ -16,9 +16,14 @@ export const SDK_PACKAGE_VERSION = (
   JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
 ).version;
 
-/** the file name `npm pack` gives the package's tarball, and the name the service serves it under */
+/** the file name `npm pack` gives a package's tarball, and the name the service serves it under */
+export function tarballName(packageName: string, version: string): string {
+  return `${packageName}-${version}.tgz`;
+}
+
+/** the SDK package's tarball name */
 export function sdkTarballName(version: string): string {
-  return `${SDK_PACKAGE_NAME}-${version}.tgz`;
+  return tarballName(SDK_PACKAGE_NAME, version);
 }
 
 export const SDK_TARBALL = path.join(SDK_DIR, sdkTarballName(SDK_PACKAGE_VERSION));
@@ -27,4 +32,4 @@ export const SDK_TARBALL = path.join(SDK_DIR, sdkTarballName(SDK_PACKAGE_VERSION
 export const GRAMMY_DIR = path.join(ROOT, 'dist', 'grammy');
 export const GRAMMY_PACKAGE_DIR = path.join(GRAMMY_DIR, 'package');
 export const GRAMMY_PACKAGE_NAME = 'tma-analytics-grammy';
-export const GRAMMY_TARBALL = path.join(GRAMMY_DIR, `${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`);
+export const GRAMMY_TARBALL = path.join(GRAMMY_DIR, tarballName(GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION));

@@ -1,7 +1,7 @@
 // What the buttons of an app's server keys do, as the read keys' buttons do for read keys: the list, a new key (shown
 // once, in a message of its own), revoke (asking first) and revoke confirmed, with the key's shown characters.
 import { InlineKeyboard } from 'grammy';
-import { serverKeySnippet } from '../integration-snippet.ts';
+import { grammyInstallSnippet, grammySnippet, serverKeySnippet } from '../integration-snippet.ts';
 import { utcTime } from '../time-format.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import { type AppRecord, RegistryError } from '../tokens/registry.ts';
@@ -28,11 +28,8 @@ export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
   ].join('\n');
 }
 
-/** a new server key, shown this once, with a request that tries it and the bot middleware's two lines */
+/** a new server key, shown this once, with the bot middleware's install and two lines, and a request that tries it */
 export function serverKeyIssued(key: string, app: AppRecord, base: string): string {
-  const middleware =
-    "import { analytics } from 'tma-analytics-grammy';\n" +
-    `bot.use(analytics({ serverKey: '${key}', appName: '${app.appName}', endpoint: '${base}' }));`;
   return [
     `🤖 New server key for <b>${escapeHtml(app.appName)}</b>.`,
     '',
@@ -40,7 +37,8 @@ export function serverKeyIssued(key: string, app: AppRecord, base: string): stri
     `<code>${key}</code>`,
     '',
     'In a grammY bot:',
-    `<pre>${escapeHtml(middleware)}</pre>`,
+    `<pre>${escapeHtml(grammyInstallSnippet(base))}</pre>`,
+    `<pre>${escapeHtml(grammySnippet(base, key, app.appName))}</pre>`,
     'Or try it:',
     `<pre>${escapeHtml(serverKeySnippet(base, key, app.appName))}</pre>`,
   ].join('\n');

@@ -41,7 +41,7 @@ const READ_KEYS = `<div class="card" id="read-keys" data-try="${escapeHtml(SNIPP
 <div id="read-key-issued"></div></div>`;
 
 /** one app's server keys, filled by read-keys.js when the app list's "Server keys" is pressed */
-const SERVER_KEYS = `<div class="card" id="server-keys" data-try="${escapeHtml(SNIPPETS.serverKey)}" hidden><h2>Server keys of <span id="server-keys-app"></span></h2>
+const SERVER_KEYS = `<div class="card" id="server-keys" data-try="${escapeHtml(SNIPPETS.serverKey)}" data-grammy-install="${escapeHtml(SNIPPETS.grammyInstall)}" data-grammy="${escapeHtml(SNIPPETS.grammy)}" hidden><h2>Server keys of <span id="server-keys-app"></span></h2>
 <p class="muted">A server key lets the app's own bot or backend send events (<code>POST /events</code> with <code>Authorization: Bearer …</code>, no Origin needed): /start payloads, commands, payments and refunds. Keep it secret: never put it in a page.</p>
 <div id="server-keys-list"></div><p class="error" id="server-keys-error" role="alert"></p>
 <p class="row"><button type="button" id="server-key-new">New server key</button><button type="button" class="secondary" id="server-keys-close">Close</button></p>

@@ -1,6 +1,7 @@
-// Server keys through the management bot's buttons, as read keys are: create (shown once, with the middleware's two
-// lines), list, revoke after confirmation, the key then refused by POST /events; another user gets nothing.
+// Server keys through the management bot's buttons, as read keys are: create (shown once, with the middleware's install
+// line and two lines), list, revoke after confirmation, the key then refused by POST /events; another user gets nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -41,6 +42,9 @@ describe('server keys in the bot', () => {
     const issued = String(created.find((call) => call.method === 'sendMessage')!.payload.text);
     const key = /<code>(tma_server_[A-Za-z0-9_-]{32})<\/code>/.exec(issued)?.[1];
     expect(key, issued).toBeDefined();
+    expect(issued).toContain(
+      `<pre>npm install https://analytics.example.net/sdk/${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz</pre>`,
+    );
     expect(issued).toContain(
       `bot.use(analytics({ serverKey: '${key}', appName: 'alice_srv', endpoint: 'https://analytics.example.net' }));`,
     );

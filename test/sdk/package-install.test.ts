@@ -12,7 +12,7 @@ import { escapeHtml, tokenIssued } from '../../src/bot/texts.ts';
 import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
 import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, SDK_TARBALL } from '../../src/sdk-files.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
-import { SiteClient, startSiteService } from '../site/site-harness.ts';
+import { elementData, SiteClient, startSiteService } from '../site/site-harness.ts';
 import {
   chromiumAvailable,
   count,
@@ -37,18 +37,6 @@ let siteSnippets: { install: string; package: string };
 
 const project = () => path.join(scratch, 'app');
 
-/** a data-* attribute of the page's #issued element, unescaped */
-function issuedAttribute(html: string, name: string): string {
-  const value = new RegExp(`<div id="issued"[^>]* data-${name}="([^"]*)"`).exec(html)?.[1];
-  if (value === undefined) throw new Error(`no data-${name} on #issued in ${html.slice(0, 300)}`);
-  return value
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-}
-
 function fillAsTheSiteDoes(template: string): string {
   const { base, token: tokenPlaceholder, appName } = SNIPPET_PLACEHOLDERS;
   return template.split(base).join(service.url).split(tokenPlaceholder).join(token).split(appName).join(APP_NAME);
@@ -61,8 +49,8 @@ beforeAll(async () => {
   const page = await alice.get('/analytics');
   expect(page.status, page.text.slice(0, 300)).toBe(200);
   siteSnippets = {
-    install: fillAsTheSiteDoes(issuedAttribute(page.text, 'install')),
-    package: fillAsTheSiteDoes(issuedAttribute(page.text, 'package')),
+    install: fillAsTheSiteDoes(elementData(page.text, 'issued', 'install')),
+    package: fillAsTheSiteDoes(elementData(page.text, 'issued', 'package')),
   };
   scratch = tempDir('tma-sdk-install-');
   fs.mkdirSync(project());

@@ -1,13 +1,25 @@
-// GET /sdk/…tgz: the built package's tarball under its versioned name (cached for good), a redirect to it from
-// the unversioned name, 404 for other versions and files, 503 when the server has not built it.
+// GET /sdk/…tgz: each built package's tarball (the SDK's and the grammY middleware's) under its versioned name (cached
+// for good), a redirect to it from the unversioned name, 404 for other versions and files, 503 when the server has not
+// built it.
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, SDK_TARBALL } from '../../src/sdk-files.ts';
+import {
+  GRAMMY_PACKAGE_NAME,
+  GRAMMY_TARBALL,
+  SDK_PACKAGE_NAME,
+  SDK_PACKAGE_VERSION,
+  SDK_TARBALL,
+} from '../../src/sdk-files.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const FILE = `${SDK_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`;
+const GRAMMY_FILE = `${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`;
+const PACKAGES = [
+  { name: SDK_PACKAGE_NAME, file: FILE, tarball: SDK_TARBALL },
+  { name: GRAMMY_PACKAGE_NAME, file: GRAMMY_FILE, tarball: GRAMMY_TARBALL },
+];
 
 let service: TestService;
 
@@ -21,18 +33,19 @@ async function get(path: string, init: RequestInit = {}) {
 }
 
 describe('GET /sdk/<package>-<version>.tgz', () => {
-  it('answers the tarball the build packed, as gzip, cached for good', async () => {
-    const answer = await get(`/sdk/${FILE}`);
+  it.each(PACKAGES)('answers the tarball the build packed of $name, as gzip, cached for good', async (served) => {
+    const answer = await get(`/sdk/${served.file}`);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('application/gzip');
     expect(answer.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
-    expect(answer.headers.get('content-disposition')).toBe(`attachment; filename="${FILE}"`);
+    expect(answer.headers.get('content-disposition')).toBe(`attachment; filename="${served.file}"`);
     const body = Buffer.from(await answer.arrayBuffer());
-    expect(body.equals(fs.readFileSync(SDK_TARBALL))).toBe(true);
+    expect(body.equals(fs.readFileSync(served.tarball))).toBe(true);
     expect(Number(answer.headers.get('content-length'))).toBe(body.length);
     // an npm tarball: the package's files under package/, its manifest naming this version
     const tar = zlib.gunzipSync(body).toString('latin1');
     for (const file of ['package/package.json', 'package/index.js', 'package/index.d.ts']) expect(tar).toContain(file);
+    expect(tar).toContain(`"name": "${served.name}"`);
     expect(tar).toContain(`"version": "${SDK_PACKAGE_VERSION}"`);
   });
 
@@ -43,12 +56,14 @@ describe('GET /sdk/<package>-<version>.tgz', () => {
     expect((await answer.arrayBuffer()).byteLength).toBe(0);
   });
 
-  it('answers 404 with a message naming the version it serves for another version', async () => {
-    const answer = await get(`/sdk/${SDK_PACKAGE_NAME}-9.9.9.tgz`);
+  it.each(
+    PACKAGES,
+  )('answers 404 with a message naming the version it serves for another version of $name', async (served) => {
+    const answer = await get(`/sdk/${served.name}-9.9.9.tgz`);
     expect(answer.status).toBe(404);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await answer.json()).toEqual({
-      message: `This server has no version 9.9.9 of ${SDK_PACKAGE_NAME}: it serves ${SDK_PACKAGE_NAME} ${SDK_PACKAGE_VERSION} as /sdk/${FILE}.`,
+      message: `This server has no version 9.9.9 of ${served.name}: it serves ${served.name} ${SDK_PACKAGE_VERSION} as /sdk/${served.file}.`,
     });
   });
 
@@ -71,47 +86,60 @@ describe('GET /sdk/<package>-<version>.tgz', () => {
   });
 });
 
-describe('GET /sdk/<package>.tgz', () => {
-  it('redirects to the versioned tarball, relative to /sdk/, uncached', async () => {
-    const answer = await get(`/sdk/${SDK_PACKAGE_NAME}.tgz`);
-    expect(answer.status).toBe(302);
-    expect(answer.headers.get('location')).toBe(FILE);
-    expect(answer.headers.get('cache-control')).toBe('no-cache');
-    expect(new URL(answer.headers.get('location')!, answer.url).pathname).toBe(`/sdk/${FILE}`);
-  });
-
-  it('ends, for a client that follows redirects, at the tarball', async () => {
-    const answer = await get(`/sdk/${SDK_PACKAGE_NAME}.tgz`, { redirect: 'follow' });
-    expect(answer.status).toBe(200);
-    expect(answer.url).toBe(`${service.url}/sdk/${FILE}`);
-    expect(Buffer.from(await answer.arrayBuffer()).equals(fs.readFileSync(SDK_TARBALL))).toBe(true);
+it('names every package it serves for a file of none of them', async () => {
+  const answer = await get('/sdk/index.js');
+  expect(await answer.json()).toEqual({
+    message: `This server has no such file: it serves ${SDK_PACKAGE_NAME} ${SDK_PACKAGE_VERSION} as /sdk/${FILE} and ${GRAMMY_PACKAGE_NAME} ${SDK_PACKAGE_VERSION} as /sdk/${GRAMMY_FILE}.`,
   });
 });
 
-it('describes both routes in /openapi.json', async () => {
+describe.each(PACKAGES)('GET /sdk/$name.tgz', (served) => {
+  it('redirects to the versioned tarball, relative to /sdk/, uncached', async () => {
+    const answer = await get(`/sdk/${served.name}.tgz`);
+    expect(answer.status).toBe(302);
+    expect(answer.headers.get('location')).toBe(served.file);
+    expect(answer.headers.get('cache-control')).toBe('no-cache');
+    expect(new URL(answer.headers.get('location')!, answer.url).pathname).toBe(`/sdk/${served.file}`);
+  });
+
+  it('ends, for a client that follows redirects, at the tarball', async () => {
+    const answer = await get(`/sdk/${served.name}.tgz`, { redirect: 'follow' });
+    expect(answer.status).toBe(200);
+    expect(answer.url).toBe(`${service.url}/sdk/${served.file}`);
+    expect(Buffer.from(await answer.arrayBuffer()).equals(fs.readFileSync(served.tarball))).toBe(true);
+  });
+});
+
+it('describes the routes in /openapi.json', async () => {
   const document = (await (await get('/openapi.json')).json()) as { paths: Record<string, { get?: unknown }> };
   expect(document.paths[`/sdk/${SDK_PACKAGE_NAME}.tgz`]?.get).toBeDefined();
+  expect(document.paths[`/sdk/${GRAMMY_PACKAGE_NAME}.tgz`]?.get).toBeDefined();
   expect(document.paths['/sdk/{file}']?.get).toBeDefined();
 });
 
 describe('on a server where the package is not built', () => {
-  it('answers 503 on both names, and still 404 for another version', async () => {
+  it('answers 503 on both names of each package, and still 404 for another version', async () => {
     vi.resetModules();
     vi.doMock('../../src/sdk-files.ts', async (original) => ({
       ...(await original<typeof import('../../src/sdk-files.ts')>()),
       SDK_TARBALL: `${SDK_TARBALL}.missing`,
+      GRAMMY_TARBALL: `${GRAMMY_TARBALL}.missing`,
     }));
     const { sdkPackageRoutes } = await import('../../src/ingest/sdk-package.ts');
     const app = Fastify({ logger: false });
     try {
       await app.register(sdkPackageRoutes);
-      for (const url of [`/sdk/${FILE}`, `/sdk/${SDK_PACKAGE_NAME}.tgz`]) {
-        const answer = await app.inject({ method: 'GET', url });
-        expect(answer.statusCode, url).toBe(503);
-        expect(answer.json(), url).toEqual({
-          message: 'The SDK package is not built: run "npm run build:sdk" on the server.',
-        });
-      }
+      for (const [label, urls] of [
+        ['The SDK package', [`/sdk/${FILE}`, `/sdk/${SDK_PACKAGE_NAME}.tgz`]],
+        ['The grammY middleware package', [`/sdk/${GRAMMY_FILE}`, `/sdk/${GRAMMY_PACKAGE_NAME}.tgz`]],
+      ] as const)
+        for (const url of urls) {
+          const answer = await app.inject({ method: 'GET', url });
+          expect(answer.statusCode, url).toBe(503);
+          expect(answer.json(), url).toEqual({
+            message: `${label} is not built: run "npm run build:sdk" on the server.`,
+          });
+        }
       expect((await app.inject({ method: 'GET', url: `/sdk/${SDK_PACKAGE_NAME}-0.0.1.tgz` })).statusCode).toBe(404);
     } finally {
       await app.close();

@@ -3,6 +3,7 @@
 // Stars, the paying user and the client's purchase conversion, and gives the Stars to the campaign of the /start.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
@@ -39,6 +40,13 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
     await page.click('#server-key-new');
     const key = (await page.locator('#server-key').textContent({ timeout: 10_000 }))!.trim();
     expect(key).toMatch(/^tma_server_[A-Za-z0-9_-]{32}$/);
+    // with the grammY middleware's install line and its two lines for the app's own bot, the key filled in
+    expect(await page.locator('#server-key-grammy-install').textContent()).toBe(
+      `npm install ${service.url}/sdk/${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`,
+    );
+    expect(await page.locator('#server-key-grammy').textContent()).toContain(
+      `bot.use(analytics({ serverKey: '${key}', appName: '${APP}', endpoint: '${service.url}' }));`,
+    );
 
     // the bot's events: no Origin, the server key; the mini app's: its token and domain
     const session = crypto.randomUUID();

@@ -193,3 +193,15 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** a data-* attribute of the element with this id in a page's HTML, unescaped */
+export function elementData(html: string, id: string, name: string): string {
+  const value = new RegExp(`<[a-z]+ [^>]*id="${id}"[^>]* data-${name}="([^"]*)"`).exec(html)?.[1];
+  if (value === undefined) throw new Error(`no data-${name} on #${id} in ${html.slice(0, 300)}`);
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}

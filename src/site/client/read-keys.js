@@ -70,7 +70,19 @@ function keysCard({ cards, one, noun, open }) {
   document.getElementById(one + '-new').addEventListener('click', () =>
     run(async () => {
       const created = await api('POST', path(), {});
-      const curl = site.snippet(card.dataset.try, created.key, created.app_name);
+      const fill = (template) => site.snippet(template, created.key, created.app_name);
+      // a server key also comes with the grammY middleware's install line and two lines for the app's own bot
+      const grammy = card.dataset.grammy
+        ? '<p>In a grammY bot:</p><pre id="' +
+          one +
+          '-grammy-install">' +
+          esc(fill(card.dataset.grammyInstall)) +
+          '</pre><pre id="' +
+          one +
+          '-grammy">' +
+          esc(fill(card.dataset.grammy)) +
+          '</pre>'
+        : '';
       issued.innerHTML =
         '<div class="notice"><p><b>New ' +
         noun +
@@ -80,8 +92,10 @@ function keysCard({ cards, one, noun, open }) {
         one +
         '">' +
         esc(created.key) +
-        '</pre><p>Try it:</p><pre>' +
-        esc(curl) +
+        '</pre>' +
+        grammy +
+        '<p>Try it:</p><pre>' +
+        esc(fill(card.dataset.try)) +
         '</pre></div>';
       await load();
     }),

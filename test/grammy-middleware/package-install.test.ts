@@ -1,0 +1,165 @@
+// End to end: the grammY middleware's install line, as the site and the bot show it with a new server key, run as is
+// (`npm install <url>`) in a bot project that has grammy; the installed package is the one the service serves, and the
+// two lines shown next to it, in a grammY bot, send a /start payload to the service.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
+import { escapeHtml } from '../../src/bot/texts.ts';
+import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
+import { GRAMMY_PACKAGE_NAME, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
+import { tempDir, type TestService } from '../helpers/service.ts';
+import { waitForEvents } from '../sdk/browser-harness.ts';
+import { create, startSiteApi } from '../site/api-harness.ts';
+import { elementData, type SiteClient } from '../site/site-harness.ts';
+
+const run = promisify(execFile);
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+/** a cold npm fetching over HTTP and writing node_modules can take a while on a busy machine */
+const INSTALL_TIMEOUT_MS = 180_000;
+const APP_NAME = 'installed_bot_app';
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+let service: TestService;
+let alice: SiteClient;
+let serverKey: string;
+let scratch: string;
+/** the server key card's templates on /analytics, filled in as the site's script fills them */
+let siteSnippets: { install: string; lines: string };
+
+const project = () => path.join(scratch, 'bot');
+
+/**
+ * A bot project as an integrator has one: grammy a dependency, installed and locked. Its files come from this
+ * repository's own install, so npm only looks up grammy's metadata when it checks the new package's peer.
+ */
+function writeBotProject(): void {
+  const rootLock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
+  const locked: Record<string, unknown> = {};
+  const copy = (name: string) => {
+    const key = `node_modules/${name}`;
+    if (locked[key]) return;
+    const entry = { ...rootLock.packages[key] };
+    if (!entry.version) throw new Error(`${name} is not in this repository's lockfile`);
+    for (const flag of ['dev', 'devOptional', 'peer']) delete entry[flag];
+    entry.resolved ??= `https://registry.npmjs.org/${name}/-/${name.split('/').pop()}-${entry.version}.tgz`;
+    locked[key] = entry;
+    fs.cpSync(path.join(ROOT, key), path.join(project(), key), { recursive: true });
+    for (const dependency of Object.keys(entry.dependencies ?? {})) copy(dependency);
+  };
+  const grammyVersion = rootLock.packages['node_modules/grammy'].version as string;
+  const manifest = { name: 'scratch-bot', version: '1.0.0', private: true, type: 'module' };
+  const dependencies = { grammy: `^${grammyVersion}` };
+  fs.mkdirSync(project(), { recursive: true });
+  copy('grammy');
+  fs.writeFileSync(path.join(project(), 'package.json'), JSON.stringify({ ...manifest, dependencies }));
+  fs.writeFileSync(
+    path.join(project(), 'package-lock.json'),
+    JSON.stringify({
+      ...manifest,
+      lockfileVersion: 3,
+      requires: true,
+      packages: { '': { name: manifest.name, version: manifest.version, dependencies }, ...locked },
+    }),
+  );
+}
+
+function fillAsTheSiteDoes(template: string): string {
+  const { base, token, appName } = SNIPPET_PLACEHOLDERS;
+  return template.split(base).join(service.url).split(token).join(serverKey).split(appName).join(APP_NAME);
+}
+
+beforeAll(async () => {
+  ({ service, alice } = await startSiteApi());
+  await create(alice, APP_NAME);
+  const issued = await alice.request('POST', `/api/apps/${APP_NAME}/server-keys`, { body: {} });
+  expect(issued.status, issued.text).toBe(201);
+  serverKey = issued.json.key;
+  const page = await alice.request('GET', '/analytics');
+  expect(page.status, page.text.slice(0, 300)).toBe(200);
+  siteSnippets = {
+    install: fillAsTheSiteDoes(elementData(page.text, 'server-keys', 'grammy-install')),
+    lines: fillAsTheSiteDoes(elementData(page.text, 'server-keys', 'grammy')),
+  };
+  scratch = tempDir('tma-grammy-install-');
+  writeBotProject();
+});
+afterAll(async () => {
+  await service?.close();
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the grammY middleware package installed from the running service', () => {
+  const versionedUrl = () => `${service.url}/sdk/${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`;
+
+  it('is offered with the new server key by the same lines on the site and in the bot', async () => {
+    expect(siteSnippets.install).toBe(`npm install ${versionedUrl()}`);
+    expect(siteSnippets.lines).toBe(
+      `import { analytics } from '${GRAMMY_PACKAGE_NAME}';\n` +
+        `bot.use(analytics({ serverKey: '${serverKey}', appName: '${APP_NAME}', endpoint: '${service.url}' }));`,
+    );
+    const app = await service.services.registry.getApp(APP_NAME, { surface: 'cli', isAdmin: true });
+    const botText = serverKeyIssued(serverKey, app, service.url);
+    expect(botText).toContain(`<pre>${siteSnippets.install}</pre>`);
+    expect(botText).toContain(`<pre>${escapeHtml(siteSnippets.lines)}</pre>`);
+  });
+
+  it(
+    'installs with the npm install line as shown, and its two lines send a /start payload from a grammY bot',
+    async () => {
+      const [command, verb, url] = siteSnippets.install.split(' ');
+      expect([command, verb]).toEqual(['npm', 'install']);
+      await run(npm, [verb!, '--no-audit', '--no-fund', url!], { cwd: project() });
+
+      const manifest = JSON.parse(fs.readFileSync(path.join(project(), 'package.json'), 'utf8'));
+      expect(manifest.dependencies[GRAMMY_PACKAGE_NAME]).toBe(url);
+      const lock = JSON.parse(fs.readFileSync(path.join(project(), 'package-lock.json'), 'utf8'));
+      const installed = lock.packages[`node_modules/${GRAMMY_PACKAGE_NAME}`];
+      expect(installed).toMatchObject({ version: SDK_PACKAGE_VERSION, resolved: url });
+      // the lockfile pins the bytes the service served
+      expect(installed.integrity).toBe(
+        `sha512-${createHash('sha512').update(fs.readFileSync(GRAMMY_TARBALL)).digest('base64')}`,
+      );
+
+      // the bot: the two lines as shown, then a /start with a payload as Telegram delivers it
+      const bot = path.join(project(), 'bot.js');
+      fs.writeFileSync(
+        bot,
+        `import { Bot } from 'grammy';
+const botInfo = { id: 7000001, is_bot: true, first_name: 'Shop', username: 'scratch_shop_bot', can_join_groups: true,
+  can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false,
+  has_main_web_app: false };
+const bot = new Bot('7000001:scratch', { botInfo });
+${siteSnippets.lines}
+await bot.handleUpdate({ update_id: 1, message: { message_id: 1, date: Math.floor(Date.now() / 1000),
+  chat: { id: 730009999, type: 'private', first_name: 'Bob' }, from: { id: 730009999, is_bot: false, first_name: 'Bob' },
+  text: '/start spring', entities: [{ type: 'bot_command', offset: 0, length: 6 }] } });
+// the middleware sends in the background: the process stays until the test has seen the event
+setInterval(() => {}, 1000);
+`,
+      );
+      let child: ChildProcess | undefined;
+      let output = '';
+      try {
+        child = spawn(process.execPath, [bot], { cwd: project(), stdio: ['ignore', 'pipe', 'pipe'] });
+        child.stdout?.on('data', (chunk) => (output += chunk));
+        child.stderr?.on('data', (chunk) => (output += chunk));
+        const events = await waitForEvents(service, APP_NAME, (stored) =>
+          stored.some((event) => event.event_name === 'bot-start'),
+        );
+        expect(
+          events.find((event) => event.event_name === 'bot-start'),
+          output,
+        ).toMatchObject({
+          start_param: 'spring',
+        });
+      } finally {
+        child?.kill();
+      }
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+});
