@@ -1,33 +1,15 @@
 // An app deleted while its purge was cut short (the service stopped right after the deletion) has its
 // events and rollups removed when the service starts again; other apps keep theirs.
-import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/db/store.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../src/events/store.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore } from '../src/events/store.ts';
 import { available } from './helpers/environment.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { tempDir } from './helpers/service.ts';
 import { killAllChildren, startServiceProcess } from './helpers/service-process.ts';
+import { eventRow } from './helpers/events.ts';
 
-function event(appId: number): EventRow {
-  const at = new Date();
-  return {
-    appId,
-    eventKey: crypto.randomBytes(16),
-    receivedAt: at,
-    occurredAt: at,
-    day: at.toISOString().slice(0, 10),
-    eventName: 'app-init',
-    sessionId: crypto.randomUUID(),
-    userKey: crypto.randomBytes(16),
-    isPremium: false,
-    isSuccess: false,
-    platform: 'ios',
-    locale: 'en',
-    startParam: null,
-    props: {},
-  };
-}
+const event = (appId: number) => eventRow(appId);
 
 describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', () => {
   let database: TestDatabase | undefined;

@@ -9,27 +9,13 @@ import { available } from './helpers/environment.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { tempDir } from './helpers/service.ts';
 import { killAllChildren, startServiceProcess } from './helpers/service-process.ts';
+import { eventRow } from './helpers/events.ts';
 
 function event(appId: number, daysAgo: number): EventRow {
   const at = new Date(Date.now() - daysAgo * 86_400_000);
   const eventKey = crypto.randomBytes(16);
   eventKey.writeUIntBE(at.getTime(), 0, 6);
-  return {
-    appId,
-    eventKey,
-    receivedAt: at,
-    occurredAt: at,
-    day: at.toISOString().slice(0, 10),
-    eventName: 'app-init',
-    sessionId: crypto.randomUUID(),
-    userKey: crypto.randomBytes(16),
-    isPremium: false,
-    isSuccess: false,
-    platform: 'ios',
-    locale: 'en',
-    startParam: null,
-    props: {},
-  };
+  return eventRow(appId, { eventKey, receivedAt: at });
 }
 
 describe.runIf(await available('PostgreSQL'))('retention purge at start', () => {

@@ -14,6 +14,7 @@ import {
 } from '../../src/events/custom-events.ts';
 import { InsightsReader } from '../../src/events/insights.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { eventRow } from '../helpers/events.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 
 const PERIOD = { from: '2026-10-01', to: '2026-10-31' };
@@ -42,24 +43,16 @@ function event(
   eventName: string,
   extra: { startParam?: string; custom?: Record<string, unknown> } = {},
 ): EventRow {
-  const time = new Date(at);
-  return {
-    appId,
-    eventKey: crypto.randomBytes(16),
-    receivedAt: time,
-    occurredAt: time,
+  return eventRow(appId, {
+    receivedAt: new Date(at),
     day: at.slice(0, 10),
     eventName,
     sessionId: sessionId(session),
     userKey: userKey(user),
-    isPremium: false,
-    isSuccess: false,
-    platform: 'ios',
-    locale: 'en',
     startParam: extra.startParam ?? null,
     props: extra.custom ? { custom_data: extra.custom } : {},
     ...ATTRIBUTES[user],
-  };
+  });
 }
 
 /**

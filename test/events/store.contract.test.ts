@@ -13,27 +13,10 @@ import { OPERATOR, TokenRegistry } from '../../src/tokens/registry.ts';
 import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../src/events/store.ts';
 import { tempDir } from '../helpers/service.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
+import { eventRow } from '../helpers/events.ts';
 
-function row(appId: number, overrides: Partial<EventRow> = {}): EventRow {
-  const receivedAt = overrides.receivedAt ?? new Date('2026-11-20T10:00:00Z');
-  return {
-    appId,
-    eventKey: crypto.randomBytes(16),
-    receivedAt,
-    occurredAt: receivedAt,
-    day: receivedAt.toISOString().slice(0, 10),
-    eventName: 'app-init',
-    sessionId: crypto.randomUUID(),
-    userKey: crypto.randomBytes(16),
-    isPremium: false,
-    isSuccess: false,
-    platform: 'ios',
-    locale: 'en',
-    startParam: null,
-    props: {},
-    ...overrides,
-  };
-}
+const row = (appId: number, overrides: Partial<EventRow> = {}) =>
+  eventRow(appId, { receivedAt: new Date('2026-11-20T10:00:00Z'), ...overrides });
 
 describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
   let store: Store;

@@ -1,6 +1,31 @@
-// Builds events like the official client sends, and posts them like a browser would.
+// Builds events like the official client sends, and posts them like a browser would; and rows as the event store
+// takes them, for tests that store events directly.
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
+import type { EventRow } from '../../src/events/store.ts';
+
+/** a stored app-init of a new user and session, received now (or at overrides.receivedAt) and occurred then */
+export function eventRow(appId: number, overrides: Partial<EventRow> = {}): EventRow {
+  const receivedAt = overrides.receivedAt ?? new Date();
+  const occurredAt = overrides.occurredAt ?? receivedAt;
+  return {
+    appId,
+    eventKey: crypto.randomBytes(16),
+    receivedAt,
+    occurredAt,
+    day: occurredAt.toISOString().slice(0, 10),
+    eventName: 'app-init',
+    sessionId: crypto.randomUUID(),
+    userKey: crypto.randomBytes(16),
+    isPremium: false,
+    isSuccess: false,
+    platform: 'ios',
+    locale: 'en',
+    startParam: null,
+    props: {},
+    ...overrides,
+  };
+}
 
 export function makeEvent(appName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

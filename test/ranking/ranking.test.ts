@@ -11,6 +11,7 @@ import { readCatalog } from '../../src/ranking/catalog.ts';
 import { ACTIVITY_QUERY, USERS_QUERY, computeRanking, type RankedApp } from '../../src/ranking/compute.ts';
 import { registerCatalogRoutes } from '../../src/ranking/routes.ts';
 import { startRankingSchedule } from '../../src/ranking/schedule.ts';
+import { eventRow } from '../helpers/events.ts';
 
 // Windows for NOW: 7 days = 2026-11-24..2026-11-30, 30 days = 2026-11-01..2026-11-30 (UTC days).
 const NOW = new Date('2026-11-30T12:00:00Z');
@@ -18,23 +19,12 @@ const EVIL_NAME = '<b>foxtrot</b> & "co"';
 
 /** one event of `user` (a small number, distinct per app) on a UTC day */
 function event(appId: number, user: number, day: string, eventName = 'app-init'): EventRow {
-  const receivedAt = new Date(`${day}T10:00:00Z`);
-  return {
-    appId,
-    eventKey: crypto.randomBytes(16),
-    receivedAt,
-    occurredAt: receivedAt,
-    day,
+  return eventRow(appId, {
+    receivedAt: new Date(`${day}T10:00:00Z`),
     eventName,
-    sessionId: crypto.randomUUID(),
     userKey: crypto.createHash('sha256').update(`${appId}:${user}`).digest().subarray(0, 16),
-    isPremium: false,
     isSuccess: eventName === 'transaction-signed',
-    platform: 'ios',
-    locale: 'en',
-    startParam: null,
-    props: {},
-  };
+  });
 }
 
 const users = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
