@@ -126,8 +126,7 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
     await ctx.answerCallbackQuery({ text: 'Read key created' });
     await readKeysScreen(ctx);
     // the key arrives as a new message the user can keep; the list above no longer has it
-    const base = config.publicUrl ?? `http://localhost:${config.port}`;
-    await ctx.reply(readKeyIssued(key, ctx.app, base), {
+    await ctx.reply(readKeyIssued(key, ctx.app, config.publicUrl), {
       ...HTML,
       reply_markup: readKeyIssuedKeyboard(ctx.app.appId),
     });

@@ -10,7 +10,7 @@ import type { AppContext, OnAppAction } from './app-actions.ts';
 import { answered, type BotDeps } from './context.ts';
 import { appData } from './keyboards.ts';
 import type { Screens } from './screens.ts';
-import { HTML, escapeHtml } from './texts.ts';
+import { ADDRESS_HINT, escapeHtml, HTML, snippetBase } from './texts.ts';
 
 const shownPart = (key: ReadKeyInfo) => key.prefix.slice(SERVER_KEY_PREFIX.length);
 
@@ -29,7 +29,8 @@ export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
 }
 
 /** a new server key, shown this once, with the bot middleware's install and two lines, and a request that tries it */
-export function serverKeyIssued(key: string, app: AppRecord, base: string): string {
+export function serverKeyIssued(key: string, app: AppRecord, publicUrl: string | undefined): string {
+  const base = snippetBase(publicUrl);
   return [
     `🤖 New server key for <b>${escapeHtml(app.appName)}</b>.`,
     '',
@@ -41,6 +42,7 @@ export function serverKeyIssued(key: string, app: AppRecord, base: string): stri
     `<pre>${escapeHtml(grammySnippet(base, key, app.appName))}</pre>`,
     'Or try it:',
     `<pre>${escapeHtml(serverKeySnippet(base, key, app.appName))}</pre>`,
+    ...(publicUrl ? [] : ['', ADDRESS_HINT]),
   ].join('\n');
 }
 
@@ -70,8 +72,7 @@ export function serverKeyActions(deps: BotDeps, screens: Screens, on: OnAppActio
     }
     await ctx.answerCallbackQuery({ text: 'Server key created' });
     await listScreen(ctx);
-    const base = config.publicUrl ?? `http://localhost:${config.port}`;
-    await ctx.reply(serverKeyIssued(key, ctx.app, base), {
+    await ctx.reply(serverKeyIssued(key, ctx.app, config.publicUrl), {
       ...HTML,
       reply_markup: new InlineKeyboard().text('« Server keys', appData('sk', ctx.app.appId)),
     });

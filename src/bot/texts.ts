@@ -57,8 +57,14 @@ export function appCard({ app, summary }: AppView, now: Date): string {
  * reach the service by its public address, which only the operator knows */
 export const ADDRESS_PLACEHOLDER = 'https://YOUR-ANALYTICS-HOST';
 
+/** the service's address in a snippet: PUBLIC_URL, else a placeholder (the bot's users are never on its machine) */
+export const snippetBase = (publicUrl: string | undefined) => publicUrl ?? ADDRESS_PLACEHOLDER;
+
+/** without PUBLIC_URL, how to fill in the placeholder of the snippets */
+export const ADDRESS_HINT = `Replace <code>${ADDRESS_PLACEHOLDER}</code> with this service's public address (the operator sets PUBLIC_URL to have it filled in here).`;
+
 export function tokenIssued(token: string, app: AppRecord, publicUrl: string | undefined, fresh: boolean): string {
-  const base = publicUrl ?? ADDRESS_PLACEHOLDER;
+  const base = snippetBase(publicUrl);
   // the script finds the service where it was loaded from; the package is told (see packageSnippet)
   const scriptInit = initArgument(token, app.appName);
   const packageInit = initArgument(token, app.appName, base);
@@ -79,12 +85,7 @@ export function tokenIssued(token: string, app: AppRecord, publicUrl: string | u
     `<pre>${escapeHtml(packageInstallSnippet(base))}</pre>`,
     `<pre>${escapeHtml(packageSnippet(packageInit))}</pre>`,
     '',
-    ...(publicUrl
-      ? []
-      : [
-          `Replace <code>${ADDRESS_PLACEHOLDER}</code> with this service's public address (the operator sets PUBLIC_URL to have it filled in here).`,
-          '',
-        ]),
+    ...(publicUrl ? [] : [ADDRESS_HINT, '']),
     'Open “My tokens” to see when the first event arrives.',
   ].join('\n');
 }
@@ -103,8 +104,8 @@ export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
 }
 
 /** a new read key, shown this once, with a request that tries it; base: PUBLIC_URL or the local address */
-export function readKeyIssued(key: string, app: AppRecord, base: string): string {
-  const curl = readKeySnippet(base, key, app.appName);
+export function readKeyIssued(key: string, app: AppRecord, publicUrl: string | undefined): string {
+  const curl = readKeySnippet(snippetBase(publicUrl), key, app.appName);
   return [
     `🔑 New read key for <b>${escapeHtml(app.appName)}</b>.`,
     '',
@@ -113,6 +114,7 @@ export function readKeyIssued(key: string, app: AppRecord, base: string): string
     '',
     'Try it:',
     `<pre>${escapeHtml(curl)}</pre>`,
+    ...(publicUrl ? [] : ['', ADDRESS_HINT]),
   ].join('\n');
 }
 

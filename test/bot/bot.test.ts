@@ -2,7 +2,8 @@
 // "My tokens" with last event and last rejection, revoke/regenerate/domains/delete, administrators,
 // authorisation against forged callbacks, dialog state surviving a restart, odd updates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenIssued } from '../../src/bot/texts.ts';
+import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
+import { readKeyIssued, tokenIssued } from '../../src/bot/texts.ts';
 import { SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
@@ -99,7 +100,7 @@ describe('new token dialog', () => {
     ).toBe(201);
   });
 
-  it('without PUBLIC_URL shows the snippets and install line with a placeholder, and says how to fill it in', () => {
+  it('without PUBLIC_URL shows the snippets and install lines (tokens and keys) with a placeholder, and says how to fill it in', () => {
     const app = {
       appId: 1,
       appName: 'carol_shop',
@@ -115,6 +116,18 @@ describe('new token dialog', () => {
     expect(text).toContain(`npm install https://YOUR-ANALYTICS-HOST/sdk/tma-analytics-sdk-${SDK_PACKAGE_VERSION}.tgz`);
     expect(text).toContain("endpoint: 'https://YOUR-ANALYTICS-HOST'");
     expect(text).toContain("Replace <code>https://YOUR-ANALYTICS-HOST</code> with this service's public address");
+    // the keys' messages too: never the bot machine's own localhost, which is no address for the bot's users
+    const readKey = readKeyIssued('tma_read_example', app, undefined);
+    expect(readKey).toContain('https://YOUR-ANALYTICS-HOST/api/v1/apps/carol_shop/summary');
+    const serverKey = serverKeyIssued('tma_server_example', app, undefined);
+    expect(serverKey).toContain(
+      `npm install https://YOUR-ANALYTICS-HOST/sdk/tma-analytics-grammy-${SDK_PACKAGE_VERSION}.tgz`,
+    );
+    expect(serverKey).toContain('curl -X POST https://YOUR-ANALYTICS-HOST/events');
+    for (const message of [readKey, serverKey]) {
+      expect(message).not.toContain('localhost');
+      expect(message).toContain("Replace <code>https://YOUR-ANALYTICS-HOST</code> with this service's public address");
+    }
   });
 
   it('refuses a taken app name and asks for another', async () => {
