@@ -10,8 +10,10 @@ import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
 import { SiteSessions } from '../site/session-store.ts';
 import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import { isMemberRole, memberDocument, type Members } from '../tokens/members.ts';
 import { type AppKeys, givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
+import { utcTime } from '../time-format.ts';
 
 export interface CommandResult {
   exitCode: number;
@@ -42,6 +44,13 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
                                                (Authorization: Bearer tma_server_…, no Origin needed); shown once
   server-keys list --app-name <name> [--json]  the app's server keys (prefixes only), active first
   server-keys revoke --key-prefix <prefix> [--json]
+  members list --app-name <name> [--json]     the app's owner and team, with the references the commands below take
+  members invite --app-name <name> --role <viewer|editor> [--json]
+                                               a single-use invite: the teammate sends it to the management bot
+  members remove --app-name <name> --member <ref> [--json]
+                                               remove a member from the app's team (their alerts for it stop)
+  members transfer --app-name <name> --member <ref> [--json]
+                                               make a member the app's owner (the owner before becomes an editor)
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
   sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
   ranking run [--json]                         recompute the catalog ranking now`;
@@ -56,6 +65,8 @@ const OPTIONS = {
   'telegram-user-id': { type: 'string' },
   days: { type: 'string' },
   'key-prefix': { type: 'string' },
+  role: { type: 'string' },
+  member: { type: 'string' },
   'events-per-day': { type: 'string' },
   'bytes-per-day': { type: 'string' },
   default: { type: 'boolean' },
@@ -202,6 +213,11 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         command.slice(command.indexOf(' ') + 1),
         values,
       );
+    case 'members list':
+    case 'members invite':
+    case 'members remove':
+    case 'members transfer':
+      return membersCommand(services.members, command.slice('members '.length), values);
     case 'apps retention': {
       const appName = required(values['app-name'], 'app-name');
       const retention =
@@ -256,6 +272,52 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     default:
       throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+  }
+}
+
+/** an app's team: the operator lists it, invites, removes and hands the app over, as its owner does in the bot */
+async function membersCommand(
+  members: Members,
+  action: string,
+  values: { 'app-name'?: string; role?: string; member?: string },
+): Promise<{ json: unknown; text: string }> {
+  const appName = required(values['app-name'], 'app-name');
+  switch (action) {
+    case 'list': {
+      const { app, members: listed } = await members.list(appName, OPERATOR);
+      const text = listed
+        .map((member) =>
+          [member.ref, member.role, member.name ?? '-', member.addedAt ? `joined ${utcTime(member.addedAt)}` : ''].join(
+            '\t',
+          ),
+        )
+        .join('\n');
+      return { json: { app_name: app.appName, members: listed.map(memberDocument) }, text };
+    }
+    case 'invite': {
+      const role = values.role;
+      if (!isMemberRole(role)) throw new UsageError('--role takes viewer or editor');
+      const invite = await members.createInvite(appName, role, OPERATOR);
+      const start = `/start join_${invite.code}`;
+      return {
+        json: { app_name: invite.app.appName, role, start, expires_at: invite.expiresAt.toISOString() },
+        text: `Invite to ${invite.app.appName} as ${role}, single use, until ${utcTime(invite.expiresAt)}: the teammate sends the management bot\n${start}`,
+      };
+    }
+    default: {
+      const ref = required(values.member, 'member');
+      const { app, member } =
+        action === 'remove'
+          ? await members.remove(appName, ref, OPERATOR)
+          : await members.transfer(appName, ref, OPERATOR);
+      return {
+        json: { app_name: app.appName, member: memberDocument(member) },
+        text:
+          action === 'remove'
+            ? `Removed ${member.ref} (${member.role}) from ${app.appName}.`
+            : `${member.ref} now owns ${app.appName}; an owner before them stays on the team as an editor.`,
+      };
+    }
   }
 }
 

@@ -1,0 +1,105 @@
+// The operator CLI's members commands, in process: an invite the teammate redeems in the bot, the team listed with the
+// references the other commands take, a transfer and a removal (audited), and the refusals.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../src/cli/commands.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+
+const OWNER = '1001';
+const TEAMMATE = '2002';
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+let service: TestService;
+const cli = async (...argv: string[]) => {
+  const result = await runCommand(service.services, argv);
+  return { ...result, json: argv.includes('--json') ? JSON.parse(result.stdout) : undefined };
+};
+
+beforeAll(async () => {
+  service = await startTestService();
+  await service.services.registry.createApp(
+    { appName: 'cli_team', bot: '@cli_team_bot', domains: ['team.example.com'], ownerTelegramId: OWNER },
+    { surface: 'bot', telegramId: OWNER },
+  );
+});
+afterAll(() => service?.close());
+
+describe('members commands', () => {
+  it('invites a teammate through the bot, lists the team, hands the app over and removes the old owner', async () => {
+    const invite = await cli('members', 'invite', '--app-name', 'cli_team', '--role', 'editor', '--json');
+    expect(invite.exitCode).toBe(0);
+    expect(invite.json).toEqual({
+      app_name: 'cli_team',
+      role: 'editor',
+      start: expect.stringMatching(/^\/start join_[A-Za-z0-9_-]{22}$/),
+      expires_at: expect.stringMatching(ISO),
+    });
+    // what the teammate sends the management bot joins the team
+    const code = invite.json.start.slice('/start join_'.length);
+    await service.services.members.acceptInvite(code, TEAMMATE, 'Bob');
+
+    const listed = await cli('members', 'list', '--app-name', 'cli_team', '--json');
+    expect(listed.json.app_name).toBe('cli_team');
+    expect(listed.json.members).toEqual([
+      { ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/), role: 'owner', name: null, added_at: null, you: false },
+      {
+        ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
+        role: 'editor',
+        name: 'Bob',
+        added_at: expect.stringMatching(ISO),
+        you: false,
+      },
+    ]);
+    const [owner, bob] = listed.json.members;
+    const text = await cli('members', 'list', '--app-name', 'cli_team');
+    expect(text.stdout).toContain(`${bob.ref}\teditor\tBob\tjoined `);
+
+    // the owner cannot be removed before the app has another owner
+    const refused = await cli('members', 'remove', '--app-name', 'cli_team', '--member', owner.ref, '--json');
+    expect(refused.exitCode).toBe(1);
+    expect(refused.json.error).toBe('The owner cannot leave or be removed: transfer the app first.');
+
+    const transferred = await cli('members', 'transfer', '--app-name', 'cli_team', '--member', bob.ref);
+    expect(transferred.exitCode).toBe(0);
+    expect(transferred.stdout).toContain(`${bob.ref} now owns cli_team`);
+    const app = await service.services.registry.getApp('cli_team', { surface: 'bot', telegramId: TEAMMATE });
+    expect(app.role).toBe('owner');
+
+    // the owner before is an editor now, under the same reference; then removed
+    const after = (await cli('members', 'list', '--app-name', 'cli_team', '--json')).json.members;
+    expect(after.map((member: { ref: string; role: string }) => [member.ref, member.role])).toEqual([
+      [bob.ref, 'owner'],
+      [owner.ref, 'editor'],
+    ]);
+    const removed = await cli('members', 'remove', '--app-name', 'cli_team', '--member', owner.ref, '--json');
+    expect(removed.json).toMatchObject({ app_name: 'cli_team', member: { ref: owner.ref, role: 'editor' } });
+    await expect(
+      service.services.registry.getApp('cli_team', { surface: 'bot', telegramId: OWNER }),
+    ).rejects.toMatchObject({ code: 'app_not_found' });
+
+    const audit = await service.store.prisma.auditLog.findMany({
+      where: { action: { in: ['member.invite', 'member.join', 'app.transfer', 'member.remove'] } },
+      orderBy: { id: 'asc' },
+    });
+    expect(audit.map((entry) => entry.action)).toEqual([
+      'member.invite',
+      'member.join',
+      'app.transfer',
+      'member.remove',
+    ]);
+  });
+
+  it('refuses a missing or unknown role, an unknown member and an unknown app, and changes nothing', async () => {
+    const before = (await cli('members', 'list', '--app-name', 'cli_team', '--json')).json;
+    const noRole = await cli('members', 'invite', '--app-name', 'cli_team', '--json');
+    expect(noRole).toMatchObject({ exitCode: 2, json: { error: '--role takes viewer or editor' } });
+    const owner = await cli('members', 'invite', '--app-name', 'cli_team', '--role', 'owner', '--json');
+    expect(owner).toMatchObject({ exitCode: 2, json: { error: '--role takes viewer or editor' } });
+    const noMember = await cli('members', 'remove', '--app-name', 'cli_team', '--json');
+    expect(noMember).toMatchObject({ exitCode: 2, json: { error: 'missing --member' } });
+    const unknown = await cli('members', 'transfer', '--app-name', 'cli_team', '--member', 'AAAAAAAAAAAA', '--json');
+    expect(unknown).toMatchObject({ exitCode: 1, json: { error: 'cli_team has no member AAAAAAAAAAAA.' } });
+    const noApp = await cli('members', 'list', '--app-name', 'no_such_app', '--json');
+    expect(noApp.exitCode).toBe(1);
+    expect((await cli('members', 'list', '--app-name', 'cli_team', '--json')).json).toEqual(before);
+  });
+});
