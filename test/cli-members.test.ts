@@ -1,7 +1,7 @@
 // The operator CLI's members commands, in process: an invite the teammate redeems in the bot, the team listed with the
 // references the other commands take, a transfer and a removal (audited), and the refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand } from '../src/cli/commands.ts';
+import { runCli } from './helpers/cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 const OWNER = '1001';
@@ -9,10 +9,7 @@ const TEAMMATE = '2002';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let service: TestService;
-const cli = async (...argv: string[]) => {
-  const result = await runCommand(service.services, argv);
-  return { ...result, json: argv.includes('--json') ? JSON.parse(result.stdout) : undefined };
-};
+const cli = (...argv: string[]) => runCli(service, ...argv);
 
 beforeAll(async () => {
   service = await startTestService();

@@ -1,16 +1,13 @@
 // The operator CLI's server-keys commands, in process: the same JSON shapes as read-keys (create, list, revoke) and
 // the same refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand } from '../src/cli/commands.ts';
+import { runCli } from './helpers/cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let service: TestService;
-const cli = async (...argv: string[]) => {
-  const result = await runCommand(service.services, argv);
-  return { ...result, json: argv.includes('--json') ? JSON.parse(result.stdout) : undefined };
-};
+const cli = (...argv: string[]) => runCli(service, ...argv);
 
 beforeAll(async () => {
   service = await startTestService();

@@ -1,25 +1,20 @@
 // End to end: the grammY middleware's install line, as the site and the bot show it with a new server key, run as is
 // (`npm install <url>`) in a bot project that has grammy; the installed package is the one the service serves, and the
 // two lines shown next to it, in a grammY bot, send a /start payload to the service.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
 import { escapeHtml } from '../../src/bot/texts.ts';
 import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
 import { GRAMMY_PACKAGE_NAME, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
+import { expectInstalledFrom, INSTALL_TIMEOUT_MS, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
 import { waitForEvents } from '../sdk/browser-harness.ts';
 import { create, startSiteApi } from '../site/api-harness.ts';
 import { elementData, type SiteClient } from '../site/site-harness.ts';
 
-const run = promisify(execFile);
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-/** a cold npm fetching over HTTP and writing node_modules can take a while on a busy machine */
-const INSTALL_TIMEOUT_MS = 180_000;
 const APP_NAME = 'installed_bot_app';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -110,19 +105,8 @@ describe('the grammY middleware package installed from the running service', () 
   it(
     'installs with the npm install line as shown, and its two lines send a /start payload from a grammY bot',
     async () => {
-      const [command, verb, url] = siteSnippets.install.split(' ');
-      expect([command, verb]).toEqual(['npm', 'install']);
-      await run(npm, [verb!, '--no-audit', '--no-fund', url!], { cwd: project() });
-
-      const manifest = JSON.parse(fs.readFileSync(path.join(project(), 'package.json'), 'utf8'));
-      expect(manifest.dependencies[GRAMMY_PACKAGE_NAME]).toBe(url);
-      const lock = JSON.parse(fs.readFileSync(path.join(project(), 'package-lock.json'), 'utf8'));
-      const installed = lock.packages[`node_modules/${GRAMMY_PACKAGE_NAME}`];
-      expect(installed).toMatchObject({ version: SDK_PACKAGE_VERSION, resolved: url });
-      // the lockfile pins the bytes the service served
-      expect(installed.integrity).toBe(
-        `sha512-${createHash('sha512').update(fs.readFileSync(GRAMMY_TARBALL)).digest('base64')}`,
-      );
+      const url = await runInstallLine(siteSnippets.install, project());
+      expectInstalledFrom(project(), GRAMMY_PACKAGE_NAME, url, GRAMMY_TARBALL, SDK_PACKAGE_VERSION);
 
       // the bot: the two lines as shown, then a /start with a payload as Telegram delivers it
       const bot = path.join(project(), 'bot.js');

@@ -1,16 +1,14 @@
 // End to end: the install line the site and the bot show for a running service is run as is (`npm install <url>`)
 // in a scratch project, the installed package is the one the service serves, and the package snippet shown next to
 // it, bundled from that install, sends a mini app's events to the service.
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml, tokenIssued } from '../../src/bot/texts.ts';
 import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
 import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, SDK_TARBALL } from '../../src/sdk-files.ts';
+import { expectInstalledFrom, INSTALL_TIMEOUT_MS, npm, run, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
 import { elementData, SiteClient, startSiteService } from '../site/site-harness.ts';
 import {
@@ -21,11 +19,6 @@ import {
   startPageServer,
   waitForEvents,
 } from './browser-harness.ts';
-
-const run = promisify(execFile);
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-/** a cold npm fetching over HTTP and writing node_modules can take a while on a busy machine */
-const INSTALL_TIMEOUT_MS = 180_000;
 
 const APP_NAME = 'installed_pkg_app';
 
@@ -79,25 +72,14 @@ describe('the SDK package installed from the running service', () => {
   it(
     'installs with the npm install line as shown: the version and files the service serves',
     async () => {
-      const [command, verb, url] = siteSnippets.install.split(' ');
-      expect([command, verb]).toEqual(['npm', 'install']);
-      await run(npm, [verb!, '--no-audit', '--no-fund', url!], { cwd: project() });
-
-      const manifest = JSON.parse(fs.readFileSync(path.join(project(), 'package.json'), 'utf8'));
-      expect(manifest.dependencies).toEqual({ [SDK_PACKAGE_NAME]: url });
+      const url = await runInstallLine(siteSnippets.install, project());
+      expectInstalledFrom(project(), SDK_PACKAGE_NAME, url, SDK_TARBALL, SDK_PACKAGE_VERSION);
       const installed = path.join(project(), 'node_modules', SDK_PACKAGE_NAME);
       expect(JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'))).toMatchObject({
         name: SDK_PACKAGE_NAME,
         version: SDK_PACKAGE_VERSION,
       });
       expect(fs.existsSync(path.join(installed, 'index.d.ts'))).toBe(true);
-      // the lockfile pins the bytes the service served
-      const lock = JSON.parse(fs.readFileSync(path.join(project(), 'package-lock.json'), 'utf8'));
-      const locked = lock.packages[`node_modules/${SDK_PACKAGE_NAME}`];
-      expect(locked).toMatchObject({ version: SDK_PACKAGE_VERSION, resolved: url });
-      expect(locked.integrity).toBe(
-        `sha512-${createHash('sha512').update(fs.readFileSync(SDK_TARBALL)).digest('base64')}`,
-      );
 
       // browser code, but importable: its exports are there
       const { stdout } = await run(
