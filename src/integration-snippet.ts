@@ -1,5 +1,6 @@
-// The snippets an owner pastes into a mini app to send its events here (the script tag, the package's install line
-// and import), and the request that tries a new read key. The bot, the site's pages and the site's script show these.
+// The snippets an owner pastes to send events here: into a mini app (the script tag, the SDK package's install line
+// and import), into the app's own bot (the grammY middleware's install line and two lines), and the requests that try
+// a new read or server key. The bot, the site's pages and the site's script show these.
 import {
   GRAMMY_PACKAGE_NAME,
   SDK_PACKAGE_NAME,

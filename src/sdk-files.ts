@@ -1,6 +1,6 @@
-// Where the built browser SDK and grammY middleware live, what their packages are called and which version they are: shared by the build
-// (src/build-sdk.ts) and the server, which must not load the build's tooling (esbuild, TypeScript's compiler)
-// to find a path.
+// Where the built browser SDK and grammY middleware live, what their packages are called and which version they
+// are: shared by the build (src/build-sdk.ts) and the server, which must not load the build's tooling (esbuild,
+// TypeScript's compiler) to find a path.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -140,7 +140,7 @@ export async function createServices(config: Config, store: Store, options: Serv
     readKeys: new ReadKeys(store.prisma, registry),
     serverKeys: new ServerKeys(store.prisma, registry),
     alertSubscriptions,
-    members: new Members(store.prisma, registry, secrets, (chatId) => alertSubscriptions.chatKey(chatId)),
+    members: new Members(store.prisma, registry, secrets, alertSubscriptions),
     alertChecker: new AlertChecker(store.sql, secrets),
     shareLinks: new ShareLinks(store.prisma, registry),
     ingestLog,

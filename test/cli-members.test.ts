@@ -1,22 +1,28 @@
-// The operator CLI's members commands, in process: an invite the teammate redeems in the bot, the team listed with the
-// references the other commands take, a transfer and a removal (audited), and the refusals.
+// The operator CLI's members commands, in process: an invite the teammate sends the management bot, the team listed
+// with the references the other commands take, a transfer and a removal (audited, the removed owner's alerts gone),
+// an app without an owner, and the refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BotHarness, textsOf } from './helpers/bot-harness.ts';
 import { runCli } from './helpers/cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 const OWNER = '1001';
-const TEAMMATE = '2002';
+const TEAMMATE = 2002;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let service: TestService;
+let appId: number;
 const cli = (...argv: string[]) => runCli(service, ...argv);
 
 beforeAll(async () => {
   service = await startTestService();
-  await service.services.registry.createApp(
+  const { app } = await service.services.registry.createApp(
     { appName: 'cli_team', bot: '@cli_team_bot', domains: ['team.example.com'], ownerTelegramId: OWNER },
     { surface: 'bot', telegramId: OWNER },
   );
+  appId = app.appId;
+  // the owner's chat is told about the app, as the bot's registration does
+  await service.services.alertSubscriptions.subscribe(appId, OWNER);
 });
 afterAll(() => service?.close());
 
@@ -31,8 +37,8 @@ describe('members commands', () => {
       expires_at: expect.stringMatching(ISO),
     });
     // what the teammate sends the management bot joins the team
-    const code = invite.json.start.slice('/start join_'.length);
-    await service.services.members.acceptInvite(code, TEAMMATE, 'Bob');
+    const harness = new BotHarness(service.services);
+    expect(textsOf(await harness.send(TEAMMATE, invite.json.start))).toContain('cli_team');
 
     const listed = await cli('members', 'list', '--app-name', 'cli_team', '--json');
     expect(listed.json.app_name).toBe('cli_team');
@@ -41,24 +47,24 @@ describe('members commands', () => {
       {
         ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
         role: 'editor',
-        name: 'Bob',
+        name: `User${TEAMMATE}`,
         added_at: expect.stringMatching(ISO),
         you: false,
       },
     ]);
     const [owner, bob] = listed.json.members;
     const text = await cli('members', 'list', '--app-name', 'cli_team');
-    expect(text.stdout).toContain(`${bob.ref}\teditor\tBob\tjoined `);
+    expect(text.stdout).toContain(`${owner.ref}\towner\t-\n`);
+    expect(text.stdout).toContain(`${bob.ref}\teditor\tUser${TEAMMATE}\tjoined `);
 
     // the owner cannot be removed before the app has another owner
     const refused = await cli('members', 'remove', '--app-name', 'cli_team', '--member', owner.ref, '--json');
     expect(refused.exitCode).toBe(1);
     expect(refused.json.error).toBe('The owner cannot leave or be removed: transfer the app first.');
 
-    const transferred = await cli('members', 'transfer', '--app-name', 'cli_team', '--member', bob.ref);
-    expect(transferred.exitCode).toBe(0);
-    expect(transferred.stdout).toContain(`${bob.ref} now owns cli_team`);
-    const app = await service.services.registry.getApp('cli_team', { surface: 'bot', telegramId: TEAMMATE });
+    const transferred = await cli('members', 'transfer', '--app-name', 'cli_team', '--member', bob.ref, '--json');
+    expect(transferred.json).toEqual({ app_name: 'cli_team', member: { ...bob, role: 'owner' } });
+    const app = await service.services.registry.getApp('cli_team', { surface: 'bot', telegramId: String(TEAMMATE) });
     expect(app.role).toBe('owner');
 
     // the owner before is an editor now, under the same reference; then removed
@@ -69,6 +75,8 @@ describe('members commands', () => {
     ]);
     const removed = await cli('members', 'remove', '--app-name', 'cli_team', '--member', owner.ref, '--json');
     expect(removed.json).toMatchObject({ app_name: 'cli_team', member: { ref: owner.ref, role: 'editor' } });
+    // nor does the bot warn them about it any more: their chat's subscription went with them
+    expect(await service.store.prisma.alertSubscription.count({ where: { appId } })).toBe(0);
     await expect(
       service.services.registry.getApp('cli_team', { surface: 'bot', telegramId: OWNER }),
     ).rejects.toMatchObject({ code: 'app_not_found' });
@@ -85,8 +93,23 @@ describe('members commands', () => {
     ]);
   });
 
+  it('lists and hands over an app registered without an owner', async () => {
+    await service.createApp('cli_ownerless');
+    expect((await cli('members', 'list', '--app-name', 'cli_ownerless')).stdout).toBe('No owner or members.\n');
+    const invite = await cli('members', 'invite', '--app-name', 'cli_ownerless', '--role', 'viewer', '--json');
+    await new BotHarness(service.services).send(3003, invite.json.start);
+    const [viewer] = (await cli('members', 'list', '--app-name', 'cli_ownerless', '--json')).json.members;
+    expect(viewer).toMatchObject({ role: 'viewer', name: 'User3003' });
+    const transferred = await cli('members', 'transfer', '--app-name', 'cli_ownerless', '--member', viewer.ref);
+    expect(transferred.stdout).toBe(`${viewer.ref} now owns cli_ownerless.\n`);
+    expect((await cli('members', 'list', '--app-name', 'cli_ownerless', '--json')).json.members).toEqual([
+      { ...viewer, role: 'owner', name: null, added_at: null },
+    ]);
+  });
+
   it('refuses a missing or unknown role, an unknown member and an unknown app, and changes nothing', async () => {
     const before = (await cli('members', 'list', '--app-name', 'cli_team', '--json')).json;
+    const invites = await service.store.prisma.appInvite.count();
     const noRole = await cli('members', 'invite', '--app-name', 'cli_team', '--json');
     expect(noRole).toMatchObject({ exitCode: 2, json: { error: '--role takes viewer or editor' } });
     const owner = await cli('members', 'invite', '--app-name', 'cli_team', '--role', 'owner', '--json');
@@ -98,5 +121,6 @@ describe('members commands', () => {
     const noApp = await cli('members', 'list', '--app-name', 'no_such_app', '--json');
     expect(noApp.exitCode).toBe(1);
     expect((await cli('members', 'list', '--app-name', 'cli_team', '--json')).json).toEqual(before);
+    expect(await service.store.prisma.appInvite.count()).toBe(invites);
   });
 });

@@ -38,6 +38,15 @@ export class AlertSubscriptions {
     return this.secrets.shortHash('alert-chat-key', chatId);
   }
 
+  /** the key of the first of the app's subscribed chats that `matches` (by its chat id), null when none does */
+  async chatKeyWhere(appId: number, matches: (chatId: string) => boolean): Promise<string | null> {
+    const rows = await this.prisma.alertSubscription.findMany({
+      where: { appId },
+      select: { chatKey: true, chat: true },
+    });
+    return rows.find((row) => matches(this.cipher.open(row.chat)))?.chatKey ?? null;
+  }
+
   /**
    * The chat's subscription to the app, made with the defaults when there is none. An app that already has events
    * does not announce its first one.

@@ -8,7 +8,7 @@ import type { AppContext, OnAppAction } from './app-actions.ts';
 import { answered, type BotDeps } from './context.ts';
 import { appData } from './keyboards.ts';
 import type { Screens } from './screens.ts';
-import { ADDRESS_PLACEHOLDER, HTML, escapeHtml } from './texts.ts';
+import { escapeHtml, HTML, snippetBase } from './texts.ts';
 
 function shareText(app: AppRecord, link: ShareLinkInfo | null): string {
   return [
@@ -39,7 +39,7 @@ export function shareActions(deps: BotDeps, screens: Screens, on: OnAppAction): 
     'share!',
     answered(async (ctx) => {
       const { secret } = await shareLinks.create(ctx.app.appName, deps.actorOf(ctx));
-      const base = config.publicUrl ?? ADDRESS_PLACEHOLDER;
+      const base = snippetBase(config.publicUrl);
       // in a message of its own, so the screen that follows does not overwrite it
       await ctx.reply(
         `🔗 The public link of <b>${escapeHtml(ctx.app.appName)}</b> (shown only once; a new one replaces it):\n` +

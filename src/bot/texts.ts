@@ -103,7 +103,7 @@ export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
   ].join('\n');
 }
 
-/** a new read key, shown this once, with a request that tries it; base: PUBLIC_URL or the local address */
+/** a new read key, shown this once, with a request that tries it at PUBLIC_URL or the placeholder */
 export function readKeyIssued(key: string, app: AppRecord, publicUrl: string | undefined): string {
   const curl = readKeySnippet(snippetBase(publicUrl), key, app.appName);
   return [

@@ -285,13 +285,19 @@ async function membersCommand(
   switch (action) {
     case 'list': {
       const { app, members: listed } = await members.list(appName, OPERATOR);
-      const text = listed
-        .map((member) =>
-          [member.ref, member.role, member.name ?? '-', member.addedAt ? `joined ${utcTime(member.addedAt)}` : ''].join(
-            '\t',
-          ),
-        )
-        .join('\n');
+      const text =
+        listed.length === 0
+          ? 'No owner or members.'
+          : listed
+              .map((member) =>
+                [
+                  member.ref,
+                  member.role,
+                  member.name ?? '-',
+                  ...(member.addedAt ? [`joined ${utcTime(member.addedAt)}`] : []),
+                ].join('\t'),
+              )
+              .join('\n');
       return { json: { app_name: app.appName, members: listed.map(memberDocument) }, text };
     }
     case 'invite': {
@@ -304,18 +310,20 @@ async function membersCommand(
         text: `Invite to ${invite.app.appName} as ${role}, single use, until ${utcTime(invite.expiresAt)}: the teammate sends the management bot\n${start}`,
       };
     }
-    default: {
-      const ref = required(values.member, 'member');
-      const { app, member } =
-        action === 'remove'
-          ? await members.remove(appName, ref, OPERATOR)
-          : await members.transfer(appName, ref, OPERATOR);
+    case 'remove': {
+      const { app, member } = await members.remove(appName, required(values.member, 'member'), OPERATOR);
       return {
         json: { app_name: app.appName, member: memberDocument(member) },
-        text:
-          action === 'remove'
-            ? `Removed ${member.ref} (${member.role}) from ${app.appName}.`
-            : `${member.ref} now owns ${app.appName}; an owner before them stays on the team as an editor.`,
+        text: `Removed ${member.ref} (${member.role}) from ${app.appName}.`,
+      };
+    }
+    default: {
+      const ref = required(values.member, 'member');
+      const owner = (await members.list(appName, OPERATOR)).members.find((member) => member.role === 'owner');
+      const { app, member } = await members.transfer(appName, ref, OPERATOR);
+      return {
+        json: { app_name: app.appName, member: { ...memberDocument(member), role: 'owner' } },
+        text: `${member.ref} now owns ${app.appName}${owner ? `; ${owner.ref}, its owner before, is an editor` : ''}.`,
       };
     }
   }

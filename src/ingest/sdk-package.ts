@@ -26,7 +26,8 @@ const PACKAGES: ServedPackage[] = [
 ];
 
 const currentFile = (served: ServedPackage) => tarballName(served.name, SDK_PACKAGE_VERSION);
-const VERSIONED_FILE = new RegExp(`^(${PACKAGES.map((served) => served.name).join('|')})-(.+)\\.tgz$`);
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const VERSIONED_FILE = new RegExp(`^(${PACKAGES.map((served) => escaped(served.name)).join('|')})-(.+)\\.tgz$`);
 const WHAT_IS_SERVED = PACKAGES.map(
   (served) => `${served.name} ${SDK_PACKAGE_VERSION} as /sdk/${currentFile(served)}`,
 ).join(' and ');

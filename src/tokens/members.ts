@@ -50,6 +50,14 @@ interface MemberEntry {
   chatKey: string | null;
 }
 
+/** what the team needs of the alert subscriptions */
+export interface AlertChats {
+  /** the keyed hash a subscription gives a chat */
+  chatKey(chatId: string): string;
+  /** the key of the app's subscribed chat whose id `matches`, null when none does */
+  chatKeyWhere(appId: number, matches: (chatId: string) => boolean): Promise<string | null>;
+}
+
 export function isMemberRole(value: unknown): value is MemberRole {
   return typeof value === 'string' && (MEMBER_ROLES as readonly string[]).includes(value);
 }
@@ -59,8 +67,8 @@ export class Members {
     private readonly prisma: PrismaClient,
     private readonly registry: TokenRegistry,
     private readonly secrets: Secrets,
-    /** the keyed hash alert subscriptions give a chat (src/alerts/subscriptions.ts): a leaver's alerts go with them */
-    private readonly alertChatKey: (chatId: string) => string,
+    /** the alert subscriptions' chat keys (src/alerts/subscriptions.ts): a leaver's alerts go with them */
+    private readonly alertChats: AlertChats,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -117,8 +125,8 @@ export class Members {
       if (used.count === 0) return false;
       await tx.appMember.upsert({
         where: { appId_memberKey: { appId: invite.appId, memberKey } },
-        create: { appId: invite.appId, memberKey, role, name, chatKey: this.alertChatKey(telegramId) },
-        update: { role, name, chatKey: this.alertChatKey(telegramId) },
+        create: { appId: invite.appId, memberKey, role, name, chatKey: this.alertChats.chatKey(telegramId) },
+        update: { role, name, chatKey: this.alertChats.chatKey(telegramId) },
       });
       return true;
     });
@@ -168,9 +176,15 @@ export class Members {
     const app = await this.registry.authorize({ appName }, actor, 'transfer');
     const { member, key } = await this.entryByRef(app, ref, actor);
     if (member.role === 'owner') throw new RegistryError('forbidden', 'This member already owns the app.');
-    // the owner's chat is known when they transfer it themselves; an administrator's transfer leaves it unknown
+    // the owner's chat goes with them to their editor row, so that their alerts stop if they are removed later: the
+    // actor's own when they transfer it themselves, else (an administrator's transfer) the subscribed private chat
+    // that is the owner's
     const ownerChatKey =
-      app.role === 'owner' && actor.telegramId !== undefined ? this.alertChatKey(actor.telegramId) : null;
+      app.role === 'owner' && actor.telegramId !== undefined
+        ? this.alertChats.chatKey(actor.telegramId)
+        : app.ownerKey === null
+          ? null
+          : await this.alertChats.chatKeyWhere(app.appId, (chatId) => this.registry.ownerKey(chatId) === app.ownerKey);
     await this.prisma.$transaction([
       this.prisma.appMember.deleteMany({ where: { appId: app.appId, memberKey: key } }),
       ...(app.ownerKey === null

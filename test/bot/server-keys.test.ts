@@ -48,6 +48,8 @@ describe('server keys in the bot', () => {
     expect(issued).toContain(
       `bot.use(analytics({ serverKey: '${key}', appName: 'alice_srv', endpoint: 'https://analytics.example.net' }));`,
     );
+    // PUBLIC_URL is set: no placeholder to replace
+    expect(issued).not.toContain('YOUR-ANALYTICS-HOST');
     expect((await sendWith(key!)).status).toBe(201);
 
     const prefix = key!.slice(0, 19);

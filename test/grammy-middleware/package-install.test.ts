@@ -24,6 +24,8 @@ let serverKey: string;
 let scratch: string;
 /** the server key card's templates on /analytics, filled in as the site's script fills them */
 let siteSnippets: { install: string; lines: string };
+/** the bot project's dependencies before the install */
+let botDependencies: Record<string, string>;
 
 const project = () => path.join(scratch, 'bot');
 
@@ -48,6 +50,7 @@ function writeBotProject(): void {
   const grammyVersion = rootLock.packages['node_modules/grammy'].version as string;
   const manifest = { name: 'scratch-bot', version: '1.0.0', private: true, type: 'module' };
   const dependencies = { grammy: `^${grammyVersion}` };
+  botDependencies = dependencies;
   fs.mkdirSync(project(), { recursive: true });
   copy('grammy');
   fs.writeFileSync(path.join(project(), 'package.json'), JSON.stringify({ ...manifest, dependencies }));
@@ -106,7 +109,11 @@ describe('the grammY middleware package installed from the running service', () 
     'installs with the npm install line as shown, and its two lines send a /start payload from a grammY bot',
     async () => {
       const url = await runInstallLine(siteSnippets.install, project());
-      expectInstalledFrom(project(), GRAMMY_PACKAGE_NAME, url, GRAMMY_TARBALL, SDK_PACKAGE_VERSION);
+      expectInstalledFrom(
+        project(),
+        { name: GRAMMY_PACKAGE_NAME, url, tarball: GRAMMY_TARBALL, version: SDK_PACKAGE_VERSION },
+        botDependencies,
+      );
 
       // the bot: the two lines as shown, then a /start with a payload as Telegram delivers it
       const bot = path.join(project(), 'bot.js');

@@ -20,10 +20,18 @@ export async function runInstallLine(line: string, project: string): Promise<str
   return url!;
 }
 
-/** asserts the project depends on the package by the URL, and its lockfile pins the tarball's very bytes */
-export function expectInstalledFrom(project: string, name: string, url: string, tarball: string, version: string) {
+/**
+ * asserts the project depends on the package by the URL (beside the dependencies it had), and its lockfile pins the
+ * tarball's very bytes
+ */
+export function expectInstalledFrom(
+  project: string,
+  installed: { name: string; url: string; tarball: string; version: string },
+  dependenciesBefore: Record<string, string> = {},
+) {
+  const { name, url, tarball, version } = installed;
   const manifest = JSON.parse(fs.readFileSync(path.join(project, 'package.json'), 'utf8'));
-  expect(manifest.dependencies[name]).toBe(url);
+  expect(manifest.dependencies).toEqual({ ...dependenciesBefore, [name]: url });
   const lock = JSON.parse(fs.readFileSync(path.join(project, 'package-lock.json'), 'utf8'));
   expect(lock.packages[`node_modules/${name}`]).toMatchObject({
     version,

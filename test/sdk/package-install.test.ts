@@ -73,7 +73,12 @@ describe('the SDK package installed from the running service', () => {
     'installs with the npm install line as shown: the version and files the service serves',
     async () => {
       const url = await runInstallLine(siteSnippets.install, project());
-      expectInstalledFrom(project(), SDK_PACKAGE_NAME, url, SDK_TARBALL, SDK_PACKAGE_VERSION);
+      expectInstalledFrom(project(), {
+        name: SDK_PACKAGE_NAME,
+        url,
+        tarball: SDK_TARBALL,
+        version: SDK_PACKAGE_VERSION,
+      });
       const installed = path.join(project(), 'node_modules', SDK_PACKAGE_NAME);
       expect(JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'))).toMatchObject({
         name: SDK_PACKAGE_NAME,

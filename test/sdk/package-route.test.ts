@@ -73,6 +73,8 @@ describe('GET /sdk/<package>-<version>.tgz', () => {
       `/sdk/${SDK_PACKAGE_NAME}-.tgz`,
       `/sdk/${SDK_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tar.gz`,
       `/sdk/${SDK_PACKAGE_NAME}-${'9'.repeat(60)}.tgz`, // longer names meet Fastify's own 414
+      `/sdk/${GRAMMY_PACKAGE_NAME}-.tgz`,
+      `/sdk/${GRAMMY_PACKAGE_NAME}-${'9'.repeat(60)}.tgz`,
       '/sdk/%00',
       '/sdk/..%2Fpackage.json',
       '/sdk/%E2%80%AE',
@@ -80,7 +82,8 @@ describe('GET /sdk/<package>-<version>.tgz', () => {
       const answer = await get(path);
       expect(answer.status, path).toBe(404);
       const { message } = (await answer.json()) as { message: string };
-      expect(message, path).toContain(`/sdk/${FILE}`);
+      // the file of the package the name asks for, or of every package
+      expect(message, path).toContain(path.includes(GRAMMY_PACKAGE_NAME) ? `/sdk/${GRAMMY_FILE}` : `/sdk/${FILE}`);
       expect(message.length, path).toBeLessThan(200);
     }
   });
@@ -88,6 +91,7 @@ describe('GET /sdk/<package>-<version>.tgz', () => {
 
 it('names every package it serves for a file of none of them', async () => {
   const answer = await get('/sdk/index.js');
+  expect(answer.status).toBe(404);
   expect(await answer.json()).toEqual({
     message: `This server has no such file: it serves ${SDK_PACKAGE_NAME} ${SDK_PACKAGE_VERSION} as /sdk/${FILE} and ${GRAMMY_PACKAGE_NAME} ${SDK_PACKAGE_VERSION} as /sdk/${GRAMMY_FILE}.`,
   });
