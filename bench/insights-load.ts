@@ -1,6 +1,6 @@
 // Insights load bench: what the insights' aggregates and the funnels' events index cost the loader. The same
 // batches (the official client's shape: sessions of launches, hides, custom events with properties, TON Connect
-// connections, as the loader reads them from the durable log) are stored through the real event insert with the
+// connections, keyed as the service keys them, as the loader reads them from the durable log) are stored through the real event insert with the
 // aggregates and without them (and without the funnel index), into a fresh store each time, alternating, on
 // PostgreSQL and embedded PGlite. Then the service's own ingest throughput on each store: the real service
 // (src/main.ts) and the same service without the insights' aggregates (bench/service-without-insights.ts, the
@@ -17,8 +17,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
 import { isoDayOf } from '../src/events/days.ts';
+import { Pseudonymiser } from '../src/events/pseudonym.ts';
 import { batchOf, decodeRequest, encodeRequest } from '../src/events/log-record.ts';
 import { SqlEventStore, type EventBatch, type EventRow } from '../src/events/store.ts';
+import { Secrets } from '../src/secret.ts';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsMixBodies, writeBodyFile } from './lib/bodies.ts';
@@ -55,6 +57,9 @@ const REQUEST_EVENTS = 20;
 const log = (message: string) =>
   console.error(`[bench insights-load ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
+/** event keys as the service makes them: the client's time, then a keyed hash of the content */
+const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-secret')));
+
 /** one session of a user: 20 events, as the official client sends them in one request */
 function request(appId: number, n: number, now: number, mix: Mix): Buffer {
   const { customEvery, skus } = MIXES[mix];
@@ -79,7 +84,7 @@ function request(appId: number, n: number, now: number, mix: Mix): Buffer {
     const occurredAt = new Date(receivedAt.getTime() - (REQUEST_EVENTS - i) * 1000);
     return {
       appId,
-      eventKey: crypto.randomBytes(16),
+      eventKey: pseudonymiser.eventKey(appId, `${sessionId} ${i}`, occurredAt.getTime(), receivedAt.getTime()),
       receivedAt,
       occurredAt,
       day: isoDayOf(occurredAt.getTime()),
