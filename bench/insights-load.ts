@@ -1,13 +1,13 @@
 // Insights load bench: what the insights' aggregates and the funnels' events index cost the loader. The same
 // batches (the official client's shape: sessions of launches, hides, custom events with properties, TON Connect
-// connections, keyed as the service keys them, as the loader reads them from the durable log) are stored through the real event insert with the
-// aggregates and without them (and without the funnel index), into a fresh store each time, alternating, on
-// PostgreSQL and embedded PGlite. Then the service's own ingest throughput on each store: the real service
-// (src/main.ts) and the same service without the insights' aggregates (bench/service-without-insights.ts, the
-// funnels' index dropped), alternating, each loaded by one load generator (wrk when installed, else autocannon)
-// for --sustain seconds with 20-event gzip bodies of the same mix; its throughput is the events it acknowledged
-// and stored over the time until its log was empty again. Prints events per second and the ratios (target
-// >= 0.9 for each), then one JSON document.
+// connections, keyed as the service keys them, as the loader reads them from the durable log) are stored through
+// the real event insert with the aggregates and without them (and without the funnel index), into a fresh store
+// each time, alternating, on PostgreSQL and embedded PGlite. Then the service's own ingest throughput on each
+// store: the real service (src/main.ts) and the same service without the insights' aggregates
+// (bench/service-without-insights.ts, the funnels' index dropped), alternating, each loaded by one load generator
+// (wrk when installed, else autocannon) for --sustain seconds with 20-event gzip bodies of the same mix; its
+// throughput is the events it acknowledged and stored over the time until its log was empty again. Prints events
+// per second and the ratios (target >= 0.9 for each), then one JSON document.
 //
 //   node --import tsx bench/insights-load.ts [--events 200000] [--batch 2000] [--rounds 2] [--only postgres|embedded] [--mix typical|custom-heavy]
 //        [--sustain 15] [--connections 64] [--json-out file]
