@@ -105,6 +105,12 @@ describe('members commands', () => {
     expect((await cli('members', 'list', '--app-name', 'cli_ownerless', '--json')).json.members).toEqual([
       { ...viewer, role: 'owner', name: null, added_at: null },
     ]);
+    // a second hand-over names the owner before
+    const next = await cli('members', 'invite', '--app-name', 'cli_ownerless', '--role', 'editor', '--json');
+    await new BotHarness(service.services).send(3004, next.json.start);
+    const [, editor] = (await cli('members', 'list', '--app-name', 'cli_ownerless', '--json')).json.members;
+    const again = await cli('members', 'transfer', '--app-name', 'cli_ownerless', '--member', editor.ref);
+    expect(again.stdout).toBe(`${editor.ref} now owns cli_ownerless; ${viewer.ref}, its owner before, is an editor.\n`);
   });
 
   it('refuses a missing or unknown role, an unknown member and an unknown app, and changes nothing', async () => {

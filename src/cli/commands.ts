@@ -318,12 +318,10 @@ async function membersCommand(
       };
     }
     default: {
-      const ref = required(values.member, 'member');
-      const owner = (await members.list(appName, OPERATOR)).members.find((member) => member.role === 'owner');
-      const { app, member } = await members.transfer(appName, ref, OPERATOR);
+      const { app, member, ownerBefore } = await members.transfer(appName, required(values.member, 'member'), OPERATOR);
       return {
         json: { app_name: app.appName, member: { ...memberDocument(member), role: 'owner' } },
-        text: `${member.ref} now owns ${app.appName}${owner ? `; ${owner.ref}, its owner before, is an editor` : ''}.`,
+        text: `${member.ref} now owns ${app.appName}${ownerBefore ? `; ${ownerBefore}, its owner before, is an editor` : ''}.`,
       };
     }
   }

@@ -171,8 +171,15 @@ export class Members {
     return this.remove(appName, own.member.ref, actor);
   }
 
-  /** Hands the app to a member: they become its owner, the owner before them an editor. */
-  async transfer(appName: string, ref: string, actor: Actor): Promise<{ app: AppRecord; member: Member }> {
+  /**
+   * Hands the app to a member: they become its owner, the owner before them an editor. Also answers the reference of
+   * the owner before (null for an app that had none).
+   */
+  async transfer(
+    appName: string,
+    ref: string,
+    actor: Actor,
+  ): Promise<{ app: AppRecord; member: Member; ownerBefore: string | null }> {
     const app = await this.registry.authorize({ appName }, actor, 'transfer');
     const { member, key } = await this.entryByRef(app, ref, actor);
     if (member.role === 'owner') throw new RegistryError('forbidden', 'This member already owns the app.');
@@ -197,7 +204,11 @@ export class Members {
       this.prisma.app.update({ where: { id: app.appId }, data: { ownerKey: key } }),
       this.prisma.auditLog.create({ data: this.registry.auditRecord(app, actor, 'app.transfer', { member: ref }) }),
     ]);
-    return { app: await this.registry.authorize({ appName }, actor, 'view'), member };
+    return {
+      app: await this.registry.authorize({ appName }, actor, 'view'),
+      member,
+      ownerBefore: app.ownerKey === null ? null : this.reference(app, app.ownerKey),
+    };
   }
 
   private async membersOf(app: AppRecord, actor: Actor): Promise<Member[]> {
