@@ -13,7 +13,10 @@ import {
   packageSnippet,
   readKeySnippet,
   scriptSnippet,
+  serverKeySnippet,
   snippetTemplates,
+  grammyInstallSnippet,
+  grammySnippet,
 } from '../src/integration-snippet.ts';
 import { Secrets } from '../src/secret.ts';
 import { timeAgo, utcTime } from '../src/time-format.ts';
@@ -87,6 +90,9 @@ describe('integration snippets', () => {
     expect(fill(templates.install)).toBe(packageInstallSnippet('https://a.example'));
     expect(fill(templates.package)).toBe(packageSnippet(initArgument('tok_123', 'my_app', 'https://a.example')));
     expect(fill(templates.readKey)).toBe(readKeySnippet('https://a.example', 'tok_123', 'my_app'));
+    expect(fill(templates.serverKey)).toBe(serverKeySnippet('https://a.example', 'tok_123', 'my_app'));
+    expect(fill(templates.grammyInstall)).toBe(grammyInstallSnippet('https://a.example'));
+    expect(fill(templates.grammy)).toBe(grammySnippet('https://a.example', 'tok_123', 'my_app'));
   });
 });
 

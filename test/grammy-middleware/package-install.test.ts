@@ -7,13 +7,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
 import { escapeHtml } from '../../src/bot/texts.ts';
-import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
 import { GRAMMY_PACKAGE_NAME, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { expectInstalledFrom, INSTALL_TIMEOUT_MS, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
 import { waitForEvents } from '../sdk/browser-harness.ts';
 import { create, startSiteApi } from '../site/api-harness.ts';
-import { elementData, type SiteClient } from '../site/site-harness.ts';
+import { elementData, filledSnippet, type SiteClient } from '../site/site-harness.ts';
 
 const APP_NAME = 'installed_bot_app';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -31,9 +30,10 @@ const project = () => path.join(scratch, 'bot');
 
 /**
  * A bot project as an integrator has one: grammy a dependency, installed and locked. Its files come from this
- * repository's own install, so npm only looks up grammy's metadata when it checks the new package's peer.
+ * repository's own install, so npm only looks up grammy's metadata when it checks the new package's peer. Returns
+ * the project's dependencies.
  */
-function writeBotProject(): void {
+function writeBotProject(): Record<string, string> {
   const rootLock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8'));
   const locked: Record<string, unknown> = {};
   const copy = (name: string) => {
@@ -50,7 +50,6 @@ function writeBotProject(): void {
   const grammyVersion = rootLock.packages['node_modules/grammy'].version as string;
   const manifest = { name: 'scratch-bot', version: '1.0.0', private: true, type: 'module' };
   const dependencies = { grammy: `^${grammyVersion}` };
-  botDependencies = dependencies;
   fs.mkdirSync(project(), { recursive: true });
   copy('grammy');
   fs.writeFileSync(path.join(project(), 'package.json'), JSON.stringify({ ...manifest, dependencies }));
@@ -63,12 +62,11 @@ function writeBotProject(): void {
       packages: { '': { name: manifest.name, version: manifest.version, dependencies }, ...locked },
     }),
   );
+  return dependencies;
 }
 
-function fillAsTheSiteDoes(template: string): string {
-  const { base, token, appName } = SNIPPET_PLACEHOLDERS;
-  return template.split(base).join(service.url).split(token).join(serverKey).split(appName).join(APP_NAME);
-}
+const fillAsTheSiteDoes = (template: string) =>
+  filledSnippet(template, { base: service.url, token: serverKey, appName: APP_NAME });
 
 beforeAll(async () => {
   ({ service, alice } = await startSiteApi());
@@ -83,7 +81,7 @@ beforeAll(async () => {
     lines: fillAsTheSiteDoes(elementData(page.text, 'server-keys', 'grammy')),
   };
   scratch = tempDir('tma-grammy-install-');
-  writeBotProject();
+  botDependencies = writeBotProject();
 });
 afterAll(async () => {
   await service?.close();

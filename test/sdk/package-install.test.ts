@@ -6,11 +6,10 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml, tokenIssued } from '../../src/bot/texts.ts';
-import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
 import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, SDK_TARBALL } from '../../src/sdk-files.ts';
 import { expectInstalledFrom, INSTALL_TIMEOUT_MS, npm, run, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
-import { elementData, SiteClient, startSiteService } from '../site/site-harness.ts';
+import { elementData, filledSnippet, SiteClient, startSiteService } from '../site/site-harness.ts';
 import {
   chromiumAvailable,
   count,
@@ -30,10 +29,8 @@ let siteSnippets: { install: string; package: string };
 
 const project = () => path.join(scratch, 'app');
 
-function fillAsTheSiteDoes(template: string): string {
-  const { base, token: tokenPlaceholder, appName } = SNIPPET_PLACEHOLDERS;
-  return template.split(base).join(service.url).split(tokenPlaceholder).join(token).split(appName).join(APP_NAME);
-}
+const fillAsTheSiteDoes = (template: string) =>
+  filledSnippet(template, { base: service.url, token, appName: APP_NAME });
 
 beforeAll(async () => {
   service = await startSiteService({ RATE_LIMIT_MAX: '100000' });
