@@ -1,25 +1,25 @@
 // Insights load bench: what the insights' aggregates and the funnels' events index cost the loader. The same
-// batches (the official client's shape: sessions of launches, hides, custom events with properties, TON Connect
-// connections, keyed as the service keys them, as the loader reads them from the durable log) are stored through
-// the real event insert with the aggregates and without them (and without the funnel index), into a fresh store
-// each time, alternating, on PostgreSQL and embedded PGlite. Then the service's own ingest throughput on each
-// store: the real service (src/main.ts) and the same service without the insights' aggregates
-// (bench/service-without-insights.ts, the funnels' index dropped), alternating, each loaded by one load generator
-// (wrk when installed, else autocannon) for --sustain seconds with 20-event gzip bodies of the same mix; its
-// throughput is the events it acknowledged and stored over the time until its log was empty again. Prints events
-// per second and the ratios (target >= 0.9 for each), then one JSON document.
+// batches (the official client's shape, bench/lib/bodies.ts: sessions of launches, hides, custom events with
+// properties, TON Connect connections, made rows as the service makes them and read back as the loader reads them
+// from the durable log) are stored through the real event insert with the aggregates and without them (and
+// without the funnel index), into a fresh store each time, alternating, on PostgreSQL and embedded PGlite. Then
+// the service's own ingest throughput on each store: the real service (src/main.ts) and the same service without
+// the insights' aggregates (bench/service-without-insights.ts, the funnels' index dropped), alternating, each
+// loaded by one load generator (wrk when installed, else autocannon) for --sustain seconds with 20-event gzip
+// bodies of the same mix; its throughput is the events it acknowledged and stored over the time until its log was
+// empty again. Prints events per second and the ratios (target >= 0.9 for each), then one JSON document.
 //
 //   node --import tsx bench/insights-load.ts [--events 200000] [--batch 2000] [--rounds 2] [--only postgres|embedded] [--mix typical|custom-heavy]
 //        [--sustain 15] [--connections 64] [--json-out file]
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { openStore, type Store } from '../src/db/store.ts';
-import { isoDayOf } from '../src/events/days.ts';
 import { Pseudonymiser } from '../src/events/pseudonym.ts';
 import { batchOf, decodeRequest, encodeRequest } from '../src/events/log-record.ts';
-import { SqlEventStore, type EventBatch, type EventRow } from '../src/events/store.ts';
+import { eventRows } from '../src/events/rows.ts';
+import { SqlEventStore, type EventBatch } from '../src/events/store.ts';
 import { Secrets } from '../src/secret.ts';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
@@ -36,7 +36,6 @@ const BATCH = Number(args.get('batch') ?? 2_000);
 const ROUNDS = Number(args.get('rounds') ?? 2);
 const ONLY = args.get('only');
 const JSON_OUT = args.get('json-out');
-const USERS = 20_000;
 const SUSTAIN = Number(args.get('sustain') ?? 15);
 const CONNECTIONS = Number(args.get('connections') ?? 64);
 /** a generous upper bound of the service's requests per second, so a run never runs out of distinct bodies */
@@ -57,63 +56,30 @@ const REQUEST_EVENTS = 20;
 const log = (message: string) =>
   console.error(`[bench insights-load ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
-/** event keys as the service makes them: the client's time, then a keyed hash of the content */
+/** the keys the service makes: user keys, and event keys with the client's time first */
 const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-secret')));
 
-/** one session of a user: 20 events, as the official client sends them in one request */
-function request(appId: number, n: number, now: number, mix: Mix): Buffer {
-  const { customEvery, skus } = MIXES[mix];
-  const user = n % USERS;
-  // live traffic: requests of the last hour, as the loader takes them from the log
-  const receivedAt = new Date(now - (n % 3600) * 1000);
-  const sessionId = crypto.randomUUID();
-  const userKey = crypto.createHash('sha256').update(`user ${user}`).digest().subarray(0, 16);
-  const rows: EventRow[] = Array.from({ length: REQUEST_EVENTS }, (_, i) => {
-    const eventName =
-      i === 0
-        ? 'app-init'
-        : i === REQUEST_EVENTS - 1
-          ? 'app-hide'
-          : n % 10 === 0 && i === 1
-            ? 'connection-started'
-            : n % 10 === 0 && i === 2
-              ? 'connection-completed'
-              : i % customEvery === 0
-                ? 'custom-event'
-                : 'app-hide';
-    const occurredAt = new Date(receivedAt.getTime() - (REQUEST_EVENTS - i) * 1000);
-    return {
-      appId,
-      eventKey: pseudonymiser.eventKey(appId, `${sessionId} ${i}`, occurredAt.getTime(), receivedAt.getTime()),
-      receivedAt,
-      occurredAt,
-      day: isoDayOf(occurredAt.getTime()),
-      eventName,
-      sessionId,
-      userKey,
-      isPremium: user % 5 === 0,
-      isSuccess: false,
-      platform: ['android', 'ios', 'tdesktop', 'weba'][user % 4]!,
-      locale: ['en', 'ru', 'es', 'de', 'pt-br'][user % 5]!,
-      startParam: user % 7 === 0 ? `promo${user % 3}` : '',
-      props:
-        eventName === 'custom-event'
-          ? { custom_data: { name: `action_${(n + i) % 12}`, screen: `s${i}`, sku: `sku_${(n * 7 + i) % skus}` } }
-          : {},
-    };
-  });
-  return encodeRequest(rows, 0);
-}
-
-/** the run's batches as the loader builds them from log records */
+/**
+ * The run's batches as the loader builds them from log records: the mix's bodies, as the service's own load sends
+ * them, made rows as the service makes them (normalised, pseudonymised, keyed)
+ */
 function batches(appId: number, mix: Mix): EventBatch[] {
-  const now = Date.now();
+  const receivedAt = new Date();
+  const bodies = insightsMixBodies({
+    appName: 'bench_insights',
+    tag: `loader-${mix}`,
+    count: EVENTS / REQUEST_EVENTS,
+    ...MIXES[mix],
+  });
+  const records = bodies.map((body) => {
+    const events = JSON.parse(zlib.gunzipSync(body).toString('utf8'));
+    const { rows, bytes } = eventRows(appId, events, receivedAt, pseudonymiser);
+    return decodeRequest(encodeRequest(rows, bytes));
+  });
   const requestsPerBatch = Math.max(1, Math.round(BATCH / REQUEST_EVENTS));
   const result: EventBatch[] = [];
-  for (let n = 0; n < EVENTS / REQUEST_EVENTS; n += requestsPerBatch) {
-    const records = Array.from({ length: requestsPerBatch }, (_, i) => decodeRequest(request(appId, n + i, now, mix)));
-    result.push(batchOf(records));
-  }
+  for (let n = 0; n < records.length; n += requestsPerBatch)
+    result.push(batchOf(records.slice(n, n + requestsPerBatch)));
   return result;
 }
 
