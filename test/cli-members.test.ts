@@ -122,6 +122,9 @@ describe('members commands', () => {
     expect(owner).toMatchObject({ exitCode: 2, json: { error: '--role takes viewer or editor' } });
     const noMember = await cli('members', 'remove', '--app-name', 'cli_team', '--json');
     expect(noMember).toMatchObject({ exitCode: 2, json: { error: 'missing --member' } });
+    // a reference may start with a dash (base64url): still the option's value
+    const dashed = await cli('members', 'remove', '--app-name', 'cli_team', '--member', '-AAAAAAAAAAA', '--json');
+    expect(dashed).toMatchObject({ exitCode: 1, json: { error: 'cli_team has no member -AAAAAAAAAAA.' } });
     const unknown = await cli('members', 'transfer', '--app-name', 'cli_team', '--member', 'AAAAAAAAAAAA', '--json');
     expect(unknown).toMatchObject({ exitCode: 1, json: { error: 'cli_team has no member AAAAAAAAAAAA.' } });
     const noApp = await cli('members', 'list', '--app-name', 'no_such_app', '--json');

@@ -73,6 +73,27 @@ const OPTIONS = {
   help: { type: 'boolean' },
 } as const;
 
+const FLAGS = new Set(Object.keys(OPTIONS).map((name) => `--${name}`));
+
+/**
+ * `--option value` as `--option=value` for the options that take a value: a value may start with a dash (a member's
+ * reference is base64url), which parseArgs refuses as ambiguous when it stands apart. A flag in the value's place
+ * stays a flag, so a missing value is still reported.
+ */
+function withAttachedValues(argv: string[]): string[] {
+  const attached: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i]!.slice(2);
+    const next = argv[i + 1];
+    const takesValue = argv[i]!.startsWith('--') && OPTIONS[name as keyof typeof OPTIONS]?.type === 'string';
+    if (takesValue && next !== undefined && !FLAGS.has(next)) {
+      attached.push(`${argv[i]}=${next}`);
+      i++;
+    } else attached.push(argv[i]!);
+  }
+  return attached;
+}
+
 function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === '') throw new UsageError(`missing --${flag}`);
   return value;
@@ -93,7 +114,12 @@ function tokenDocument(token: string, app: AppRecord) {
 }
 
 async function run(services: Services, argv: string[]): Promise<{ json: unknown; text: string }> {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: withAttachedValues(argv),
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+  });
   const command = positionals.join(' ');
   switch (command) {
     case 'tokens create': {
