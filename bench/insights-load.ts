@@ -14,16 +14,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { openStore, type Store } from '../src/db/store.ts';
-import { Pseudonymiser } from '../src/events/pseudonym.ts';
-import { batchOf, decodeRequest, encodeRequest } from '../src/events/log-record.ts';
-import { eventRows } from '../src/events/rows.ts';
-import { SqlEventStore, type EventBatch } from '../src/events/store.ts';
-import { Secrets } from '../src/secret.ts';
+import { SqlEventStore } from '../src/events/store.ts';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsMixBodies, writeBodyFile } from './lib/bodies.ts';
+import { insightsBatches, MIXES, type Mix } from './lib/insights-batches.ts';
 import { runLoad } from './lib/loadgen.ts';
 import { machineInfo, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { counterDelta, drainedWithin, readMetrics } from './lib/service-metrics.ts';
@@ -42,46 +38,10 @@ const CONNECTIONS = Number(args.get('connections') ?? 64);
 const REQUEST_RATE_CAP = 6_000;
 /** the service's warm-up before each measured run */
 const WARMUP_SECONDS = 3;
-/** the event mixes measured: custom events with properties are what the insights' aggregates cost most */
-const MIXES = {
-  /** a quarter custom events, properties of few values: launches, hides, wallet connections, a few trackEvent calls */
-  typical: { customEvery: 4, skus: 30 },
-  /** nearly every event a custom event, one property of hundreds of values */
-  'custom-heavy': { customEvery: 1, skus: 300 },
-} as const;
-type Mix = keyof typeof MIXES;
 const ONLY_MIX = args.get('mix') as Mix | undefined;
-const REQUEST_EVENTS = 20;
 
 const log = (message: string) =>
   console.error(`[bench insights-load ${new Date().toISOString().slice(11, 19)}] ${message}`);
-
-/** the keys the service makes: user keys, and event keys with the client's time first */
-const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-secret')));
-
-/**
- * The run's batches as the loader builds them from log records: the mix's bodies, as the service's own load sends
- * them, made rows as the service makes them (normalised, pseudonymised, keyed)
- */
-function batches(appId: number, mix: Mix): EventBatch[] {
-  const receivedAt = new Date();
-  const bodies = insightsMixBodies({
-    appName: 'bench_insights',
-    tag: `loader-${mix}`,
-    count: EVENTS / REQUEST_EVENTS,
-    ...MIXES[mix],
-  });
-  const records = bodies.map((body) => {
-    const events = JSON.parse(zlib.gunzipSync(body).toString('utf8'));
-    const { rows, bytes } = eventRows(appId, events, receivedAt, pseudonymiser);
-    return decodeRequest(encodeRequest(rows, bytes));
-  });
-  const requestsPerBatch = Math.max(1, Math.round(BATCH / REQUEST_EVENTS));
-  const result: EventBatch[] = [];
-  for (let n = 0; n < records.length; n += requestsPerBatch)
-    result.push(batchOf(records.slice(n, n + requestsPerBatch)));
-  return result;
-}
 
 interface Run {
   engine: string;
@@ -108,7 +68,7 @@ async function measure(
     // without the insights also means without the events index that only funnels read
     if (!insights) await store.sql.query(`DROP INDEX events_app_id_step_name_day_idx`);
     const events = new SqlEventStore(store.sql, { insights });
-    const work = batches(app.id, mix);
+    const work = insightsBatches(app.id, mix, EVENTS, BATCH);
     // the first batch prepares the statement and warms the tables; it is not timed
     await events.insertBatch(work[0]!);
     const started = performance.now();

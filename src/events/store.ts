@@ -167,7 +167,7 @@ function userRollups(insights: boolean): string {
  * The event insert, with the insights' aggregates or (for measuring what they cost) without them: then users keep
  * no launch attributes, and wallet users and custom events are not counted.
  */
-const insertEventsSql = (insights: boolean) => `
+export const insertEventsSql = (insights: boolean) => `
 WITH batch AS (
   SELECT (r->>0)::int AS app_id, r->>1 AS event_key, to_timestamp((r->>2)::float8 / 1000) AS received_at,
          to_timestamp((r->>3)::float8 / 1000) AS occurred_at, (r->>4)::date AS day, r->>5 AS event_name,
@@ -259,6 +259,17 @@ export function rowValues(row: EventRow): unknown[] {
   ];
 }
 
+/** the event insert's parameters for a batch */
+export function insertParams(batch: EventBatch): unknown[] {
+  return [
+    new Utf8Text(batch.rows),
+    intArrayLiteral(new Set(batch.appIds)),
+    JSON.stringify(batch.usage),
+    batch.logOffset?.node ?? null,
+    batch.logOffset?.through ?? null,
+  ];
+}
+
 /** the rows' events and bytes per app and UTC day of receipt */
 function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
   const usage = new Map<string, [number, number, number, number]>();
@@ -312,14 +323,9 @@ export class SqlEventStore implements EventStore {
   }
 
   async insertBatch(batch: EventBatch): Promise<number> {
-    const params = [
-      new Utf8Text(batch.rows),
-      intArrayLiteral(new Set(batch.appIds)),
-      JSON.stringify(batch.usage),
-      batch.logOffset?.node ?? null,
-      batch.logOffset?.through ?? null,
-    ];
-    const [result] = await this.sql.query<{ inserted: number }>(this.insertSql, params, { name: this.insertName });
+    const [result] = await this.sql.query<{ inserted: number }>(this.insertSql, insertParams(batch), {
+      name: this.insertName,
+    });
     return result?.inserted ?? 0;
   }
 

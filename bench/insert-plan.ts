@@ -1,0 +1,90 @@
+// Where the event insert spends its time: a fresh store is loaded with --warm batches of the insights mix
+// (bench/lib/insights-batches.ts), with the insights' aggregates and without them (and without the funnels'
+// index), then one more batch runs under EXPLAIN ANALYZE. Prints the warm batches' time and WAL, each
+// data-modifying step's time and rows, the statement's execution time, and with --plan the whole plan.
+// --setup runs SQL statements (separated by ';;') on the store with the aggregates before loading: a schema
+// variant is measured against the store as built, in the same run.
+//
+//   node --import tsx bench/insert-plan.ts [--engine postgres|embedded] [--mix typical|custom-heavy] [--batch 10000]
+//        [--warm 60] [--setup "SQL;;SQL"] [--plan]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore, type Store } from '../src/db/store.ts';
+import { insertEventsSql, insertParams, SqlEventStore } from '../src/events/store.ts';
+import { createTestDatabase } from '../test/helpers/postgres.ts';
+import { insightsBatches, type Mix } from './lib/insights-batches.ts';
+import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';
+
+const args = parseArgs(process.argv.slice(2));
+const ENGINE = args.get('engine') ?? 'postgres';
+const MIX = (args.get('mix') ?? 'typical') as Mix;
+const BATCH = Number(args.get('batch') ?? 10_000);
+const WARM = Number(args.get('warm') ?? 60);
+const SETUP = args.get('setup');
+const PLAN = args.has('plan');
+
+async function open(): Promise<{ store: Store; drop(): Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-plan-'));
+  const database = ENGINE === 'postgres' ? await createTestDatabase() : undefined;
+  const store = await openStore({ dataDir, databaseUrl: database?.url });
+  return {
+    store,
+    drop: async () => {
+      await store.close();
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** each data-modifying step of the plan (a CTE's insert, or the events' insert) with its time and rows */
+function insertSteps(plan: string[]): (string | number)[][] {
+  const steps: (string | number)[][] = [];
+  for (const line of plan) {
+    const match = /Insert on (\S+)(?: (\S+))? \(actual time=[\d.]+\.\.([\d.]+) rows=(\d+)/.exec(line);
+    if (match) steps.push([match[2] ? `${match[1]} ${match[2]}` : match[1]!, Number(match[3]), Number(match[4])]);
+  }
+  return steps;
+}
+
+async function measure(insights: boolean): Promise<void> {
+  const { store, drop } = await open();
+  try {
+    const app = await store.prisma.app.create({
+      data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
+    });
+    if (!insights) await store.sql.query(`DROP INDEX events_app_id_step_name_day_idx`);
+    if (insights && SETUP) for (const statement of SETUP.split(';;')) await store.sql.query(statement);
+    const events = new SqlEventStore(store.sql, { insights });
+    const batches = insightsBatches(app.id, MIX, (WARM + 1) * BATCH, BATCH);
+    const explained = batches.pop()!;
+    const [before] = await store.sql.query<{ lsn: string }>(`SELECT pg_current_wal_lsn()::text AS lsn`);
+    const started = performance.now();
+    for (const batch of batches) await events.insertBatch(batch);
+    const seconds = (performance.now() - started) / 1000;
+    const [wal] = await store.sql.query<{ bytes: number }>(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8 AS bytes`,
+      [before!.lsn],
+    );
+    const rows = await store.sql.query<Record<string, string>>(
+      `EXPLAIN (ANALYZE, COSTS OFF) ${insertEventsSql(insights)}`,
+      insertParams(explained),
+    );
+    const plan = rows.map((row) => Object.values(row)[0]!);
+    console.log(
+      `\n${insights ? 'With' : 'Without'} the insights' aggregates${insights && SETUP ? ' (set-up applied)' : ''}: ` +
+        `${batches.length} warm batches in ${round(seconds, 2)} s, ${round(wal!.bytes / batches.length / 1024, 0)} KiB of WAL each`,
+    );
+    console.log(formatTable(['step', 'ms (inclusive)', 'rows'], insertSteps(plan)));
+    for (const line of plan.filter((text) => /^(Planning|Execution) Time/.test(text))) console.log(line);
+    if (PLAN) console.log(plan.join('\n'));
+  } finally {
+    await drop();
+  }
+}
+
+console.log(`Event insert plan — ${ENGINE}, ${MIX} mix, batches of ${BATCH}, ${WARM} warm (${uptimeLine()})`);
+await measure(true);
+await measure(false);
+process.exit(0);

@@ -1,0 +1,46 @@
+// The insights benches' loader batches: the mix's request bodies (bench/lib/bodies.ts) made rows as the service
+// makes them (normalised, pseudonymised, keyed with the client's time first) and grouped as the loader groups the
+// records it reads from the durable log.
+import zlib from 'node:zlib';
+import { batchOf, decodeRequest, encodeRequest } from '../../src/events/log-record.ts';
+import { Pseudonymiser } from '../../src/events/pseudonym.ts';
+import { eventRows } from '../../src/events/rows.ts';
+import type { EventBatch } from '../../src/events/store.ts';
+import { Secrets } from '../../src/secret.ts';
+import { insightsMixBodies } from './bodies.ts';
+
+/** the event mixes measured: custom events with properties are what the insights' aggregates cost most */
+export const MIXES = {
+  /** a quarter custom events, properties of few values: launches, hides, wallet connections, a few trackEvent calls */
+  typical: { customEvery: 4, skus: 30 },
+  /** nearly every event a custom event, one property of hundreds of values */
+  'custom-heavy': { customEvery: 1, skus: 300 },
+} as const;
+export type Mix = keyof typeof MIXES;
+
+/** events per request, as the service's own load sends them */
+export const REQUEST_EVENTS = 20;
+
+/** the keys the service makes: user keys, and event keys with the client's time first */
+const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-secret')));
+
+/** `events` events of the mix for app `appId`, in batches of about `batchEvents` */
+export function insightsBatches(appId: number, mix: Mix, events: number, batchEvents: number): EventBatch[] {
+  const receivedAt = new Date();
+  const bodies = insightsMixBodies({
+    appName: 'bench_insights',
+    tag: `loader-${mix}`,
+    count: events / REQUEST_EVENTS,
+    ...MIXES[mix],
+  });
+  const records = bodies.map((body) => {
+    const parsed = JSON.parse(zlib.gunzipSync(body).toString('utf8'));
+    const { rows, bytes } = eventRows(appId, parsed, receivedAt, pseudonymiser);
+    return decodeRequest(encodeRequest(rows, bytes));
+  });
+  const requestsPerBatch = Math.max(1, Math.round(batchEvents / REQUEST_EVENTS));
+  const batches: EventBatch[] = [];
+  for (let n = 0; n < records.length; n += requestsPerBatch)
+    batches.push(batchOf(records.slice(n, n + requestsPerBatch)));
+  return batches;
+}
