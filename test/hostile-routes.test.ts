@@ -1,8 +1,10 @@
 // Every route of the whole service, read from Fastify's own route table (a new route is walked without
 // touching this file), called with hostile parameters: repeated query keys, NUL bytes, huge values, bad
 // percent-encoding, arrays where text is expected, unicode, hostile JSON bodies; signed out and signed in
-// as an administrator. No answer may be a 5xx and no error may be logged.
+// as an administrator, with a read key. Hostile queries go to an app that exists (its public link and read key
+// too), so they reach the reads behind the checks. No answer may be a 5xx and no error may be logged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../src/tokens/registry.ts';
 import type { TestService } from './helpers/service.ts';
 import { SiteClient, startSiteService, type TelegramUser } from './site/site-harness.ts';
 
@@ -10,6 +12,16 @@ const ADMIN: TelegramUser = { id: 9019, first_name: 'Root' };
 
 let service: TestService;
 let admin: SiteClient;
+/** path parameters naming what exists: queries reach the reads of a real app */
+const EXISTING: Record<string, string> = {
+  name: 'walk_app',
+  app: 'walk_app',
+  format: 'csv',
+  event: 'tap',
+  property: 'sku',
+  version: '0',
+};
+let readKey: string;
 /** log lines at error level or above (pino: error 50, fatal 60) written while the walk ran */
 const errorLines: string[] = [];
 
@@ -30,6 +42,8 @@ beforeAll(async () => {
   };
   admin = await SiteClient.signedIn(service.url, ADMIN);
   await service.createApp('walk_app', 'walk.example.com');
+  ({ key: readKey } = await service.services.readKeys.create('walk_app', OPERATOR));
+  EXISTING.secret = (await service.services.shareLinks.create('walk_app', OPERATOR)).secret;
 });
 afterAll(() => service?.close());
 
@@ -83,8 +97,26 @@ const QUERIES = (keys: string[]) => [
   '%00=%00',
   '&&&=&',
 ];
-/** every query key a route of the service reads, and the Login Widget's fields */
-const QUERY_KEYS = ['token', 'next', 'days', 'all', 'state', 'id', 'hash', 'auth_date'];
+/** every query key a route of the service reads (the dashboard's and read API's among them), and the Login Widget's fields */
+const QUERY_KEYS = [
+  'token',
+  'next',
+  'days',
+  'all',
+  'state',
+  'id',
+  'hash',
+  'auth_date',
+  'from',
+  'to',
+  'platform',
+  'language',
+  'premium',
+  'campaign',
+  'steps',
+  'by',
+  'window',
+];
 /** JSON bodies for the routes that take one */
 const BODIES: unknown[] = [
   {},
@@ -139,11 +171,14 @@ function callsFor(route: Route): Call[] {
     path.includes(':') ? PARAM_VALUES.map((value) => path.replace(/:\w+/g, value)) : [path],
   );
   const base = paths[0]!.replace(/:\w+/g, 'no_such_app');
+  // reads take hostile queries on what exists; writes on an app that does not (a DELETE must not remove walk_app)
+  const existing = paths[0]!.replace(/:(\w+)/g, (_, name: string) => EXISTING[name] ?? 'no_such_app');
   const calls: Call[] = [];
   for (const method of route.methods) {
     for (const path of hostilePaths) calls.push({ method, url: path });
     if (method === 'HEAD') continue; // answered by the GET handler, walked below
-    for (const query of QUERIES(QUERY_KEYS)) calls.push({ method, url: `${base}?${query}` });
+    for (const query of QUERIES(QUERY_KEYS))
+      calls.push({ method, url: `${method === 'GET' ? existing : base}?${query}` });
     if (method === 'POST' || method === 'DELETE')
       for (const body of BODIES) calls.push({ method, url: base, body: JSON.stringify(body) });
   }
@@ -151,7 +186,7 @@ function callsFor(route: Route): Call[] {
 }
 
 async function send(client: SiteClient, call: Call): Promise<number> {
-  const headers: Record<string, string> = { origin: service.url };
+  const headers: Record<string, string> = { origin: service.url, authorization: `Bearer ${readKey}` };
   if (client.cookie) headers.cookie = `tma_session=${client.cookie}`;
   if (call.body !== undefined) headers['content-type'] = 'application/json';
   if (call.method === 'OPTIONS') headers['access-control-request-method'] = 'POST';

@@ -18,6 +18,8 @@ export function parseFunnelQuery(
       ok: false,
       error: `The query parameter "steps" must name 2 to ${maxSteps} event names, separated by commas (custom events by their name).`,
     };
+  if (steps.some((step) => step.includes('\u0000')))
+    return { ok: false, error: 'The query parameter "steps" must not contain a NUL character.' };
   const by = query.by ?? 'user';
   if (by !== 'user' && by !== 'session')
     return { ok: false, error: 'The query parameter "by" must be "user" or "session".' };

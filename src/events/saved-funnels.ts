@@ -38,6 +38,7 @@ export class SavedFunnels {
 
   async save(appId: number, input: { name?: unknown; steps?: unknown; by?: unknown; window?: unknown }) {
     const name = typeof input.name === 'string' ? input.name.trim() : '';
+    if (name.includes('\u0000')) return refused("A funnel's name must not contain a NUL character.", 'name');
     if (name === '' || name.length > MAX_NAME_LENGTH)
       return refused(`A funnel needs a name of 1 to ${MAX_NAME_LENGTH} characters.`, 'name');
     if (name === DEFAULT_FUNNEL.name) return refused(`"${name}" is the default funnel; choose another name.`, 'name');

@@ -21,7 +21,8 @@ export class ReadApiError extends Error {
 
 function day(text: string, name: string): string {
   const parsed = Date.parse(`${text}T00:00:00Z`);
-  if (Number.isNaN(parsed) || new Date(parsed).toISOString().slice(0, 10) !== text)
+  // year 0 is a day to JavaScript, not to PostgreSQL's calendar
+  if (Number.isNaN(parsed) || new Date(parsed).toISOString().slice(0, 10) !== text || text.startsWith('0000'))
     throw new ReadApiError(400, `The query parameter "${name}" must be a day as YYYY-MM-DD (UTC).`);
   return text;
 }

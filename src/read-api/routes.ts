@@ -10,6 +10,7 @@ import type {
 } from 'fastify';
 import type { FilterQuery } from '../events/filters.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
+import { parameterOf, parameterProblem } from '../parameter-schema.ts';
 import type { Services } from '../services.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
 import { filterOf, funnelOf, parsePeriod, ReadApiError } from './parameters.ts';
@@ -32,9 +33,8 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 function formatErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
   const [error] = errors;
-  const field = String(error?.params?.additionalProperty ?? error?.instancePath.split('/').filter(Boolean).join('.'));
   const place = dataVar === 'querystring' ? 'query parameter' : 'path parameter';
-  return new ReadApiError(400, `The ${place} "${field}" ${error?.message ?? 'is not valid'}.`);
+  return new ReadApiError(400, `The ${place} "${parameterOf(error)}" ${parameterProblem(error)}.`);
 }
 
 export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {

@@ -1,6 +1,7 @@
 // The read API's route schemas: Fastify checks each request's parameters against them, serialises the answers with
 // them, and /openapi.json describes the routes from them.
 import { MAX_CAMPAIGNS, MAX_FUNNEL_STEPS, RETENTION_DAYS, TOP_PROPERTY_VALUES } from '../events/insights.ts';
+import { textParameter } from '../parameter-schema.ts';
 import { MAX_PERIOD_DAYS } from './parameters.ts';
 
 const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 } as const;
@@ -15,7 +16,7 @@ const period = {
   to: { ...DAY, description: 'last UTC day, inclusive (default: today)' },
 };
 
-const TEXT = { type: 'string', maxLength: 64 } as const;
+const TEXT = textParameter(64);
 /** the filter every route takes */
 const filter = {
   platform: { ...TEXT, description: 'only launches from this platform (tdesktop, android, ios, …)' },
@@ -27,7 +28,7 @@ const filter = {
 const appParams = (extra: Record<string, object> = {}) => ({
   type: 'object',
   required: ['app', ...Object.keys(extra)],
-  properties: { app: { type: 'string', maxLength: 64, description: "the app's app_name" }, ...extra },
+  properties: { app: { ...textParameter(64), description: "the app's app_name" }, ...extra },
 });
 
 const query = (extra: Record<string, object> = {}) => ({
@@ -87,12 +88,11 @@ export const READ_API_SCHEMAS = {
     {
       ...query({
         steps: {
-          type: 'string',
-          maxLength: 1000,
+          ...textParameter(1000),
           description: `2 to ${MAX_FUNNEL_STEPS} steps, comma-separated: an event name, or a custom event's name, optionally as name[property=value] to keep only the custom events with that custom_data value`,
         },
         by: { type: 'string', enum: ['user', 'session'], description: 'count users (default) or sessions' },
-        window: { type: 'string', maxLength: 8, description: 'e.g. 1h, 1d (default) or 7d; at most 90d' },
+        window: { ...textParameter(8), description: 'e.g. 1h, 1d (default) or 7d; at most 90d' },
       }),
       required: ['steps'],
     },
@@ -109,7 +109,7 @@ export const READ_API_SCHEMAS = {
     `The ${TOP_PROPERTY_VALUES} most frequent values of one custom_data property of a custom event, then the rest ` +
       'together as "(other)".',
     object({ values: list(object({ value: { type: 'string' }, count: COUNT })) }),
-    appParams({ name: { type: 'string', maxLength: 200 }, property: { type: 'string', maxLength: 200 } }),
+    appParams({ name: textParameter(200), property: textParameter(200) }),
   ),
   campaigns: route(
     'Campaigns (start_param)',

@@ -506,20 +506,30 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         const format = request.params.format;
         if (format !== 'csv' && format !== 'ndjson') throw new ApiError(404, 'Export as .csv or .ndjson.');
         const [period, filter] = [periodOf(request.query), filterOf(request.query)];
+        const batches = rollups.export(record.appId, period, filter)[Symbol.asyncIterator]();
+        // the first rows are read before the status is sent: a store that fails at once gets an error answer
+        let batch = await batches.next();
         reply.raw.writeHead(200, {
           'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
           'content-disposition': `attachment; filename="${record.appName}-${period.from}-${period.to}.${format}"`,
         });
         if (format === 'csv') reply.raw.write(CSV_COLUMNS.join(',') + '\n');
-        for await (const rows of rollups.export(record.appId, period, filter)) {
-          const lines = rows.map((row) => {
-            const record = exportRecord(row);
-            return format === 'csv'
-              ? CSV_COLUMNS.map((column) => csvCell(record[column as keyof typeof record])).join(',')
-              : JSON.stringify(record);
-          });
-          if (!reply.raw.write(lines.join('\n') + '\n'))
-            await new Promise((resolve) => reply.raw.once('drain', resolve));
+        try {
+          for (; !batch.done; batch = await batches.next()) {
+            const lines = batch.value.map((row) => {
+              const record = exportRecord(row);
+              return format === 'csv'
+                ? CSV_COLUMNS.map((column) => csvCell(record[column as keyof typeof record])).join(',')
+                : JSON.stringify(record);
+            });
+            if (!reply.raw.write(lines.join('\n') + '\n'))
+              await new Promise((resolve) => reply.raw.once('drain', resolve));
+          }
+        } catch (error) {
+          // the status is sent: a cut connection (no last chunk) is how the client learns the file is incomplete
+          request.log.error({ err: error }, 'export cut short');
+          reply.raw.destroy();
+          return reply;
         }
         reply.raw.end();
         return reply;

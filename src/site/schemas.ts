@@ -1,14 +1,15 @@
 // Route schemas of the site: every path and query parameter is checked by Fastify before a handler runs,
 // so a repeated key (an array), a NUL byte or a megabyte of text is a 400 with a readable message.
 import type { FastifySchema, FastifySchemaValidationError } from 'fastify';
+import { parameterOf, parameterProblem, textParameter } from '../parameter-schema.ts';
 
 type SchemaErrorDataVar = 'body' | 'headers' | 'params' | 'querystring';
 
 const APP_NAME = '^[a-z0-9_-]{3,64}$';
 const APP_NAME_MESSAGE = 'The app name must be 3–64 characters: lowercase letters, digits, "_" or "-".';
 
-/** one value of at most maxLength characters */
-export const text = (maxLength: number) => ({ type: 'string', maxLength }) as const;
+/** one value of at most maxLength characters, without NUL */
+export const text = textParameter;
 
 export const appNameParams = {
   type: 'object',
@@ -29,14 +30,9 @@ const PLACE: Record<SchemaErrorDataVar, string> = {
 
 function formatErrors(errors: FastifySchemaValidationError[], dataVar: SchemaErrorDataVar): Error {
   const [error] = errors;
-  const field = String(
-    error?.params?.additionalProperty ?? error?.instancePath.split('/').filter(Boolean).join('.') ?? '',
-  );
+  const field = parameterOf(error);
   if (dataVar === 'params' && field === 'name' && error?.keyword === 'pattern') return new Error(APP_NAME_MESSAGE);
-  const problem =
-    error?.keyword === 'type'
-      ? `must be given once, as ${String(error.params.type)}`
-      : (error?.message ?? 'is not valid');
+  const problem = parameterProblem(error);
   return new Error(
     field ? `The ${PLACE[dataVar]} "${field}" ${problem}.` : `The ${PLACE[dataVar]}s are not valid: ${problem}.`,
   );

@@ -170,6 +170,13 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
       [path('funnel', 'steps=a,b&window=forever'), /"window" must be a duration/],
       [path('funnel', 'steps=a,b&window=100d'), /at most 90 days/],
       [path('summary', 'premium=yes'), /"premium"/],
+      // the year 0 is a day to JavaScript but not to PostgreSQL
+      [path('summary', `from=0000-01-01&to=${today}`), /"from" must be a day as YYYY-MM-DD/],
+      [path('retention', 'to=0000-12-31'), /"to" must be a day as YYYY-MM-DD/],
+      [path('funnel'), /^The query parameter "steps" is required\.$/],
+      [path('summary', 'platform=a%00'), /^The query parameter "platform" must not contain a NUL character\.$/],
+      [path('funnel', 'steps=a%00,b'), /^The query parameter "steps" must not contain a NUL character\.$/],
+      [path('custom-events/a%00/properties/b'), /^The path parameter "name" must not contain a NUL character\.$/],
     ];
     for (const [url, message] of cases) {
       const { status, body } = await get(service, url, key);

@@ -62,12 +62,15 @@ describe('saved funnels', () => {
     expect((await alice.delete(`${path}/${saved.json.id}`)).status).toBe(404);
   });
 
-  it('refuses a funnel without a name, with bad steps, or under the default name; at most 20 per app', async () => {
+  it('refuses a funnel without a name, with bad steps, NUL or under the default name; at most 20 per app', async () => {
     const refusals: [Record<string, unknown>, string, RegExp][] = [
       [{ steps: ['app-init', 'app-hide'] }, 'name', /needs a name/],
       [{ name: 'One step', steps: ['app-init'] }, 'steps', /"steps" must name 2 to 6/],
       [{ name: 'Slow', steps: ['app-init', 'app-hide'], window: '1y' }, 'steps', /"window" must be a duration/],
       [{ name: DEFAULT_FUNNEL.name, steps: ['app-init', 'app-hide'] }, 'name', /is the default funnel/],
+      // text the store cannot hold
+      [{ name: 'x\u0000', steps: ['app-init', 'app-hide'] }, 'name', /must not contain a NUL character/],
+      [{ name: 'Nul', steps: ['app-init', 'a\u0000b'] }, 'steps', /must not contain a NUL character/],
     ];
     for (const [body, field, message] of refusals) {
       const answer = await alice.post(path, body);
