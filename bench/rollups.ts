@@ -141,17 +141,15 @@ async function load(client: pg.Client, appId: number, events: number, today: str
   );
   await step(
     'daily_users',
-    `INSERT INTO daily_users (app_id, day, user_key, platform, locale, is_premium, start_param)
-     SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, left(coalesce(platform, ''), 64),
-            left(coalesce(locale, ''), 64), is_premium, left(coalesce(start_param, ''), 64)
-     FROM events ORDER BY app_id, day, user_key, occurred_at`,
+    `INSERT INTO daily_users (app_id, day, user_key) SELECT DISTINCT app_id, day, user_key FROM events`,
   );
   await step(
     'app_users',
-    `INSERT INTO app_users (app_id, user_key, last_day, first_day, platform, locale, is_premium, campaign)
+    `INSERT INTO app_users (app_id, user_key, last_day, first_day, first_at, platform, locale, is_premium, campaign)
      SELECT DISTINCT ON (app_id, user_key) app_id, user_key, max(day) OVER (PARTITION BY app_id, user_key), day,
-            platform, locale, is_premium, start_param
-     FROM daily_users ORDER BY app_id, user_key, day`,
+            occurred_at, left(coalesce(platform, ''), 64), left(coalesce(locale, ''), 64), is_premium,
+            left(coalesce(start_param, ''), 64)
+     FROM events ORDER BY app_id, user_key, occurred_at`,
   );
   await step(
     'wallet_users',

@@ -15,7 +15,7 @@ import {
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { EVENT_NAMES } from './names.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
-import { distinctUsers, type Period } from './rollups.ts';
+import { distinctUsers, type Period, STARTED_SESSIONS } from './rollups.ts';
 
 /** the deepest a cohort is followed, in days after its first */
 export const RETENTION_DAYS = 90;
@@ -123,10 +123,20 @@ function stepEvents(step: FunnelStep, who: string, filter: Filter, params: unkno
     WHERE app_id = $1 AND ${byName} AND day BETWEEN $2::date AND $3::date${property}${filterSql(filter, eventColumns(), params)}`;
 }
 
+/** whether one event could match both steps: the same name, or any custom event and a custom event's name */
+function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
+  const key = (step: FunnelStep) => (EVENT_NAMES.includes(step.name) ? step.name : CUSTOM_STEP_PREFIX + cut(step.name));
+  if (key(a) === key(b)) return true;
+  const anyCustom = (step: FunnelStep) => step.name === 'custom-event';
+  const customName = (step: FunnelStep) => !EVENT_NAMES.includes(step.name);
+  return (anyCustom(a) && customName(b)) || (anyCustom(b) && customName(a));
+}
+
 /**
- * Who did step 1 in the period (from their first time), then step 2 after it, and so on, each step within the window
- * from step 1; a step's time is the first matching event after the previous step's. Each step reads only its own
- * events. Binds its values into `params` (which holds the app and the period as $1 to $3).
+ * Who did step 1 in the period (from their first time), then step 2 at or after it, and so on, each step within
+ * the window from step 1; a step's time is the first matching event at or after the previous step's, and strictly
+ * after every earlier step's that the same event could match too, so one event never fills two steps. Each step
+ * reads only its own events. Binds its values into `params` (which holds the app and the period as $1 to $3).
  */
 function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): string {
   const add = (value: unknown) => {
@@ -141,14 +151,16 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   ];
   for (let k = 2; k <= steps.length; k++) {
     const previous = Array.from({ length: k - 1 }, (_, i) => `p.t${i + 1}`).join(', ');
-    // the same event cannot be two steps in a row
-    const after = query.steps[k - 1] === query.steps[k - 2] ? '>' : '>=';
+    const strictlyAfter = steps
+      .slice(0, k - 1)
+      .flatMap((step, index) => (stepsOverlap(step, steps[k - 1]!) ? [` AND e.at > p.t${index + 1}`] : []))
+      .join('');
     // the step's events are read once: joined directly, the planner (which expects few people at each step) may
     // scan them again for every person of the previous step
     parts.push(`e${k} AS MATERIALIZED (${stepEvents(steps[k - 1]!, who, filter, params, add)})`);
     parts.push(`s${k} AS (
   SELECT p.who, ${previous}, min(e.at) AS t${k}
-  FROM s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at ${after} p.t${k - 1} AND e.at <= p.t1 + ${window}::interval
+  FROM s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at >= p.t${k - 1}${strictlyAfter} AND e.at <= p.t1 + ${window}::interval
   GROUP BY p.who, ${previous}
 )`);
   }
@@ -203,16 +215,20 @@ export class InsightsReader {
     };
   }
 
-  /** a filtered period's summary, from its events: users and sessions are those with an event the filter keeps */
+  /**
+   * A filtered period's summary, from its events: users are those with an event the filter keeps; sessions those
+   * with such an event that started in the period, each counted once as without a filter.
+   */
   private async filteredSummary(appId: number, period: Period, filter: Filter): Promise<Summary> {
     const params: unknown[] = [appId, period.from, period.to];
     const onEvents = filterSql(filter, eventColumns(), params);
     const onUsers = filterSql(filter, firstSeenColumns('a'), params);
     const [row] = await this.sql.query<Summary>(
-      `SELECT count(*)::float8 AS events, count(DISTINCT user_key)::int AS users, count(DISTINCT session_id)::int AS sessions,
+      `WITH kept AS (SELECT user_key, session_id FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${onEvents})
+       SELECT (SELECT count(*) FROM kept)::float8 AS events, (SELECT count(DISTINCT user_key) FROM kept)::int AS users,
+              (SELECT count(*) FROM ${STARTED_SESSIONS}) ::int AS sessions,
               (SELECT count(*) FROM app_users a WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date${onUsers})::int
-                AS new_users
-       FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${onEvents}`,
+                AS new_users`,
       params,
     );
     return row ?? { events: 0, users: 0, sessions: 0, new_users: 0 };

@@ -56,6 +56,14 @@ const REACHED = `count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILT
 /** most values listed per launch dimension */
 const TOP_VALUES = 20;
 
+/**
+ * SQL: the sessions of the CTE `kept` (session ids) that started in the period $2..$3, as daily_sessions counts
+ * them (alias s), so a filtered count agrees with the unfiltered one
+ */
+export const STARTED_SESSIONS = `(SELECT DISTINCT session_id FROM kept) k
+  JOIN daily_sessions s ON s.app_id = $1 AND s.session_id = k.session_id
+  WHERE s.day BETWEEN $2::date AND $3::date`;
+
 /** the last `days` UTC days ending today */
 export function lastDays(days: number, now = new Date()): Period {
   const to = now.toISOString().slice(0, 10);
@@ -160,12 +168,14 @@ export class RollupReader {
     ]);
   }
 
-  /** the same numbers from the period's events the filter keeps: a session counts on its first day in the period */
+  /**
+   * The same numbers from the period's events the filter keeps: a session with such an event counts on the day it
+   * started, when that is in the period, under the attributes it started with
+   */
   private fromEvents(appId: number, period: Period, filter: Filter) {
     const params: unknown[] = [appId, period.from, period.to];
     const kept = `FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${filterSql(filter, eventColumns(), params)}`;
-    const starts = `WITH starts AS (
-      SELECT DISTINCT ON (session_id) session_id, day, platform, locale, start_param ${kept} ORDER BY session_id, day, received_at)`;
+    const starts = `WITH kept AS (SELECT session_id ${kept}), starts AS (SELECT s.* FROM ${STARTED_SESSIONS})`;
     return Promise.all([
       this.sql.query<{ day: string; event_name: string; events: number }>(
         `SELECT day::text, event_name, count(*)::float8 AS events ${kept} GROUP BY 1, 2`,
@@ -173,9 +183,10 @@ export class RollupReader {
       ),
       this.sql.query<{ day: string; users: number; sessions: number }>(
         `${starts}
-         SELECT u.day::text, u.users, coalesce(s.sessions, 0)::int AS sessions
+         SELECT coalesce(u.day, s.day)::text AS day, coalesce(u.users, 0)::int AS users,
+                coalesce(s.sessions, 0)::int AS sessions
          FROM (SELECT day, count(DISTINCT user_key)::int AS users ${kept} GROUP BY 1) u
-         LEFT JOIN (SELECT day, count(*) AS sessions FROM starts GROUP BY 1) s ON s.day = u.day`,
+         FULL JOIN (SELECT day, count(*) AS sessions FROM starts GROUP BY 1) s ON s.day = u.day`,
         params,
       ),
       this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(

@@ -101,7 +101,13 @@ export const EVENT_PLANE_TABLES = [
 // app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the lock a foreign
 // key check takes) until the commit, so an app deletion waits for the commits in flight and then deletes
 // their rows too; a commit after the deletion finds no app and stores nothing.
-/** users per day and per app; with the insights: their launch attributes, first days, wallets and custom events */
+/**
+ * An app_users upsert's row (excluded) holds an earlier first event than the stored one (u); a user stored without
+ * the time of their first event is compared by day
+ */
+const EARLIER_FIRST = `(excluded.first_at < u.first_at OR (u.first_at IS NULL AND excluded.first_day < u.first_day))`;
+
+/** users per day and per app; with the insights: their first events' launch attributes, wallets and custom events */
 function userRollups(insights: boolean): string {
   if (!insights)
     return `new_users AS (
@@ -113,49 +119,62 @@ function userRollups(insights: boolean): string {
   SELECT app_id, user_key, max(day), min(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 )`;
-  return `${customEventsSql()}, first_launches AS (
-  -- a user's launch attributes on a day: those of the first of their events of that day the store received
-  SELECT DISTINCT ON (app_id, day, user_key) app_id, day, user_key, ${rollupText('platform')} AS platform,
-         ${rollupText('locale')} AS locale, is_premium, ${rollupText('start_param')} AS start_param
-  FROM inserted ORDER BY app_id, day, user_key, occurred_at
-), user_days_seen AS (
-  -- with the names of their custom events as bits: a union with the launches (whose attributes the aggregates
-  -- keep, as the bits' rows have none), not a join, which the planner would loop over
-  SELECT app_id, day, user_key, max(platform) AS platform, max(locale) AS locale, bool_or(is_premium) AS is_premium,
-         max(start_param) AS start_param, bit_or(custom_names) AS custom_names
-  FROM (SELECT app_id, day, user_key, platform, locale, is_premium, start_param, NULL::bit(${CUSTOM_NAME_BITS}) AS custom_names
-        FROM first_launches
+  return `${customEventsSql()}, user_days_seen AS (
+  -- each user's days of the batch, with the names of their custom events as bits: a union, not a join, which the
+  -- planner would loop over
+  SELECT app_id, day, user_key, bit_or(custom_names) AS custom_names
+  FROM (SELECT app_id, day, user_key, NULL::bit(${CUSTOM_NAME_BITS}) AS custom_names FROM inserted
         UNION ALL
-        SELECT app_id, day, user_key, NULL, NULL, NULL, NULL, set_bit(${NO_CUSTOM_NAMES}, slot, 1) FROM custom_named) AS days
+        SELECT app_id, day, user_key, set_bit(${NO_CUSTOM_NAMES}, slot, 1) FROM custom_named) AS days
   GROUP BY 1, 2, 3
 ), seen_users AS (
-  INSERT INTO daily_users AS d (app_id, day, user_key, platform, locale, is_premium, start_param, custom_names)
+  INSERT INTO daily_users AS d (app_id, day, user_key, custom_names)
   SELECT * FROM user_days_seen ORDER BY app_id, day, user_key
-  -- a day already counted keeps its attributes and gains the names it had not had yet (the conflicting row is
-  -- locked either way, as the app's other rollup rows are by every commit for it)
+  -- a day already counted gains the names it had not had yet (the conflicting row is locked either way, as the
+  -- app's other rollup rows are by every commit for it)
   ON CONFLICT (app_id, day, user_key) DO UPDATE SET custom_names = coalesce(d.custom_names, ${NO_CUSTOM_NAMES}) | excluded.custom_names
   WHERE excluded.custom_names IS NOT NULL
     AND (d.custom_names IS NULL OR d.custom_names | excluded.custom_names <> d.custom_names)
   -- a row the insert made has no xmax; one it updated has the updating transaction's
-  RETURNING app_id, day, user_key, platform, locale, is_premium, start_param, xmax = 0 AS fresh
+  RETURNING app_id, day, user_key, xmax = 0 AS fresh
 ), new_users AS (
-  SELECT app_id, day, user_key, platform, locale, is_premium, start_param FROM seen_users WHERE fresh
-), user_days AS (
-  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day AS first_day,
-         max(day) OVER (PARTITION BY app_id, user_key) AS last_day, platform, locale, is_premium, start_param
-  FROM new_users ORDER BY app_id, user_key, day
+  SELECT app_id, day, user_key FROM seen_users WHERE fresh
+), user_firsts AS (
+  -- each user's first event of the batch, with its launch attributes
+  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day, occurred_at, ${rollupText('platform')} AS platform,
+         ${rollupText('locale')} AS locale, is_premium, ${rollupText('start_param')} AS start_param
+  FROM inserted ORDER BY app_id, user_key, occurred_at
+), user_changes AS (
+  -- per user: the first event of the batch and the last of the days counted for the first time now (or NULL)
+  SELECT app_id, user_key, min(first_day) AS first_day, min(first_at) AS first_at, max(platform) AS platform,
+         max(locale) AS locale, bool_or(is_premium) AS is_premium, max(start_param) AS start_param,
+         max(new_day) AS last_day
+  FROM (SELECT app_id, user_key, day AS first_day, occurred_at AS first_at, platform, locale, is_premium, start_param,
+               NULL::date AS new_day
+        FROM user_firsts
+        UNION ALL
+        SELECT app_id, user_key, NULL, NULL, NULL, NULL, NULL, NULL, day FROM new_users) AS changes
+  GROUP BY 1, 2
 ), last_seen AS (
-  -- a late event can move a user's first day earlier: the user then joins that day's cohort, as first seen there
-  INSERT INTO app_users AS u (app_id, user_key, last_day, first_day, platform, locale, is_premium, campaign)
-  SELECT app_id, user_key, last_day, first_day, platform, locale, is_premium, start_param FROM user_days ORDER BY 1, 2
+  -- a user is first seen with the attributes of their first event, also when it arrives after later ones (a late
+  -- event moves their first day, and their cohort, earlier)
+  INSERT INTO app_users AS u (app_id, user_key, last_day, first_day, first_at, platform, locale, is_premium, campaign)
+  SELECT app_id, user_key, coalesce(last_day, first_day), first_day, first_at, platform, locale, is_premium, start_param
+  FROM user_changes c
+  -- users with a day counted for the first time, and those whose first event is earlier than the one they were
+  -- first seen with (one probe each; the others' rows are not locked)
+  WHERE last_day IS NOT NULL
+     OR EXISTS (SELECT 1 FROM app_users x WHERE x.app_id = c.app_id AND x.user_key = c.user_key AND c.first_at < x.first_at)
+  ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET
     last_day = greatest(u.last_day, excluded.last_day),
-    first_day = least(u.first_day, excluded.first_day),
-    platform = CASE WHEN excluded.first_day < u.first_day THEN excluded.platform ELSE u.platform END,
-    locale = CASE WHEN excluded.first_day < u.first_day THEN excluded.locale ELSE u.locale END,
-    is_premium = CASE WHEN excluded.first_day < u.first_day THEN excluded.is_premium ELSE u.is_premium END,
-    campaign = CASE WHEN excluded.first_day < u.first_day THEN excluded.campaign ELSE u.campaign END
-  WHERE u.last_day < excluded.last_day OR u.first_day > excluded.first_day
+    first_day = CASE WHEN ${EARLIER_FIRST} THEN excluded.first_day ELSE u.first_day END,
+    first_at = CASE WHEN ${EARLIER_FIRST} THEN excluded.first_at ELSE u.first_at END,
+    platform = CASE WHEN ${EARLIER_FIRST} THEN excluded.platform ELSE u.platform END,
+    locale = CASE WHEN ${EARLIER_FIRST} THEN excluded.locale ELSE u.locale END,
+    is_premium = CASE WHEN ${EARLIER_FIRST} THEN excluded.is_premium ELSE u.is_premium END,
+    campaign = CASE WHEN ${EARLIER_FIRST} THEN excluded.campaign ELSE u.campaign END
+  WHERE u.last_day < excluded.last_day OR ${EARLIER_FIRST}
 ), wallets AS (
   INSERT INTO wallet_users AS w (app_id, user_key, first_day)
   SELECT app_id, user_key, min(day) FROM inserted WHERE event_name = '${WALLET_CONNECTION_EVENT}' GROUP BY 1, 2 ORDER BY 1, 2

@@ -13,6 +13,7 @@ import {
   OTHER,
 } from '../../src/events/custom-events.ts';
 import { InsightsReader } from '../../src/events/insights.ts';
+import { RollupReader } from '../../src/events/rollups.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -206,6 +207,106 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     expect(
       (await insights.funnel(appId, PERIOD, { ...week, steps: ['app-init', 'purchase[sku=gold]'] })).steps[1]!.name,
     ).toBe('purchase[sku=gold]');
+  });
+
+  it('never lets one event fill two steps of a funnel; two events of one millisecond may follow each other', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'one_event_app', bot: '@one_bot', domains: ['one.example'] } })
+    ).id;
+    const at = '2026-10-12T12:00:05.000Z';
+    const later = '2026-10-13T12:00:05.000Z';
+    const purchase = (sku: string) => ({ custom: { name: 'purchase', sku } });
+    await events.insert([
+      // U taps and hides in the same millisecond: one tap, one hide
+      event(app, 'U', 'U1', at, 'custom-event', { custom: { name: 'tap' } }),
+      event(app, 'U', 'U1', at, 'app-hide'),
+      // P1 buys gold, and gold again a day later; P2 buys gold once; P3 buys silver
+      event(app, 'P1', 'P1', at, 'custom-event', purchase('gold')),
+      event(app, 'P1', 'P1b', later, 'custom-event', purchase('gold')),
+      event(app, 'P2', 'P2', at, 'custom-event', purchase('gold')),
+      event(app, 'P3', 'P3', at, 'custom-event', purchase('silver')),
+    ]);
+    const counts = async (steps: string[]) =>
+      (await insights.funnel(app, PERIOD, { steps, by: 'user', windowMs: 7 * DAY })).steps;
+    expect((await counts(['tap', 'app-hide', 'tap'])).map((step) => step.count)).toEqual([1, 1, 0]);
+    expect((await counts(['tap', 'app-hide'])).map((step) => step.count)).toEqual([1, 1]);
+    // only P1 bought gold after a first purchase: the first purchase cannot be the gold one too
+    expect(await counts(['purchase', 'purchase[sku=gold]'])).toEqual([
+      { name: 'purchase', count: 3, median_seconds_from_previous: null },
+      { name: 'purchase[sku=gold]', count: 1, median_seconds_from_previous: DAY / 1000 },
+    ]);
+  });
+
+  it('counts a session once, on the day it started, with a filter as without one', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'late_session_app', bot: '@late_bot', domains: ['l.example'] } })
+    ).id;
+    const android = { platform: 'android' };
+    // X (android, with a campaign) and Y both start before midnight and end after it
+    await events.insert([
+      { ...event(app, 'X', 'X1', '2026-10-20T23:59:59.999Z', 'app-init', { startParam: 'late_c' }), ...android },
+      { ...event(app, 'X', 'X1', '2026-10-21T00:00:00.000Z', 'app-hide'), ...android },
+      event(app, 'Y', 'Y1', '2026-10-20T23:50:00Z', 'app-init'),
+      event(app, 'Y', 'Y1', '2026-10-21T00:10:00Z', 'app-hide'),
+    ]);
+    const sessions = async (day: string, filter = {}) =>
+      (await insights.summary(app, { from: day, to: day }, filter)).sessions;
+    expect([await sessions('2026-10-20'), await sessions('2026-10-21')]).toEqual([2, 0]);
+    // a filter that keeps every event counts the same sessions
+    expect([
+      await sessions('2026-10-20', { premium: false }),
+      await sessions('2026-10-21', { premium: false }),
+    ]).toEqual([2, 0]);
+    expect([await sessions('2026-10-20', android), await sessions('2026-10-21', android)]).toEqual([1, 0]);
+    const both = { from: '2026-10-20', to: '2026-10-21' };
+    for (const filter of [{}, { premium: false }]) {
+      const dashboard = await new RollupReader(store.sql).dashboard(app, both, filter);
+      expect(dashboard.days.map((day) => [day.day, day.sessions])).toEqual([
+        ['2026-10-20', 2],
+        ['2026-10-21', 0],
+      ]);
+      expect(dashboard.dimensions.start_param).toEqual([
+        { value: '', sessions: 1 },
+        { value: 'late_c', sessions: 1 },
+      ]);
+    }
+    // the day after alone: the sessions started the day before are not counted, with a filter or without
+    const after = { from: '2026-10-21', to: '2026-10-21' };
+    for (const filter of [{}, { premium: false }])
+      expect((await new RollupReader(store.sql).dashboard(app, after, filter)).totals.sessions).toBe(0);
+  });
+
+  it('first sees a user with the attributes of their first event, also when it arrives after a later one', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'late_first_app', bot: '@first_bot', domains: ['f.example'] } })
+    ).id;
+    const noon = (user: string) => ({
+      ...event(app, user, `${user}1`, '2026-10-22T12:00:00Z', 'app-init'),
+      platform: 'android',
+    });
+    const morning = (user: string) => ({
+      ...event(app, user, `${user}0`, '2026-10-22T08:00:00Z', 'app-init', { startParam: 'promo_c' }),
+      platform: 'ios',
+    });
+    // L's noon launch is stored a commit before its morning launch; M's two launches come in one commit
+    await events.insert([noon('L')]);
+    await events.insert([morning('L'), noon('M'), morning('M')]);
+    const period = { from: '2026-10-01', to: '2026-10-31' };
+    expect((await insights.campaigns(app, period)).campaigns).toEqual([
+      { start_param: 'promo_c', new_users: 2, retained_d7: 0, wallet_connections: 0 },
+    ]);
+    expect((await insights.summary(app, period, { platform: 'ios' })).new_users).toBe(2);
+    expect((await insights.summary(app, period, { platform: 'android' })).new_users).toBe(0);
+    expect(
+      (await insights.retention(app, period, { campaign: 'promo_c' })).cohorts.map((c) => [c.day, c.users]),
+    ).toEqual([['2026-10-22', 2]]);
+    // a later event of an earlier day moves the cohort and the attributes again
+    await events.insert([{ ...event(app, 'L', 'L9', '2026-10-21T23:00:00Z', 'app-init'), platform: 'tdesktop' }]);
+    expect((await insights.summary(app, period, { platform: 'tdesktop' })).new_users).toBe(1);
+    expect((await insights.retention(app, period)).cohorts.map((c) => [c.day, c.users])).toEqual([
+      ['2026-10-21', 1],
+      ['2026-10-22', 1],
+    ]);
   });
 
   it("reads only a funnel's steps' events, through the events index on a step's name", async () => {
