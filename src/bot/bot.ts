@@ -49,10 +49,11 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
     botInfo: options.botInfo,
     client: options.apiRoot ? { apiRoot: options.apiRoot } : undefined,
   });
-  // Telegram's 429 "retry after" and network hiccups are retried; dialogs get their own Api instance,
-  // so the same transformers are installed there as a conversation plugin
+  // Telegram's 429 "retry after" and its 5xx answers are retried; a network error is not: the plugin would retry it
+  // without end, its wait doubling up to an hour, where the update loop says why and tries again every 15 s.
+  // Dialogs get their own Api instance, so the same transformers are installed there as a conversation plugin
   const transformers: Transformer[] = [
-    autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60 }),
+    autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60, rethrowHttpErrors: true }),
     ...(options.transformers ?? []),
   ];
   bot.api.config.use(...transformers);

@@ -33,6 +33,14 @@ const pause = (ms: number, signal: AbortSignal) =>
   });
 
 /**
+ * Asks Telegram who the bot is, once: Bot.init() would retry a network error itself, its wait doubling without a
+ * word, where the update loop says why and tries again every 15 s.
+ */
+async function identify(bot: Bot<BotContext>): Promise<void> {
+  if (!bot.isInited()) bot.botInfo = await bot.api.getMe();
+}
+
+/**
  * Receives updates until `signal` aborts. Telegram being unreachable never stops the service: the bot retries and
  * logs why.
  */
@@ -65,7 +73,7 @@ export async function receiveUpdates(
     signal.addEventListener('abort', stopOnAbort, { once: true });
     let failed = false;
     try {
-      if (!bot.isInited()) await bot.init();
+      await identify(bot);
       await registerCommands(bot, settings.adminTelegramIds, settings.publicUrl, log);
       await bot.start({ drop_pending_updates: false });
     } catch (error) {
@@ -92,7 +100,7 @@ async function registerWebhook(
 ): Promise<void> {
   while (!signal.aborted) {
     try {
-      if (!bot.isInited()) await bot.init();
+      await identify(bot);
       await registerCommands(bot, settings.adminTelegramIds, settings.publicUrl, log);
       await bot.api.setWebhook(settings.botWebhookUrl!, {
         secret_token: source.webhookSecret,

@@ -25,8 +25,8 @@ afterEach(async () => {
 });
 afterAll(() => killAllChildren());
 
-async function startTelegram() {
-  telegram = await startTelegramEmulator();
+async function startTelegram(port?: number) {
+  telegram = await startTelegramEmulator(port);
   const client = telegram.getClient(BOT_TOKEN, { userId: USER, chatId: USER, type: 'private', firstName: 'Wes' });
   return { server: telegram, client };
 }
@@ -139,6 +139,42 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
     await until('the other node polling', () => polls(other), 30_000);
     await client.sendCommand(client.makeCommand('/start'));
     await until('the reply from the other node', () => botMessages(server).length === 2, 30_000);
+  });
+});
+
+describe('Telegram out of reach', () => {
+  it('keeps the service up, says why, and answers within 15 s of Telegram coming back', async () => {
+    const port = await freePort();
+    const node = await startServiceProcess({
+      DATA_DIR: tempDir(),
+      SECRET: 'u'.repeat(40),
+      BOT_TOKEN,
+      TELEGRAM_API_ROOT: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: 'info',
+    });
+    // said at once, not after a network retry of the Bot API client doubling its wait up to an hour
+    await until('the log line', () => node.output().includes('bot cannot reach Telegram; retrying in 15 s'), 10_000);
+    expect((await fetch(`${node.url}/healthz`)).status).toBe(200);
+    const { server, client } = await startTelegram(port);
+    await client.sendCommand(client.makeCommand('/start'));
+    await until('the reply to /start', () => botMessages(server).length > 0, 25_000);
+  });
+
+  it('says why in webhook mode too', async () => {
+    const node = await startServiceProcess({
+      DATA_DIR: tempDir(),
+      SECRET: 'v'.repeat(40),
+      BOT_TOKEN,
+      TELEGRAM_API_ROOT: `http://127.0.0.1:${await freePort()}`,
+      BOT_WEBHOOK_URL: 'https://analytics.example.com/telegram/webhook',
+      LOG_LEVEL: 'info',
+    });
+    await until(
+      'the log line',
+      () => node.output().includes('cannot register the bot webhook with Telegram; retrying in 15 s'),
+      10_000,
+    );
+    expect((await fetch(`${node.url}/healthz`)).status).toBe(200);
   });
 });
 

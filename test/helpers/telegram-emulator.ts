@@ -6,9 +6,9 @@ import { freePort } from './service-process.ts';
 export type { TelegramServer };
 
 /** a started emulator; stop it with `.stop()` */
-export async function startTelegramEmulator(): Promise<TelegramServer> {
+export async function startTelegramEmulator(port?: number): Promise<TelegramServer> {
   const server = new (emulator as unknown as typeof TelegramServer)({
-    port: await freePort(),
+    port: port ?? (await freePort()),
     host: '127.0.0.1',
     storeTimeout: 600,
   });
