@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from './config.ts';
 import { readOrCreateFile } from './read-or-create.ts';
 import type { SqlRunner } from './db/sql.ts';
 
@@ -73,7 +74,7 @@ export async function loadSecrets(config: { secret?: string; dataDir: string }, 
   ]);
   const [row] = await sql.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'secret_fingerprint'`);
   if (row?.value !== fingerprint) {
-    throw new Error(
+    throw new ConfigError(
       'this database was set up with a different secret: give every node the same SECRET ' +
         '(or the DATA_DIR/secret file the database was created with)',
     );

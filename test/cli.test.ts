@@ -1,6 +1,9 @@
 // The operator CLI as operators run it: with no service running, through a running embedded service,
-// and a second owner of one data directory refused.
+// a second owner of one data directory refused, and the settings of another service's store refused.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { runCli, startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
 import { makeEvent, postEvents } from './helpers/events.ts';
 import { tempDir } from './helpers/service.ts';
@@ -213,6 +216,69 @@ describe('while the service runs in embedded mode', () => {
     async () => {
       await expect(startServiceProcess(env, 30_000)).rejects.toThrow(/is in use by process \d+/);
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+    },
+    CLI_TEST_TIMEOUT,
+  );
+});
+
+describe("another service's settings", () => {
+  let database: TestDatabase;
+  const dataDir = tempDir();
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database?.drop());
+
+  it(
+    'refuses, with the reason (as JSON with --json), to open an empty embedded store beside a PostgreSQL one, a database of another secret, or a bad setting',
+    async () => {
+      const onServer = { DATA_DIR: dataDir, DATABASE_URL: database.url };
+      json(
+        await runCli(onServer, [
+          'tokens',
+          'create',
+          '--bot',
+          '@pg_bot',
+          '--domain',
+          'pg.example.com',
+          '--app-name',
+          'pg_app',
+          '--json',
+        ]),
+      );
+      // DATABASE_URL forgotten: no token goes into a second store nobody reads
+      const forgotten = await runCli({ DATA_DIR: dataDir }, [
+        'tokens',
+        'create',
+        '--bot',
+        '@pg_bot',
+        '--domain',
+        'pg.example.com',
+        '--app-name',
+        'lost_app',
+        '--json',
+      ]);
+      expect(forgotten.exitCode).toBe(1);
+      expect(JSON.parse(forgotten.stdout).error).toMatch(/belongs to a service on PostgreSQL: set DATABASE_URL/);
+      expect(fs.existsSync(path.join(dataDir, 'pgdata'))).toBe(false);
+      expect(
+        json(await runCli(onServer, ['tokens', 'list', '--json'])).map((app: { app_name: string }) => app.app_name),
+      ).toEqual(['pg_app']);
+
+      // the right database without its secret (another DATA_DIR): one line, no stack trace
+      const otherSecret = { DATA_DIR: tempDir(), DATABASE_URL: database.url };
+      const refused = await runCli(otherSecret, ['tokens', 'list']);
+      expect(refused.exitCode).toBe(1);
+      expect(refused.stderr.trim()).toMatch(/^this database was set up with a different secret: [^\n]+$/);
+      expect(JSON.parse((await runCli(otherSecret, ['tokens', 'list', '--json'])).stdout).error).toMatch(
+        /different secret/,
+      );
+
+      const badPort = await runCli({ ...onServer, PORT: 'abc' }, ['tokens', 'list', '--json']);
+      expect({ exitCode: badPort.exitCode, stdout: JSON.parse(badPort.stdout) }).toEqual({
+        exitCode: 1,
+        stdout: { error: 'PORT must be a whole number, got "abc"' },
+      });
     },
     CLI_TEST_TIMEOUT,
   );

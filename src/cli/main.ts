@@ -65,6 +65,8 @@ try {
   process.exitCode = result.exitCode;
 } catch (error) {
   const known = error instanceof ConfigError || error instanceof DataDirBusyError;
-  process.stderr.write(`${known ? (error as Error).message : (error as Error).stack}\n`);
+  if (known && process.argv.includes('--json'))
+    process.stdout.write(`${JSON.stringify({ error: (error as Error).message })}\n`);
+  else process.stderr.write(`${known ? (error as Error).message : (error as Error).stack}\n`);
   process.exitCode = 1;
 }

@@ -1,10 +1,11 @@
 // Opens the store the settings ask for (embedded PGlite or a PostgreSQL server), migrated and ready.
 import fs from 'node:fs';
+import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './prisma-client/index.js';
-import type { Config } from '../config.ts';
+import { type Config, ConfigError } from '../config.ts';
 import { openEmbeddedDatabase } from './embedded.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
@@ -26,11 +27,32 @@ export interface OpenStoreOptions {
   onPoolError?: (error: Error) => void;
 }
 
+/** in DATA_DIR: which store the directory serves when it is not the embedded one */
+const STORE_KIND_FILE = 'store-kind';
+const SERVER_STORE = 'postgresql';
+
+/**
+ * A data directory used with DATABASE_URL says so, so that a command run without DATABASE_URL (a forgotten
+ * variable) is refused instead of quietly opening a second, empty, embedded store beside it.
+ */
+function checkStoreKind(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
+  const file = path.join(config.dataDir, STORE_KIND_FILE);
+  const kind = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null;
+  if (config.databaseUrl) {
+    if (kind !== SERVER_STORE) fs.writeFileSync(file, `${SERVER_STORE}\n`, { mode: 0o600 });
+  } else if (kind === SERVER_STORE)
+    throw new ConfigError(
+      `${config.dataDir} belongs to a service on PostgreSQL: set DATABASE_URL as that service has it ` +
+        `(to keep an embedded store in this directory instead, delete ${file})`,
+    );
+}
+
 export async function openStore(
   config: Pick<Config, 'databaseUrl' | 'dataDir'>,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  checkStoreKind(config);
   let sql: SqlRunner;
   let prisma: PrismaClient;
   let release = async () => {};
