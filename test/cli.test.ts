@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { available } from './helpers/environment.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
 import { runCli, startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
 import { makeEvent, postEvents } from './helpers/events.ts';
@@ -221,7 +222,7 @@ describe('while the service runs in embedded mode', () => {
   );
 });
 
-describe("another service's settings", () => {
+describe.runIf(await available('PostgreSQL'))("another service's settings", () => {
   let database: TestDatabase;
   const dataDir = tempDir();
   beforeAll(async () => {
@@ -279,6 +280,36 @@ describe("another service's settings", () => {
         exitCode: 1,
         stdout: { error: 'PORT must be a whole number, got "abc"' },
       });
+    },
+    CLI_TEST_TIMEOUT,
+  );
+
+  it(
+    'leaves a data directory that holds an embedded store usable without DATABASE_URL',
+    async () => {
+      const other = await createTestDatabase();
+      try {
+        const embedded = { DATA_DIR: tempDir() };
+        json(
+          await runCli(embedded, [
+            'tokens',
+            'create',
+            '--bot',
+            '@own_bot',
+            '--domain',
+            'own.example.com',
+            '--app-name',
+            'own_app',
+            '--json',
+          ]),
+        );
+        json(await runCli({ ...embedded, DATABASE_URL: other.url }, ['tokens', 'list', '--json']));
+        expect(
+          json(await runCli(embedded, ['tokens', 'list', '--json'])).map((app: { app_name: string }) => app.app_name),
+        ).toEqual(['own_app']);
+      } finally {
+        await other.drop();
+      }
     },
     CLI_TEST_TIMEOUT,
   );

@@ -43,17 +43,28 @@ export const COMMANDS = [
  */
 const DIALOG_STATE_VERSION = 1;
 
+/**
+ * The calls by which the bot starts and receives its updates: a network error fails them at once, so the update
+ * loop says why and tries again every 15 s (the retry plugin would retry without a word, waiting up to an hour)
+ */
+const RECEIVING_METHODS = new Set(['getMe', 'getUpdates', 'deleteWebhook', 'setWebhook']);
+
+/** `retrying` for every call but those of receiving updates */
+function retriedUnlessReceiving(retrying: Transformer): Transformer {
+  return (prev, method, payload, signal) =>
+    RECEIVING_METHODS.has(method) ? prev(method, payload, signal) : retrying(prev, method, payload, signal);
+}
+
 export function createBot(services: Services, options: BotOptions): Bot<BotContext> {
   const deps = botDeps(services, options.now ?? (() => new Date()));
   const bot = new Bot<BotContext>(options.token, {
     botInfo: options.botInfo,
     client: options.apiRoot ? { apiRoot: options.apiRoot } : undefined,
   });
-  // Telegram's 429 "retry after" and its 5xx answers are retried; a network error is not: the plugin would retry it
-  // without end, its wait doubling up to an hour, where the update loop says why and tries again every 15 s.
+  // Telegram's 429 "retry after", its 5xx answers and network errors are retried (messages, alerts, replies).
   // Dialogs get their own Api instance, so the same transformers are installed there as a conversation plugin
   const transformers: Transformer[] = [
-    autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60, rethrowHttpErrors: true }),
+    retriedUnlessReceiving(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60 })),
     ...(options.transformers ?? []),
   ];
   bot.api.config.use(...transformers);

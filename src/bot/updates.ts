@@ -34,7 +34,7 @@ const pause = (ms: number, signal: AbortSignal) =>
 
 /**
  * Asks Telegram who the bot is, once: Bot.init() would retry a network error itself, its wait doubling without a
- * word, where the update loop says why and tries again every 15 s.
+ * word, where the update loop says why and tries again every 15 s
  */
 async function identify(bot: Bot<BotContext>): Promise<void> {
   if (!bot.isInited()) bot.botInfo = await bot.api.getMe();
@@ -65,15 +65,20 @@ export async function receiveUpdates(
     log.info({}, 'polling the bot updates on this node');
     // released by this loop itself: not a loss worth a warning
     let letGo = false;
+    // stopping confirms the last updates with Telegram, which may be out of reach: never an unhandled rejection
+    const stopPolling = () =>
+      bot.stop().catch((error: Error) => log.warn({ err: error.message }, 'bot polling stopped without Telegram'));
     const stopOnLoss = leadership.lost.then(async () => {
       if (!signal.aborted && !letGo) log.warn({}, 'lost the polling leadership; stopping the bot polling');
-      await bot.stop();
+      await stopPolling();
     });
-    const stopOnAbort = () => void bot.stop();
+    const stopOnAbort = () => void stopPolling();
     signal.addEventListener('abort', stopOnAbort, { once: true });
     let failed = false;
     try {
       await identify(bot);
+      // done here, where a network error fails at once: bot.start() would retry it without a word
+      await bot.api.deleteWebhook({ drop_pending_updates: false });
       await registerCommands(bot, settings.adminTelegramIds, settings.publicUrl, log);
       await bot.start({ drop_pending_updates: false });
     } catch (error) {

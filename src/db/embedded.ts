@@ -23,9 +23,12 @@ export interface EmbeddedDatabase {
   sql: SqlRunner;
 }
 
+/** the embedded store's directory in DATA_DIR */
+export const EMBEDDED_DIR = 'pgdata';
+
 /** Opens (creating on first use) the PGlite cluster under dataDir/pgdata. The caller holds the owner lock. */
 export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
-  const pgdata = path.join(dataDir, 'pgdata');
+  const pgdata = path.join(dataDir, EMBEDDED_DIR);
   fs.mkdirSync(pgdata, { recursive: true, mode: 0o700 });
   const pglite = await startPGliteThread(pgdata);
   const sql: SqlRunner = {

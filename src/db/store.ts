@@ -6,7 +6,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './prisma-client/index.js';
 import { type Config, ConfigError } from '../config.ts';
-import { openEmbeddedDatabase } from './embedded.ts';
+import { EMBEDDED_DIR, openEmbeddedDatabase } from './embedded.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
 import { openServerDatabase, serverPool } from './server.ts';
@@ -33,14 +33,19 @@ const SERVER_STORE = 'postgresql';
 
 /**
  * A data directory used with DATABASE_URL says so, so that a command run without DATABASE_URL (a forgotten
- * variable) is refused instead of quietly opening a second, empty, embedded store beside it.
+ * variable) is refused instead of quietly opening a second, empty, embedded store beside it. A directory that
+ * holds an embedded store is never marked, and the mark is best effort (a read-only DATA_DIR still serves).
  */
 function checkStoreKind(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
   const file = path.join(config.dataDir, STORE_KIND_FILE);
-  const kind = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null;
+  if (fs.existsSync(path.join(config.dataDir, EMBEDDED_DIR))) return;
   if (config.databaseUrl) {
-    if (kind !== SERVER_STORE) fs.writeFileSync(file, `${SERVER_STORE}\n`, { mode: 0o600 });
-  } else if (kind === SERVER_STORE)
+    try {
+      if (!fs.existsSync(file)) fs.writeFileSync(file, `${SERVER_STORE}\n`, { mode: 0o644 });
+    } catch {
+      // the mark only guards against a mistake: a directory it cannot be written to serves as before
+    }
+  } else if (fs.existsSync(file) && fs.readFileSync(file, 'utf8').trim() === SERVER_STORE)
     throw new ConfigError(
       `${config.dataDir} belongs to a service on PostgreSQL: set DATABASE_URL as that service has it ` +
         `(to keep an embedded store in this directory instead, delete ${file})`,

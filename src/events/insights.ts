@@ -6,6 +6,7 @@ import { DAY_MS } from './days.ts';
 import {
   CUSTOM_STEP_PREFIX,
   customNameSql,
+  NO_CUSTOM_NAMES,
   OTHER,
   OTHER_SLOT,
   propertyValueSql,
@@ -67,16 +68,19 @@ const cut = (text: string) => text.slice(0, ROLLUP_TEXT_LENGTH);
 
 /**
  * Each custom event's distinct users in the period $2..$3: the names of each user's days in it, as bits
- * (daily_users.custom_names), joined, then counted per name's slot (and OTHER's); distinct users, as a client may
- * name an event OTHER itself.
+ * (daily_users.custom_names), joined, then the users whose bits meet each name's mask counted. A name's mask holds
+ * its slot's bit, and OTHER's also OTHER_SLOT's (a client may name an event OTHER itself), so a user counts once
+ * per name without a DISTINCT, which would sort every (user, name) pair.
  */
 const CUSTOM_EVENT_USERS = `
-SELECT names.name, count(DISTINCT period_users.user_key)::int AS users
+SELECT names.name, count(*)::int AS users
 FROM (SELECT user_key, bit_or(custom_names) AS bits FROM daily_users
       WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND custom_names IS NOT NULL
       GROUP BY user_key) AS period_users
-JOIN (SELECT name, slot FROM custom_catalog WHERE app_id = $1 AND level = 0 AND slot IS NOT NULL
-      UNION ALL SELECT '${OTHER}', ${OTHER_SLOT}) AS names ON get_bit(period_users.bits, names.slot) = 1
+JOIN (SELECT name, bit_or(set_bit(${NO_CUSTOM_NAMES}, slot, 1)) AS mask FROM (
+        SELECT name, slot FROM custom_catalog WHERE app_id = $1 AND level = 0 AND slot IS NOT NULL
+        UNION ALL SELECT '${OTHER}', ${OTHER_SLOT}) AS slots
+      GROUP BY name) AS names ON period_users.bits & names.mask <> ${NO_CUSTOM_NAMES}
 GROUP BY names.name`;
 
 /** a custom event's name as the rollups count it (events e): NO_NAME without one, OTHER beyond the catalog */

@@ -161,10 +161,12 @@ function userRollups(insights: boolean): string {
   INSERT INTO app_users AS u (app_id, user_key, last_day, first_day, first_at, platform, locale, is_premium, campaign)
   SELECT app_id, user_key, coalesce(last_day, first_day), first_day, first_at, platform, locale, is_premium, start_param
   FROM user_changes c
-  -- users with a day counted for the first time, and those whose first event is earlier than the one they were
-  -- first seen with (one probe each; the others' rows are not locked)
+  -- users with a day counted for the first time, and all but those this statement's snapshot shows first seen no
+  -- later (one probe each; their rows are not locked): a first event only moves earlier, so what the snapshot shows
+  -- holds, while a row a concurrent commit adds is not in it and gets to the upsert, which sees it
   WHERE last_day IS NOT NULL
-     OR EXISTS (SELECT 1 FROM app_users x WHERE x.app_id = c.app_id AND x.user_key = c.user_key AND c.first_at < x.first_at)
+     OR NOT EXISTS (SELECT 1 FROM app_users x WHERE x.app_id = c.app_id AND x.user_key = c.user_key
+                    AND (x.first_at <= c.first_at OR (x.first_at IS NULL AND x.first_day <= c.first_day)))
   ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET
     last_day = greatest(u.last_day, excluded.last_day),

@@ -143,7 +143,7 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
 });
 
 describe('Telegram out of reach', () => {
-  it('keeps the service up, says why, and answers within 15 s of Telegram coming back', async () => {
+  it('keeps the service up, says why, answers within 15 s of Telegram coming back, and stops cleanly without it', async () => {
     const port = await freePort();
     const node = await startServiceProcess({
       DATA_DIR: tempDir(),
@@ -158,6 +158,10 @@ describe('Telegram out of reach', () => {
     const { server, client } = await startTelegram(port);
     await client.sendCommand(client.makeCommand('/start'));
     await until('the reply to /start', () => botMessages(server).length > 0, 25_000);
+    // Telegram gone again while the bot polls: a stop still ends cleanly
+    await server.stop();
+    telegram = undefined;
+    expect(await node.stop(20_000)).toEqual({ code: 0, signal: null });
   });
 
   it('says why in webhook mode too', async () => {
