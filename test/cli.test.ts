@@ -229,36 +229,26 @@ describe.runIf(await available('PostgreSQL'))("another service's settings", () =
     database = await createTestDatabase();
   });
   afterAll(() => database?.drop());
+  const createApp = (env: Record<string, string>, name: string) =>
+    runCli(env, [
+      'tokens',
+      'create',
+      '--bot',
+      `@${name}_bot`,
+      '--domain',
+      `${name.replaceAll('_', '-')}.example.com`,
+      '--app-name',
+      name,
+      '--json',
+    ]);
 
   it(
     'refuses, with the reason (as JSON with --json), to open an empty embedded store beside a PostgreSQL one, a database of another secret, or a bad setting',
     async () => {
       const onServer = { DATA_DIR: dataDir, DATABASE_URL: database.url };
-      json(
-        await runCli(onServer, [
-          'tokens',
-          'create',
-          '--bot',
-          '@pg_bot',
-          '--domain',
-          'pg.example.com',
-          '--app-name',
-          'pg_app',
-          '--json',
-        ]),
-      );
+      json(await createApp(onServer, 'pg_app'));
       // DATABASE_URL forgotten: no token goes into a second store nobody reads
-      const forgotten = await runCli({ DATA_DIR: dataDir }, [
-        'tokens',
-        'create',
-        '--bot',
-        '@pg_bot',
-        '--domain',
-        'pg.example.com',
-        '--app-name',
-        'lost_app',
-        '--json',
-      ]);
+      const forgotten = await createApp({ DATA_DIR: dataDir }, 'lost_app');
       expect(forgotten.exitCode).toBe(1);
       expect(JSON.parse(forgotten.stdout).error).toMatch(/belongs to a service on PostgreSQL: set DATABASE_URL/);
       expect(fs.existsSync(path.join(dataDir, 'pgdata'))).toBe(false);
@@ -290,19 +280,7 @@ describe.runIf(await available('PostgreSQL'))("another service's settings", () =
       const other = await createTestDatabase();
       try {
         const embedded = { DATA_DIR: tempDir() };
-        json(
-          await runCli(embedded, [
-            'tokens',
-            'create',
-            '--bot',
-            '@own_bot',
-            '--domain',
-            'own.example.com',
-            '--app-name',
-            'own_app',
-            '--json',
-          ]),
-        );
+        json(await createApp(embedded, 'own_app'));
         json(await runCli({ ...embedded, DATABASE_URL: other.url }, ['tokens', 'list', '--json']));
         expect(
           json(await runCli(embedded, ['tokens', 'list', '--json'])).map((app: { app_name: string }) => app.app_name),
