@@ -11,24 +11,23 @@ const MAX_WINDOW_MS = 90 * DAY_MS;
 export function parseFunnelQuery(
   query: { steps?: string; by?: string; window?: string },
   maxSteps: number,
-): { ok: true; value: FunnelQuery } | { ok: false; error: string } {
+  /** how the answer names what it checks: the query parameters of a read, or the fields of a saved funnel */
+  place = 'query parameter',
+): { ok: true; value: FunnelQuery } | { ok: false; error: string; parameter: 'steps' | 'by' | 'window' } {
+  const refused = (parameter: 'steps' | 'by' | 'window', problem: string) =>
+    ({ ok: false, error: `The ${place} "${parameter}" ${problem}.`, parameter }) as const;
   const steps = (query.steps ?? '').split(',').map((step) => step.trim());
   if (steps.length < 2 || steps.length > maxSteps || steps.some((step) => step === ''))
-    return {
-      ok: false,
-      error: `The query parameter "steps" must name 2 to ${maxSteps} event names, separated by commas (custom events by their name).`,
-    };
-  if (steps.some((step) => step.includes('\u0000')))
-    return { ok: false, error: 'The query parameter "steps" must not contain a NUL character.' };
+    return refused(
+      'steps',
+      `must name 2 to ${maxSteps} event names, separated by commas (custom events by their name)`,
+    );
+  if (steps.some((step) => step.includes('\u0000'))) return refused('steps', 'must not contain a NUL character');
   const by = query.by ?? 'user';
-  if (by !== 'user' && by !== 'session')
-    return { ok: false, error: 'The query parameter "by" must be "user" or "session".' };
+  if (by !== 'user' && by !== 'session') return refused('by', 'must be "user" or "session"');
   const window = /^(\d{1,4})([mhd])$/.exec(query.window ?? DEFAULT_WINDOW);
   const windowMs = window ? Number(window[1]) * WINDOW_UNITS_MS[window[2] as keyof typeof WINDOW_UNITS_MS] : 0;
   if (windowMs <= 0 || windowMs > MAX_WINDOW_MS)
-    return {
-      ok: false,
-      error: 'The query parameter "window" must be a duration such as 30m, 1h, 1d or 7d, of at most 90 days.',
-    };
+    return refused('window', 'must be a duration such as 30m, 1h, 1d or 7d, of at most 90 days');
   return { ok: true, value: { steps, by, windowMs } };
 }

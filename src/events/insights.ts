@@ -113,7 +113,14 @@ export function parseFunnelStep(text: string): FunnelStep {
  * index on that name; a property narrows it to events whose custom_data has that value (a string, or a number or
  * boolean as written in JSON). `add` binds a value and returns its placeholder.
  */
-function stepEvents(step: FunnelStep, who: string, filter: Filter, params: unknown[], add: (value: unknown) => string) {
+function stepEvents(
+  step: FunnelStep,
+  who: string,
+  filter: Filter,
+  params: unknown[],
+  add: (value: unknown) => string,
+  withKey: boolean,
+) {
   // every custom event, whatever its name: no single key of the funnel index, so the app's events of the period
   const byName =
     step.name === 'custom-event'
@@ -123,14 +130,15 @@ function stepEvents(step: FunnelStep, who: string, filter: Filter, params: unkno
     step.property === undefined
       ? ''
       : ` AND jsonb_extract_path_text(props->'custom_data', ${add(step.property)}) = ${add(step.value ?? '')}`;
-  return `SELECT ${who} AS who, occurred_at AS at FROM events
+  return `SELECT ${who} AS who, occurred_at AS at${withKey ? ', event_key AS key' : ''} FROM events
     WHERE app_id = $1 AND ${byName} AND day BETWEEN $2::date AND $3::date${property}${filterSql(filter, eventColumns(), params)}`;
 }
 
-/** whether one event could match both steps: the same name, or any custom event and a custom event's name */
+/** whether one event could match both steps: the same name (unless two values of one property), or any custom event and a custom event's name */
 function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
   const key = (step: FunnelStep) => (EVENT_NAMES.includes(step.name) ? step.name : CUSTOM_STEP_PREFIX + cut(step.name));
-  if (key(a) === key(b)) return true;
+  if (key(a) === key(b))
+    return !(a.property !== undefined && a.property === b.property && (a.value ?? '') !== (b.value ?? ''));
   const anyCustom = (step: FunnelStep) => step.name === 'custom-event';
   const customName = (step: FunnelStep) => !EVENT_NAMES.includes(step.name);
   return (anyCustom(a) && customName(b)) || (anyCustom(b) && customName(a));
@@ -138,9 +146,11 @@ function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
 
 /**
  * Who did step 1 in the period (from their first time), then step 2 at or after it, and so on, each step within
- * the window from step 1; a step's time is the first matching event at or after the previous step's, and strictly
- * after every earlier step's that the same event could match too, so one event never fills two steps. Each step
- * reads only its own events. Binds its values into `params` (which holds the app and the period as $1 to $3).
+ * the window from step 1; a step's event is the first matching one at or after the previous step's that is none of
+ * the earlier steps' events (one event never fills two steps; events of one millisecond in the order of their keys).
+ * A step's event key is kept only where a later step could match the same event: otherwise the first time per
+ * person is a hash aggregate, not a sort. Each step reads only its own events. Binds its values into `params`
+ * (which holds the app and the period as $1 to $3).
  */
 function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): string {
   const add = (value: unknown) => {
@@ -150,23 +160,31 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   const steps = query.steps.map(parseFunnelStep);
   const who = query.by === 'user' ? 'user_key' : 'session_id';
   const window = add(`${query.windowMs} milliseconds`);
-  const parts = [
-    `s1 AS (SELECT who, min(at) AS t1 FROM (${stepEvents(steps[0]!, who, filter, params, add)}) e GROUP BY who)`,
-  ];
+  const overlaps = (j: number, k: number) => stepsOverlap(steps[j - 1]!, steps[k - 1]!);
+  const numbers = steps.map((_, index) => index + 1);
+  /** step j's event key is kept: a later step could match its event */
+  const keyed = (j: number) => numbers.some((k) => k > j && overlaps(j, k));
+  /** step k's events carry their keys: its own is kept, or an earlier step's event could be one of them */
+  const withKey = (k: number) => keyed(k) || numbers.some((j) => j < k && overlaps(j, k));
+  const first = (k: number, carried: string, from: string, conditions: string) =>
+    keyed(k)
+      ? `SELECT DISTINCT ON (${carried ? 'p.who' : 'who'}) ${carried ? `p.who, ${carried}, ` : 'who, '}${carried ? 'e.' : ''}at AS t${k}, ${carried ? 'e.' : ''}key AS k${k}
+  FROM ${from}${conditions} ORDER BY ${carried ? 'p.who, e.at, e.key' : 'who, at, key'}`
+      : `SELECT ${carried ? `p.who, ${carried}, min(e.at)` : 'who, min(at)'} AS t${k}
+  FROM ${from}${conditions} GROUP BY ${carried ? `p.who, ${carried}` : 'who'}`;
+  const parts = [`s1 AS (${first(1, '', `(${stepEvents(steps[0]!, who, filter, params, add, withKey(1))}) e`, '')})`];
   for (let k = 2; k <= steps.length; k++) {
-    const previous = Array.from({ length: k - 1 }, (_, i) => `p.t${i + 1}`).join(', ');
-    const strictlyAfter = steps
-      .slice(0, k - 1)
-      .flatMap((step, index) => (stepsOverlap(step, steps[k - 1]!) ? [` AND e.at > p.t${index + 1}`] : []))
+    const earlier = numbers.filter((j) => j < k);
+    const carried = earlier.flatMap((j) => [`p.t${j}`, ...(keyed(j) ? [`p.k${j}`] : [])]).join(', ');
+    const notTaken = earlier
+      .filter((j) => overlaps(j, k))
+      .map((j) => ` AND (e.at > p.t${j} OR e.key <> p.k${j})`)
       .join('');
     // the step's events are read once: joined directly, the planner (which expects few people at each step) may
     // scan them again for every person of the previous step
-    parts.push(`e${k} AS MATERIALIZED (${stepEvents(steps[k - 1]!, who, filter, params, add)})`);
-    parts.push(`s${k} AS (
-  SELECT p.who, ${previous}, min(e.at) AS t${k}
-  FROM s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at >= p.t${k - 1}${strictlyAfter} AND e.at <= p.t1 + ${window}::interval
-  GROUP BY p.who, ${previous}
-)`);
+    parts.push(`e${k} AS MATERIALIZED (${stepEvents(steps[k - 1]!, who, filter, params, add, withKey(k))})`);
+    const join = `s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at >= p.t${k - 1}${notTaken} AND e.at <= p.t1 + ${window}::interval`;
+    parts.push(`s${k} AS (${first(k, carried, join, '')})`);
   }
   const columns = steps.map((_, index) => {
     const k = index + 1;

@@ -46,8 +46,9 @@ export class SavedFunnels {
     const parsed = parseFunnelQuery(
       { steps, by: optionalText(input.by), window: optionalText(input.window) },
       MAX_FUNNEL_STEPS,
+      'field',
     );
-    if (!parsed.ok) return refused(parsed.error, 'steps');
+    if (!parsed.ok) return refused(parsed.error, parsed.parameter);
     const window = optionalText(input.window) ?? DEFAULT_WINDOW;
     const data = { steps: parsed.value.steps, by: parsed.value.by, window };
     return this.prisma.$transaction(async (tx) => {

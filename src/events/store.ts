@@ -212,7 +212,7 @@ WITH batch AS (
   ON CONFLICT (app_id, day, event_name) DO UPDATE SET events = c.events + excluded.events
 ), ${userRollups(insights)}, session_starts AS (
   SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
-  FROM inserted ORDER BY app_id, session_id, day, received_at
+  FROM inserted ORDER BY app_id, session_id, day, occurred_at
 ), new_sessions AS (
   -- a session already counted (on an earlier day, or by an earlier commit) is not counted again
   INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)

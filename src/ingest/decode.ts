@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { encodingUnsupported, tooLarge, validationError } from './http-error.ts';
+import { encodingUnsupported, HttpError, tooLarge, validationError } from './http-error.ts';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
@@ -55,6 +55,16 @@ export function parseJson(text: string): unknown {
   return parsed;
 }
 
+/**
+ * A body refused on a route other than /events: the spec's VALIDATION_MISMATCH_REPORT is the ingest API's answer;
+ * the site and the read API say what is wrong in words ("The request body is not valid JSON.")
+ */
+function plainRefusal(error: unknown): unknown {
+  const reasons = error instanceof HttpError ? error.body.errors : undefined;
+  if (!(error instanceof HttpError) || !Array.isArray(reasons) || typeof reasons[0] !== 'string') return error;
+  return new HttpError(error.statusCode, { message: `The request ${reasons[0]}.` });
+}
+
 export function registerDecoder(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
@@ -64,8 +74,12 @@ export function registerDecoder(app: FastifyInstance, maxBodyBytes: number): voi
       const encoding = String(request.headers['content-encoding'] ?? '')
         .trim()
         .toLowerCase();
-      const decoded = await decompress(encoding, raw, maxBodyBytes);
-      return parseJson(decoded.toString('utf8'));
+      try {
+        const decoded = await decompress(encoding, raw, maxBodyBytes);
+        return parseJson(decoded.toString('utf8'));
+      } catch (error) {
+        throw request.routeOptions.url === '/events' ? error : plainRefusal(error);
+      }
     },
   );
 }

@@ -44,4 +44,21 @@ describe('bad parameters', () => {
       if (message) expect(answer.json?.message, path).toBe(message);
     }
   });
+
+  it('says in words what is wrong with a JSON body, where the ingest API answers VALIDATION_MISMATCH_REPORT', async () => {
+    const json = { 'content-type': 'application/json' };
+    const bodies: [string, string, string][] = [
+      ['POST', '/api/apps/app_b/share', '{bad'],
+      ['DELETE', '/api/apps/app_b/members/abc', ''],
+      ['POST', '/api/apps/app_b/funnels', '{"name": {"__proto__": {}}}'],
+    ];
+    const answers = [];
+    for (const [method, path, raw] of bodies)
+      answers.push(await alice.request(method, path, { raw, headers: json }).then((a) => [a.status, a.json?.message]));
+    expect(answers).toEqual([
+      [400, 'The request body is not valid JSON.'],
+      [400, 'The request body is not valid JSON.'],
+      [400, 'The request body must not contain "__proto__" or "constructor.prototype" keys.'],
+    ]);
+  });
 });

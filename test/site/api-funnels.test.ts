@@ -66,7 +66,16 @@ describe('saved funnels', () => {
     const refusals: [Record<string, unknown>, string, RegExp][] = [
       [{ steps: ['app-init', 'app-hide'] }, 'name', /needs a name/],
       [{ name: 'One step', steps: ['app-init'] }, 'steps', /"steps" must name 2 to 6/],
-      [{ name: 'Slow', steps: ['app-init', 'app-hide'], window: '1y' }, 'steps', /"window" must be a duration/],
+      [
+        { name: 'Slow', steps: ['app-init', 'app-hide'], window: '1y' },
+        'window',
+        /^The field "window" must be a duration/,
+      ],
+      [
+        { name: 'Who', steps: ['app-init', 'app-hide'], by: 'device' },
+        'by',
+        /^The field "by" must be "user" or "session"/,
+      ],
       [{ name: DEFAULT_FUNNEL.name, steps: ['app-init', 'app-hide'] }, 'name', /is the default funnel/],
       // text the store cannot hold
       [{ name: 'x\u0000', steps: ['app-init', 'app-hide'] }, 'name', /must not contain a NUL character/],
