@@ -166,13 +166,17 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
   const keyed = (j: number) => numbers.some((k) => k > j && overlaps(j, k));
   /** step k's events carry their keys: its own is kept, or an earlier step's event could be one of them */
   const withKey = (k: number) => keyed(k) || numbers.some((j) => j < k && overlaps(j, k));
-  const first = (k: number, carried: string, from: string, conditions: string) =>
-    keyed(k)
-      ? `SELECT DISTINCT ON (${carried ? 'p.who' : 'who'}) ${carried ? `p.who, ${carried}, ` : 'who, '}${carried ? 'e.' : ''}at AS t${k}, ${carried ? 'e.' : ''}key AS k${k}
-  FROM ${from}${conditions} ORDER BY ${carried ? 'p.who, e.at, e.key' : 'who, at, key'}`
-      : `SELECT ${carried ? `p.who, ${carried}, min(e.at)` : 'who, min(at)'} AS t${k}
-  FROM ${from}${conditions} GROUP BY ${carried ? `p.who, ${carried}` : 'who'}`;
-  const parts = [`s1 AS (${first(1, '', `(${stepEvents(steps[0]!, who, filter, params, add, withKey(1))}) e`, '')})`];
+  /** step k's first event per person (the earlier steps' columns `carried` along), from events aliased e */
+  const first = (k: number, carried: string, from: string) => {
+    const person = carried ? 'p.who' : 'e.who';
+    const columns = carried ? `${person}, ${carried}` : person;
+    return keyed(k)
+      ? `SELECT DISTINCT ON (${person}) ${columns}, e.at AS t${k}, e.key AS k${k}
+  FROM ${from} ORDER BY ${person}, e.at, e.key`
+      : `SELECT ${columns}, min(e.at) AS t${k}
+  FROM ${from} GROUP BY ${columns}`;
+  };
+  const parts = [`s1 AS (${first(1, '', `(${stepEvents(steps[0]!, who, filter, params, add, withKey(1))}) e`)})`];
   for (let k = 2; k <= steps.length; k++) {
     const earlier = numbers.filter((j) => j < k);
     const carried = earlier.flatMap((j) => [`p.t${j}`, ...(keyed(j) ? [`p.k${j}`] : [])]).join(', ');
@@ -184,7 +188,7 @@ function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): strin
     // scan them again for every person of the previous step
     parts.push(`e${k} AS MATERIALIZED (${stepEvents(steps[k - 1]!, who, filter, params, add, withKey(k))})`);
     const join = `s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at >= p.t${k - 1}${notTaken} AND e.at <= p.t1 + ${window}::interval`;
-    parts.push(`s${k} AS (${first(k, carried, join, '')})`);
+    parts.push(`s${k} AS (${first(k, carried, join)})`);
   }
   const columns = steps.map((_, index) => {
     const k = index + 1;
@@ -248,7 +252,7 @@ export class InsightsReader {
     const [row] = await this.sql.query<Summary>(
       `WITH kept AS (SELECT user_key, session_id FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${onEvents})
        SELECT (SELECT count(*) FROM kept)::float8 AS events, (SELECT count(DISTINCT user_key) FROM kept)::int AS users,
-              (SELECT count(*) FROM ${STARTED_SESSIONS}) ::int AS sessions,
+              (SELECT count(*) FROM ${STARTED_SESSIONS})::int AS sessions,
               (SELECT count(*) FROM app_users a WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date${onUsers})::int
                 AS new_users`,
       params,

@@ -140,9 +140,8 @@ function userRollups(insights: boolean): string {
 ), new_users AS (
   SELECT app_id, day, user_key FROM seen_users WHERE fresh
 ), user_firsts AS (
-  -- each user's first event of the batch, with its launch attributes
-  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day, occurred_at, ${rollupText('platform')} AS platform,
-         ${rollupText('locale')} AS locale, is_premium, ${rollupText('start_param')} AS start_param
+  -- each user's first event of the batch, with its launch attributes (cut where they are stored, per user)
+  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day, occurred_at, platform, locale, is_premium, start_param
   FROM inserted ORDER BY app_id, user_key, occurred_at
 ), user_changes AS (
   -- per user: the first event of the batch and the last of the days counted for the first time now (or NULL)
@@ -159,7 +158,8 @@ function userRollups(insights: boolean): string {
   -- a user is first seen with the attributes of their first event, also when it arrives after later ones (a late
   -- event moves their first day, and their cohort, earlier)
   INSERT INTO app_users AS u (app_id, user_key, last_day, first_day, first_at, platform, locale, is_premium, campaign)
-  SELECT app_id, user_key, coalesce(last_day, first_day), first_day, first_at, platform, locale, is_premium, start_param
+  SELECT app_id, user_key, coalesce(last_day, first_day), first_day, first_at, ${rollupText('platform')},
+         ${rollupText('locale')}, is_premium, ${rollupText('start_param')}
   FROM user_changes c
   -- users with a day counted for the first time, and all but those this statement's snapshot shows first seen no
   -- later (one probe each; their rows are not locked): a first event only moves earlier, so what the snapshot shows

@@ -60,9 +60,9 @@ export function parseJson(text: string): unknown {
  * the site and the read API say what is wrong in words ("The request body is not valid JSON.")
  */
 function plainRefusal(error: unknown): unknown {
-  const reasons = error instanceof HttpError ? error.body.errors : undefined;
-  if (!(error instanceof HttpError) || !Array.isArray(reasons) || typeof reasons[0] !== 'string') return error;
-  return new HttpError(error.statusCode, { message: `The request ${reasons[0]}.` });
+  if (!(error instanceof HttpError)) return error;
+  const [reason] = Array.isArray(error.body.errors) ? error.body.errors : [];
+  return typeof reason === 'string' ? new HttpError(error.statusCode, { message: `The request ${reason}.` }) : error;
 }
 
 export function registerDecoder(app: FastifyInstance, maxBodyBytes: number): void {
