@@ -27,7 +27,7 @@ function literal(value: unknown): string {
  * Planning the event insert costs PGlite more CPU than inserting a small batch with it, so it is prepared once
  * per session. Returns the function that runs a named statement.
  */
-export function namedStatements(db: Pick<PGlite, 'query'>) {
+export function namedStatements(db: Pick<PGlite, 'query' | 'transaction'>) {
   const prepared = new Map<string, Promise<void>>();
   const prepare = (name: string, text: string) => {
     let done = prepared.get(name);
@@ -48,7 +48,12 @@ export function namedStatements(db: Pick<PGlite, 'query'>) {
     for (let attempt = 0; ; attempt++) {
       await prepare(name, text);
       try {
-        return await db.query<Row>(`EXECUTE ${name}(${params.map(literal).join(', ')})`);
+        // with its generic plan, made once (left to choose, PostgreSQL may plan a large statement anew at every
+        // execution); the setting holds for this transaction alone
+        return await db.transaction(async (tx) => {
+          await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+          return tx.query<Row>(`EXECUTE ${name}(${params.map(literal).join(', ')})`);
+        });
       } catch (error) {
         // the session lost it (DISCARD ALL): prepare again, once
         if ((error as { code?: string }).code !== NO_SUCH_STATEMENT || attempt > 0) throw error;

@@ -11,15 +11,36 @@ export interface ServerPoolOptions {
   onError?: (error: Error) => void;
 }
 
-function queryable(client: pg.Pool | pg.PoolClient): SqlQueryable {
+/**
+ * A named statement runs with its generic plan, made once per connection: left to choose, PostgreSQL may plan a
+ * large statement anew at every execution when its estimates favour the parameters' values (node-postgres
+ * prepares the statement on each connection the first time it runs there). The setting holds for the transaction.
+ */
+async function named(client: pg.PoolClient, name: string, text: string, values: unknown[] | undefined) {
+  await client.query(GENERIC_PLAN);
+  return client.query({ name, text, values });
+}
+
+const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
+
+function queryable(client: pg.Pool | pg.PoolClient, inTransaction = false): SqlQueryable {
   return {
     async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
-      // node-postgres prepares a named statement on each connection the first time it runs there
       const values = wireValues(params);
-      const result = options?.name
-        ? await client.query({ name: options.name, text, values })
-        : await client.query(text, values);
-      return result.rows as Row[];
+      if (!options?.name) return (await client.query(text, values)).rows as Row[];
+      if (inTransaction) return (await named(client as pg.PoolClient, options.name, text, values)).rows as Row[];
+      const connection = await (client as pg.Pool).connect();
+      try {
+        await connection.query('BEGIN');
+        const result = await named(connection, options.name, text, values);
+        await connection.query('COMMIT');
+        return result.rows as Row[];
+      } catch (error) {
+        await connection.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        connection.release();
+      }
     },
     async exec(script: string) {
       await client.query(script);
@@ -58,7 +79,7 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn(queryable(client));
+        const result = await fn(queryable(client, true));
         await client.query('COMMIT');
         return result;
       } catch (error) {

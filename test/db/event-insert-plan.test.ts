@@ -1,0 +1,65 @@
+// The event insert is planned once per connection, on both engines: every batch runs the one generic plan, where
+// PostgreSQL left to choose plans it anew for each batch (and parses the batch once more to do so) as soon as its
+// estimates favour the parameters' values.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
+import { applyMigrations } from '../../src/db/migrate.ts';
+import { openServerDatabase } from '../../src/db/server.ts';
+import type { SqlRunner } from '../../src/db/sql.ts';
+import { SqlEventStore } from '../../src/events/store.ts';
+import { eventRow } from '../helpers/events.ts';
+import { available } from '../helpers/environment.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
+import { tempDir } from '../helpers/service.ts';
+
+/** one session each, so the prepared statement's counters are the session's own */
+const ENGINES: { name: string; open(): Promise<{ sql: SqlRunner; cleanup(): Promise<void> }> }[] = [
+  {
+    name: 'embedded PGlite',
+    open: async () => {
+      const { sql } = await openEmbeddedDatabase(tempDir());
+      return { sql, cleanup: () => sql.close() };
+    },
+  },
+  ...((await available('PostgreSQL'))
+    ? [
+        {
+          name: 'PostgreSQL',
+          open: async () => {
+            const database = await createTestDatabase();
+            const sql = openServerDatabase(database.url, { max: 1 });
+            return { sql, cleanup: () => sql.close().then(() => database.drop()) };
+          },
+        },
+      ]
+    : []),
+];
+
+describe.each(ENGINES)('the event insert on $name', ({ open }) => {
+  let sql: SqlRunner;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ sql, cleanup } = await open());
+    await applyMigrations(sql);
+  });
+  afterAll(() => cleanup?.());
+
+  it('runs every batch with the generic plan it made once', async () => {
+    const [{ id }] = (await sql.query<{ id: number }>(
+      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('plan_app', '@plan_bot', '{p.example}', now()) RETURNING id`,
+    )) as [{ id: number }];
+    const events = new SqlEventStore(sql);
+    const custom = (n: number) => ({ custom_data: { name: `action_${n % 3}`, sku: `sku_${n % 5}` } });
+    for (let batch = 0; batch < 8; batch++)
+      await events.insert(
+        Array.from({ length: 50 }, (_, n) =>
+          eventRow(id, n % 2 ? { eventName: 'custom-event', props: custom(n) } : { eventName: 'app-init' }),
+        ),
+      );
+    const [statement] = await sql.query<{ generic_plans: number; custom_plans: number }>(
+      `SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE name LIKE 'tma_insert_events_%'`,
+    );
+    expect(statement).toEqual({ generic_plans: 8, custom_plans: 0 });
+  });
+});
