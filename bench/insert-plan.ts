@@ -1,6 +1,6 @@
 // Where the event insert spends its time: a fresh store is loaded with --warm batches of the insights mix
-// (bench/lib/insights-batches.ts), with the insights' aggregates and without them (and without the funnels'
-// index), then one more batch runs under EXPLAIN ANALYZE. Prints the warm batches' time and WAL, each
+// (bench/lib/insights-batches.ts), with the insights' aggregates and funnel postings and without them, then one more
+// batch runs under EXPLAIN ANALYZE with the generic plan the loader runs. Prints the warm batches' time and WAL, each
 // data-modifying step's time and rows, the statement's execution time, and with --plan the whole plan.
 // --setup runs SQL statements (separated by ';;') on the store with the aggregates before loading: a schema
 // variant is measured against the store as built, in the same run.
@@ -13,7 +13,8 @@ import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
 import { insertEventsSql, insertParams, SqlEventStore } from '../src/events/store.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { insightsBatches, type Mix } from './lib/insights-batches.ts';
+import { insightsRecords, type Mix } from './lib/insights-batches.ts';
+import { batchOf } from '../src/events/log-record.ts';
 import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -54,10 +55,11 @@ async function measure(insights: boolean): Promise<void> {
     const app = await store.prisma.app.create({
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
-    if (!insights) await store.sql.query(`DROP INDEX events_app_id_step_name_day_idx`);
     if (insights && SETUP) for (const statement of SETUP.split(';;')) await store.sql.query(statement);
     const events = new SqlEventStore(store.sql, { insights });
-    const batches = insightsBatches(app.id, MIX, (WARM + 1) * BATCH, BATCH);
+    const batches = insightsRecords(app.id, MIX, (WARM + 1) * BATCH, BATCH, insights).map((records, index) =>
+      batchOf(records, { node: 'bench', through: index + 1 }),
+    );
     const explained = batches.pop()!;
     const [before] = await store.sql.query<{ lsn: string }>(`SELECT pg_current_wal_lsn()::text AS lsn`);
     const started = performance.now();
@@ -67,10 +69,13 @@ async function measure(insights: boolean): Promise<void> {
       `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::float8 AS bytes`,
       [before!.lsn],
     );
-    const rows = await store.sql.query<Record<string, string>>(
-      `EXPLAIN (ANALYZE, COSTS OFF) ${insertEventsSql(insights)}`,
-      insertParams(explained),
-    );
+    const rows = await store.sql.transaction(async (tx) => {
+      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      return tx.query<Record<string, string>>(
+        `EXPLAIN (ANALYZE, COSTS OFF) ${insertEventsSql(insights)}`,
+        insertParams(explained, insights),
+      );
+    });
     const plan = rows.map((row) => Object.values(row)[0]!);
     console.log(
       `\n${insights ? 'With' : 'Without'} the insights' aggregates${insights && SETUP ? ' (set-up applied)' : ''}: ` +

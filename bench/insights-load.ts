@@ -1,10 +1,11 @@
-// Insights load bench: what the insights' aggregates and the funnels' events index cost the loader. The same
-// batches (the official client's shape, bench/lib/bodies.ts: sessions of launches, hides, custom events with
-// properties, TON Connect connections, made rows as the service makes them and read back as the loader reads them
-// from the durable log) are stored through the real event insert with the aggregates and without them (and
-// without the funnel index), into a fresh store each time, alternating, on PostgreSQL and embedded PGlite. Then
-// the service's own ingest throughput on each store: the real service (src/main.ts) and the same service without
-// the insights' aggregates (bench/service-without-insights.ts, the funnels' index dropped), alternating, each
+// Insights load bench: what the insights' aggregates and the funnel postings cost the loader. The same batches (the
+// official client's shape, bench/lib/bodies.ts: sessions of launches, hides, custom events with properties, TON
+// Connect connections, made rows as the service makes them and read back as the loader reads them from the durable
+// log, with their funnel postings or, for the store without the insights, without) are joined as the loader joins
+// them and stored through the real event insert with the aggregates and without them, both timed, into a fresh
+// store each time, alternating, on PostgreSQL and embedded PGlite. Then the service's own ingest throughput on each
+// store: the real service (src/main.ts) and the same service without the insights' aggregates and postings
+// (bench/service-without-insights.ts), alternating, each
 // loaded by one load generator (wrk when installed, else autocannon) for --sustain seconds with 20-event gzip
 // bodies of the same mix; its throughput is the events it acknowledged and stored over the time until its log was
 // empty again. Prints events per second and the ratios (target >= 0.9 for each), then one JSON document.
@@ -19,7 +20,8 @@ import { SqlEventStore } from '../src/events/store.ts';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsMixBodies, writeBodyFile } from './lib/bodies.ts';
-import { insightsBatches, MIXES, type Mix } from './lib/insights-batches.ts';
+import { batchOf } from '../src/events/log-record.ts';
+import { insightsRecords, MIXES, type Mix } from './lib/insights-batches.ts';
 import { runLoad } from './lib/loadgen.ts';
 import { machineInfo, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { counterDelta, drainedWithin, readMetrics } from './lib/service-metrics.ts';
@@ -65,15 +67,15 @@ async function measure(
     const app = await store.prisma.app.create({
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
-    // without the insights also means without the events index that only funnels read
-    if (!insights) await store.sql.query(`DROP INDEX events_app_id_step_name_day_idx`);
     const events = new SqlEventStore(store.sql, { insights });
-    const work = insightsBatches(app.id, mix, EVENTS, BATCH);
+    const work = insightsRecords(app.id, mix, EVENTS, BATCH, insights);
     // the first batch prepares the statement and warms the tables; it is not timed
-    await events.insertBatch(work[0]!);
+    // each batch with its log offset, as the loader commits it (the statement's plan depends on it)
+    const batch = (index: number) => batchOf(work[index]!, { node: 'bench', through: index + 1 });
+    await events.insertBatch(batch(0));
     const started = performance.now();
     let stored = 0;
-    for (const batch of work.slice(1)) stored += await events.insertBatch(batch);
+    for (let index = 1; index < work.length; index++) stored += await events.insertBatch(batch(index));
     const seconds = (performance.now() - started) / 1000;
     const run = {
       engine,

@@ -15,7 +15,9 @@ import pg from 'pg';
 import { openServerDatabase } from '../src/db/server.ts';
 import { applyMigrations } from '../src/db/migrate.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
-import { NO_CUSTOM_NAMES, stepNameSql } from '../src/events/custom-events.ts';
+import { NO_CUSTOM_NAMES } from '../src/events/custom-events.ts';
+import { postingsFromEvents } from '../src/events/funnel-postings.ts';
+import { PAYMENT_EVENT_NAMES } from '../src/events/revenue.ts';
 import { InsightsReader } from '../src/events/insights.ts';
 import { lastDays, RollupReader } from '../src/events/rollups.ts';
 import { computeRanking } from '../src/ranking/compute.ts';
@@ -92,7 +94,7 @@ async function load(client: pg.Client, appId: number, events: number, today: str
   } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pairs`);
   await client.query(`CREATE UNIQUE INDEX ON pairs (pair); ANALYZE pairs`);
   await client.query(
-    `ALTER TABLE events DROP CONSTRAINT events_pkey; DROP INDEX events_app_id_received_at_idx; DROP INDEX events_app_id_step_name_day_idx`,
+    `ALTER TABLE events DROP CONSTRAINT events_pkey; DROP INDEX events_app_id_received_at_idx; DROP INDEX events_app_id_payment_day_idx`,
   );
   // in slices, so progress shows and no single statement runs for many minutes
   const slice = 2_000_000;
@@ -130,9 +132,10 @@ async function load(client: pg.Client, appId: number, events: number, today: str
     `CREATE INDEX events_app_id_received_at_idx ON events (app_id, received_at)`,
   );
   await step(
-    'events funnel step index',
-    `CREATE INDEX events_app_id_step_name_day_idx ON events (app_id, ${stepNameSql()}, day)`,
+    'events payment index',
+    `CREATE INDEX events_app_id_payment_day_idx ON events (app_id, event_name, day) WHERE event_name IN ${PAYMENT_EVENT_NAMES}`,
   );
+  await step('funnel postings', postingsFromEvents('true'));
 
   // rollups, from the rows, as the store's event insert defines them
   await step(

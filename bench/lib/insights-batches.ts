@@ -1,11 +1,10 @@
 // The insights benches' loader batches: the mix's request bodies (bench/lib/bodies.ts) made rows as the service
-// makes them (normalised, pseudonymised, keyed with the client's time first) and grouped as the loader groups the
-// records it reads from the durable log.
+// makes them (normalised, pseudonymised, keyed with the client's time first, with their funnel postings) and grouped
+// as the loader groups the records it reads from the durable log.
 import zlib from 'node:zlib';
-import { batchOf, decodeRequest, encodeRequest } from '../../src/events/log-record.ts';
+import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/events/log-record.ts';
 import { Pseudonymiser } from '../../src/events/pseudonym.ts';
 import { eventRows } from '../../src/events/rows.ts';
-import type { EventBatch } from '../../src/events/store.ts';
 import { Secrets } from '../../src/secret.ts';
 import { insightsMixBodies } from './bodies.ts';
 
@@ -24,8 +23,17 @@ export const REQUEST_EVENTS = 20;
 /** the keys the service makes: user keys, and event keys with the client's time first */
 const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-secret')));
 
-/** `events` events of the mix for app `appId`, in batches of about `batchEvents` */
-export function insightsBatches(appId: number, mix: Mix, events: number, batchEvents: number): EventBatch[] {
+/**
+ * `events` events of the mix for app `appId`, as the log's records of the batches of about `batchEvents` the loader
+ * reads; `postings`: the records hold the funnel postings, as a service keeping the insights writes them
+ */
+export function insightsRecords(
+  appId: number,
+  mix: Mix,
+  events: number,
+  batchEvents: number,
+  postings = true,
+): RequestRecord[][] {
   const receivedAt = new Date();
   const bodies = insightsMixBodies({
     appName: 'bench_insights',
@@ -36,11 +44,10 @@ export function insightsBatches(appId: number, mix: Mix, events: number, batchEv
   const records = bodies.map((body) => {
     const parsed = JSON.parse(zlib.gunzipSync(body).toString('utf8'));
     const { rows, bytes } = eventRows(appId, parsed, receivedAt, pseudonymiser);
-    return decodeRequest(encodeRequest(rows, bytes));
+    return decodeRequest(encodeRequest(rows, bytes, postings));
   });
   const requestsPerBatch = Math.max(1, Math.round(batchEvents / REQUEST_EVENTS));
-  const batches: EventBatch[] = [];
-  for (let n = 0; n < records.length; n += requestsPerBatch)
-    batches.push(batchOf(records.slice(n, n + requestsPerBatch)));
+  const batches: RequestRecord[][] = [];
+  for (let n = 0; n < records.length; n += requestsPerBatch) batches.push(records.slice(n, n + requestsPerBatch));
   return batches;
 }

@@ -12,6 +12,13 @@ export const MAX_CUSTOM_VALUES = 100;
 /** text kept in rollup keys (launch attributes, custom names, properties and values) is cut to this many characters */
 export const ROLLUP_TEXT_LENGTH = 64;
 
+/** a text cut to the rollups' length in characters, as PostgreSQL's left() cuts it */
+export function cutText(text: string): string {
+  if (text.length <= ROLLUP_TEXT_LENGTH) return text;
+  const characters = Array.from(text);
+  return characters.length <= ROLLUP_TEXT_LENGTH ? text : characters.slice(0, ROLLUP_TEXT_LENGTH).join('');
+}
+
 /** the name, property or value standing for everything beyond the limits */
 export const OTHER = '(other)';
 /** the name of a custom-event sent without a custom_data.name */
@@ -20,21 +27,16 @@ export const NO_NAME = '(no name)';
 /** a launch attribute as the rollups keep it: '' when absent, cut so a hostile client cannot blow up cardinality */
 export const rollupText = (column: string) => `left(coalesce(${column}, ''), ${ROLLUP_TEXT_LENGTH})`;
 
+/** the name of a custom event with these props, as counted (customNameSql) */
+export function customEventName(props: Record<string, unknown>): string {
+  const data = props.custom_data as Record<string, unknown> | null | undefined;
+  const name = data !== null && typeof data === 'object' ? data.name : undefined;
+  return typeof name === 'string' ? cutText(name) : NO_NAME;
+}
+
 /** SQL: the name of a custom event whose custom_data is `data`, as counted; `otherwise` when it has none */
 export const customNameSql = (data: string, otherwise = `'${NO_NAME}'`) =>
   `CASE WHEN jsonb_typeof(${data}->'name') = 'string' THEN left(${data}->>'name', ${ROLLUP_TEXT_LENGTH}) ELSE ${otherwise} END`;
-
-/** how a custom event's name is told from the service's own event names where both share one column */
-export const CUSTOM_STEP_PREFIX = 'custom-event:';
-
-/**
- * SQL: the name a funnel step finds an event by (events' columns): the event's name, or for a custom event its own
- * name after CUSTOM_STEP_PREFIX. The events index for funnels (migration 20261124190000_funnel_step_index) is on this
- * very expression: a query finds it only when its text parses to the same tree, so the migration and the funnel query
- * both come from here.
- */
-export const stepNameSql = () =>
-  `(CASE WHEN event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql("props->'custom_data'")} ELSE event_name END)`;
 
 /** SQL: a scalar custom_data value (jsonb) as counted: a string as it is, a number or boolean as written in JSON */
 export const propertyValueSql = (value: string) =>
@@ -108,9 +110,10 @@ export const NO_CUSTOM_NAMES = `B'0'::bit(${CUSTOM_NAME_BITS})`;
 const NEXT_SLOT = 3;
 
 /**
- * The custom-event part of the event insert, reading the CTE `inserted` (app_id, day, user_key, event_name,
- * custom_data). Names take slots, each a bit of daily_users.custom_names, so a custom event's users are found
- * through the users' own days. Slots are handed out from one row per app, locked by each commit that adds
+ * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, user_key, event_name,
+ * custom_data) and `batch_users` (names: each user's custom event names of a day, src/events/batch-users.ts). Names
+ * take slots, each a bit of daily_users.custom_names, so a custom event's users are found through the users' own
+ * days. Slots are handed out from one row per app, locked by each commit that adds
  * names: commits from several nodes at once take distinct slots (a name two of them add at once keeps the first
  * one's, the other's stays unused). The rooms of properties and values are read in the commit's snapshot:
  * commits from several nodes at once may each take the last places, so an app can end a few entries above a
@@ -123,9 +126,9 @@ export function customEventsSql(): string {
          CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
   FROM inserted WHERE event_name = 'custom-event'
 ), custom_keys AS (
-  -- one catalog probe per name of the batch, not per event
+  -- one catalog probe per name of the batch's users (those of its new events among them), not per event
   SELECT k.app_id, k.name, (SELECT known.slot FROM custom_catalog known WHERE ${catalogMatch(NAME, ['name'], 'k')}) AS slot
-  FROM (SELECT DISTINCT app_id, name FROM custom_rows) k
+  FROM (SELECT DISTINCT b.app_id, n.name FROM batch_users b CROSS JOIN LATERAL jsonb_array_elements_text(b.names) AS n(name)) k
 ), name_candidates AS (
   SELECT app_id, name, row_number() OVER (PARTITION BY app_id ORDER BY name) AS place,
          count(*) OVER (PARTITION BY app_id) AS candidates

@@ -1,20 +1,12 @@
 // The insights an app's owner reads beyond the dashboard: a period's summary, retention cohorts, funnels of the
 // owner's own steps, custom events with their property values, and start_param campaigns. All but the funnel
-// read the loader's per-batch aggregates; the funnel, and the event cards under a filter, read the period's events.
-import type { SqlQueryable, SqlRunner } from '../db/sql.ts';
+// read the loader's per-batch aggregates; the funnel reads its steps' postings (src/events/owner-funnel.ts), and the
+// event cards under a filter the period's events.
+import type { SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
-import {
-  CUSTOM_STEP_PREFIX,
-  customNameSql,
-  NO_CUSTOM_NAMES,
-  OTHER,
-  OTHER_SLOT,
-  propertyValueSql,
-  ROLLUP_TEXT_LENGTH,
-  stepNameSql,
-} from './custom-events.ts';
+import { customNameSql, cutText, NO_CUSTOM_NAMES, OTHER, OTHER_SLOT, propertyValueSql } from './custom-events.ts';
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
-import { EVENT_NAMES } from './names.ts';
+import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './owner-funnel.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
 import { distinctUsers, type Period, STARTED_SESSIONS } from './rollups.ts';
 
@@ -26,6 +18,8 @@ export const MAX_FUNNEL_STEPS = 6;
 export const TOP_PROPERTY_VALUES = 20;
 /** the most campaigns listed (by new users) */
 export const MAX_CAMPAIGNS = 100;
+
+export type { FunnelQuery, FunnelStepResult } from './owner-funnel.ts';
 
 export interface Summary {
   events: number;
@@ -42,19 +36,6 @@ export interface Cohort {
   retained: number[];
 }
 
-export interface FunnelQuery {
-  steps: string[];
-  by: 'user' | 'session';
-  windowMs: number;
-}
-
-export interface FunnelStepResult {
-  name: string;
-  count: number;
-  /** median seconds from the previous step to this one, among those who reached it; null for the first step or none */
-  median_seconds_from_previous: number | null;
-}
-
 export interface Campaign {
   start_param: string;
   new_users: number;
@@ -63,8 +44,6 @@ export interface Campaign {
   /** of those new users, how many completed a wallet connection (up to the period's end) */
   wallet_connections: number;
 }
-
-const cut = (text: string) => text.slice(0, ROLLUP_TEXT_LENGTH);
 
 /**
  * Each custom event's distinct users in the period $2..$3: the names of each user's days in it, as bits
@@ -91,127 +70,6 @@ const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_cata
 const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_catalog c
   WHERE c.app_id = e.app_id AND c.level = 2 AND c.name = $4 AND c.property = $5
     AND c.value = ${propertyValueSql("(e.props->'custom_data'->$5)")})`;
-
-/** a step as written: an event name, optionally narrowed to custom events whose custom_data has a property's value */
-export interface FunnelStep {
-  name: string;
-  property?: string;
-  value?: string;
-}
-
-const STEP_WITH_PROPERTY = /^(.+)\[([^=\]]+)=([^\]]*)\]$/;
-
-/** "name" or "name[property=value]" */
-export function parseFunnelStep(text: string): FunnelStep {
-  const match = STEP_WITH_PROPERTY.exec(text);
-  return match ? { name: match[1]!.trim(), property: match[2]!.trim(), value: match[3]! } : { name: text };
-}
-
-/**
- * The events of one funnel step in the period (who and when): by the name a step matches (one of the event names the
- * service records, else the name of a custom event, custom_data.name of a custom-event), read through the funnel
- * index on that name; a property narrows it to events whose custom_data has that value (a string, or a number or
- * boolean as written in JSON). `add` binds a value and returns its placeholder.
- */
-function stepEvents(
-  step: FunnelStep,
-  who: string,
-  filter: Filter,
-  params: unknown[],
-  add: (value: unknown) => string,
-  withKey: boolean,
-) {
-  // every custom event, whatever its name: no single key of the funnel index, so the app's events of the period
-  const byName =
-    step.name === 'custom-event'
-      ? `event_name = 'custom-event'`
-      : `${stepNameSql()} = ${add(EVENT_NAMES.includes(step.name) ? step.name : CUSTOM_STEP_PREFIX + cut(step.name))}`;
-  const property =
-    step.property === undefined
-      ? ''
-      : ` AND jsonb_extract_path_text(props->'custom_data', ${add(step.property)}) = ${add(step.value ?? '')}`;
-  return `SELECT ${who} AS who, occurred_at AS at${withKey ? ', event_key AS key' : ''} FROM events
-    WHERE app_id = $1 AND ${byName} AND day BETWEEN $2::date AND $3::date${property}${filterSql(filter, eventColumns(), params)}`;
-}
-
-/** whether one event could match both steps: the same name (unless two values of one property), or any custom event and a custom event's name */
-function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
-  const key = (step: FunnelStep) => (EVENT_NAMES.includes(step.name) ? step.name : CUSTOM_STEP_PREFIX + cut(step.name));
-  if (key(a) === key(b))
-    return !(a.property !== undefined && a.property === b.property && (a.value ?? '') !== (b.value ?? ''));
-  const anyCustom = (step: FunnelStep) => step.name === 'custom-event';
-  const customName = (step: FunnelStep) => !EVENT_NAMES.includes(step.name);
-  return (anyCustom(a) && customName(b)) || (anyCustom(b) && customName(a));
-}
-
-/**
- * Who did step 1 in the period (from their first time), then step 2 at or after it, and so on, each step within
- * the window from step 1; a step's event is the first matching one at or after the previous step's that is none of
- * the earlier steps' events (one event never fills two steps; events of one millisecond in the order of their keys).
- * A step's event key is kept only where a later step could match the same event: otherwise the first time per
- * person is a hash aggregate, not a sort. Each step reads only its own events. Binds its values into `params`
- * (which holds the app and the period as $1 to $3).
- */
-function funnelSql(query: FunnelQuery, filter: Filter, params: unknown[]): string {
-  const add = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const steps = query.steps.map(parseFunnelStep);
-  const who = query.by === 'user' ? 'user_key' : 'session_id';
-  const window = add(`${query.windowMs} milliseconds`);
-  const overlaps = (j: number, k: number) => stepsOverlap(steps[j - 1]!, steps[k - 1]!);
-  const numbers = steps.map((_, index) => index + 1);
-  /** step j's event key is kept: a later step could match its event */
-  const keyed = (j: number) => numbers.some((k) => k > j && overlaps(j, k));
-  /** step k's events carry their keys: its own is kept, or an earlier step's event could be one of them */
-  const withKey = (k: number) => keyed(k) || numbers.some((j) => j < k && overlaps(j, k));
-  /** step k's first event per person (the earlier steps' columns `carried` along), from events aliased e */
-  const first = (k: number, carried: string, from: string) => {
-    const person = carried ? 'p.who' : 'e.who';
-    const columns = carried ? `${person}, ${carried}` : person;
-    return keyed(k)
-      ? `SELECT DISTINCT ON (${person}) ${columns}, e.at AS t${k}, e.key AS k${k}
-  FROM ${from} ORDER BY ${person}, e.at, e.key`
-      : `SELECT ${columns}, min(e.at) AS t${k}
-  FROM ${from} GROUP BY ${columns}`;
-  };
-  const parts = [`s1 AS (${first(1, '', `(${stepEvents(steps[0]!, who, filter, params, add, withKey(1))}) e`)})`];
-  for (let k = 2; k <= steps.length; k++) {
-    const earlier = numbers.filter((j) => j < k);
-    const carried = earlier.flatMap((j) => [`p.t${j}`, ...(keyed(j) ? [`p.k${j}`] : [])]).join(', ');
-    const notTaken = earlier
-      .filter((j) => overlaps(j, k))
-      .map((j) => ` AND (e.at > p.t${j} OR e.key <> p.k${j})`)
-      .join('');
-    // the step's events are read once: joined directly, the planner (which expects few people at each step) may
-    // scan them again for every person of the previous step
-    parts.push(`e${k} AS MATERIALIZED (${stepEvents(steps[k - 1]!, who, filter, params, add, withKey(k))})`);
-    const join = `s${k - 1} p JOIN e${k} e ON e.who = p.who AND e.at >= p.t${k - 1}${notTaken} AND e.at <= p.t1 + ${window}::interval`;
-    parts.push(`s${k} AS (${first(k, carried, join)})`);
-  }
-  const columns = steps.map((_, index) => {
-    const k = index + 1;
-    const median =
-      k === 1
-        ? 'NULL::float8'
-        : `(SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM t${k} - t${k - 1})) FROM s${k})`;
-    return `(SELECT count(*) FROM s${k})::int AS c${k}, ${median} AS m${k}`;
-  });
-  return `WITH ${parts.join(',\n')}\nSELECT ${columns.join(', ')}`;
-}
-
-/**
- * Runs a read with PostgreSQL's JIT compilation off: on a large events table the planner's estimate of a funnel
- * crosses jit_above_cost, and compiling then takes longer than the query itself. The embedded store has no JIT.
- */
-async function withoutJit<T>(sql: SqlRunner, read: (runner: SqlQueryable) => Promise<T>): Promise<T> {
-  if (sql.kind !== 'server') return read(sql);
-  return sql.transaction(async (tx) => {
-    await tx.query('SET LOCAL jit = off');
-    return read(tx);
-  });
-}
 
 export class InsightsReader {
   constructor(private readonly sql: SqlRunner) {}
@@ -288,26 +146,13 @@ export class InsightsReader {
     return { cohorts: [...cohorts.values()].sort((a, b) => a.day.localeCompare(b.day)) };
   }
 
-  async funnel(
+  funnel(
     appId: number,
     period: Period,
     query: FunnelQuery,
     filter: Filter = NO_FILTER,
   ): Promise<{ steps: FunnelStepResult[] }> {
-    const { steps } = query;
-    const params: unknown[] = [appId, period.from, period.to];
-    const sql = funnelSql(query, filter, params);
-    const [row] = await withoutJit(this.sql, (runner) => runner.query<Record<string, number | null>>(sql, params));
-    return {
-      steps: steps.map((name, index) => {
-        const median = row?.[`m${index + 1}`];
-        return {
-          name,
-          count: Number(row?.[`c${index + 1}`] ?? 0),
-          median_seconds_from_previous: median === null || median === undefined ? null : Number(median),
-        };
-      }),
-    };
+    return readOwnerFunnel(this.sql, appId, period, query, filter);
   }
 
   /** custom event names with their events and distinct users; NO_NAME and OTHER appear as names of their own */
@@ -347,7 +192,7 @@ export class InsightsReader {
     property: string,
     filter: Filter = NO_FILTER,
   ): Promise<{ values: { value: string; count: number }[] }> {
-    const params: unknown[] = [appId, period.from, period.to, cut(name), cut(property), OTHER];
+    const params: unknown[] = [appId, period.from, period.to, cutText(name), cutText(property), OTHER];
     const rows = await this.sql.query<{ value: string; count: number; tracked: boolean }>(
       isFiltered(filter)
         ? `SELECT value, count(*)::float8 AS count, value <> $6 AS tracked FROM (

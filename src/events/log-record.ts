@@ -1,6 +1,9 @@
-// One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes) and its
-// rows already in the event insert's form, so the loader joins records' bytes into a batch without decoding them.
-import { rowValues, type EventBatch, type EventRow } from './store.ts';
+// One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, the lengths of
+// its funnel postings and of its users), the postings, the users, then its rows already in the event insert's form,
+// so the loader joins records' bytes into a batch without decoding them.
+import { BatchUsers, encodeRequestUsers } from './batch-users.ts';
+import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
+import { rowOfValues, rowValues, type EventBatch, type EventRow } from './store.ts';
 import { isoDayOf } from './days.ts';
 
 export interface RequestRecord {
@@ -12,6 +15,10 @@ export interface RequestRecord {
   bytes: number;
   /** the rows' arrays joined by commas (no brackets), as UTF-8 bytes */
   rows: Buffer;
+  /** the rows' funnel postings (encodeRequestPostings); null in a record written before the log kept them */
+  postings: Buffer | null;
+  /** the rows' users (encodeRequestUsers); null in a record written before the log kept them */
+  users: Buffer | null;
 }
 
 const NEWLINE = 0x0a;
@@ -19,37 +26,73 @@ const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
-/** rows of one request (one app, one receive time) */
-export function encodeRequest(rows: EventRow[], bytes: number): Buffer {
+/**
+ * rows of one request (one app, one receive time), with their users and, unless the store keeps no insights, their
+ * funnel postings
+ */
+export function encodeRequest(rows: EventRow[], bytes: number, postings = true): Buffer {
   const first = rows[0]!;
-  let text = `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes}\n`;
+  const postingBytes = postings ? encodeRequestPostings(rows) : Buffer.alloc(0);
+  const users = encodeRequestUsers(rows);
+  let text = '';
   for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(rowValues(rows[i]!));
-  return Buffer.from(text, 'utf8');
+  return Buffer.concat([
+    Buffer.from(
+      `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes} ${postingBytes.length} ${users.length}\n`,
+      'latin1',
+    ),
+    postingBytes,
+    users,
+    Buffer.from(text, 'utf8'),
+  ]);
 }
 
-/** a record's header line: everything but its rows */
-export function decodeRequestHeader(value: Buffer): Omit<RequestRecord, 'rows'> & { rowsAt: number } {
+/** a record's header line: everything but its sections, and where they start (postings and users: -1 when absent) */
+export function decodeRequestHeader(
+  value: Buffer,
+): Omit<RequestRecord, 'rows' | 'postings' | 'users'> & { postingsAt: number; usersAt: number; rowsAt: number } {
   const end = value.indexOf(NEWLINE);
-  const [appId, receivedAt, events, bytes] = value.toString('latin1', 0, end).split(' ').map(Number) as [
-    number,
-    number,
-    number,
-    number,
-  ];
-  return { appId, receivedAt, events, bytes, rowsAt: end + 1 };
+  const [appId, receivedAt, events, bytes, postings, users] = value
+    .toString('latin1', 0, end)
+    .split(' ')
+    .map(Number) as [number, number, number, number, number | undefined, number | undefined];
+  const sections = postings !== undefined && users !== undefined;
+  return {
+    appId,
+    receivedAt,
+    events,
+    bytes,
+    postingsAt: sections ? end + 1 : -1,
+    usersAt: sections ? end + 1 + postings : -1,
+    rowsAt: sections ? end + 1 + postings + users : end + 1,
+  };
 }
 
 export function decodeRequest(value: Buffer): RequestRecord {
-  const { rowsAt, ...header } = decodeRequestHeader(value);
-  return { ...header, rows: value.subarray(rowsAt) };
+  const { postingsAt, usersAt, rowsAt, ...header } = decodeRequestHeader(value);
+  return {
+    ...header,
+    postings: postingsAt < 0 ? null : value.subarray(postingsAt, usersAt),
+    users: usersAt < 0 ? null : value.subarray(usersAt, rowsAt),
+    rows: value.subarray(rowsAt),
+  };
 }
+
+/** the rows of a record, as objects: for a record written before the log kept its postings and users */
+const rowsOf = (record: RequestRecord): EventRow[] =>
+  (JSON.parse(`[${record.rows.toString('utf8')}]`) as unknown[][]).map(rowOfValues);
 
 /** the records' rows as one batch for the store, with their events and bytes per app and UTC day */
 export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOffset']): EventBatch {
   const usage = new Map<string, [number, string, number, number]>();
   const appIds = new Set<number>();
+  const postings = new BatchPostings();
+  const users = new BatchUsers();
   for (const record of records) {
     appIds.add(record.appId);
+    const rows = record.postings && record.users ? undefined : rowsOf(record);
+    postings.add(record.appId, record.postings ?? encodeRequestPostings(rows!));
+    users.add(record.appId, record.users ?? encodeRequestUsers(rows!));
     const day = isoDayOf(record.receivedAt);
     const key = `${record.appId} ${day}`;
     const entry = usage.get(key);
@@ -62,5 +105,12 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
   for (const record of records) parts.push(record.rows, COMMA);
   if (records.length > 0) parts.pop();
   parts.push(CLOSE);
-  return { rows: Buffer.concat(parts), appIds, usage: [...usage.values()], logOffset };
+  return {
+    rows: Buffer.concat(parts),
+    appIds,
+    usage: [...usage.values()],
+    users: users.toJson(),
+    postings: postings.toJson(),
+    logOffset,
+  };
 }

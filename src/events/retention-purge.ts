@@ -11,8 +11,8 @@ export const RETENTION_PURGE_EVERY_MS = 3_600_000;
  * names a user or a session goes (events, per-user rows, per-session rows), since it is personal data; the
  * anonymous counts stay, so totals of old periods still show (daily_event_counts, daily_app_stats,
  * daily_dimensions, daily_custom_events, daily_custom_values, daily_app_usage, app_activity, custom_catalog).
- * A user's own rows (app_users, wallet_users) go when the user was last seen before the period;
- * a user still active keeps them, first day included.
+ * Funnel postings go with the events of their days. A user's own rows (app_users, wallet_users) go when the user
+ * was last seen before the period; a user still active keeps them, first day included.
  *
  * Parameters: $1 the app, $2 the chunk's rows, then the step's own. Each condition is checked again on the row
  * the DELETE locks, so a row a commit just refreshed (a user seen again today) is left alone.
@@ -40,6 +40,8 @@ const STEPS: PurgeStep[] = [
     condition: `t.received_at < $3::timestamptz AND t.day < $4::date`,
     params: ({ day, at }) => [at.toISOString(), day],
   },
+  // an event is before the first kept day exactly when its day is, whichever of the two ranges above held it
+  { table: 'funnel_postings', condition: beforeDay('day'), params: dayParam },
   { table: 'daily_funnel_sessions', condition: beforeDay('day'), params: dayParam },
   // daily_sessions has no index by day: a chunk reads the app's sessions until it has found its rows
   { table: 'daily_sessions', condition: beforeDay('day'), params: dayParam },

@@ -3,8 +3,10 @@
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { CUSTOM_NAME_BITS, customEventsSql, NO_CUSTOM_NAMES, rollupText } from './custom-events.ts';
-import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
+import { customEventsSql, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from './custom-events.ts';
+import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
+import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
+import { BatchUsers, encodeRequestUsers } from './batch-users.ts';
 
 export interface EventRow {
   appId: number;
@@ -48,6 +50,10 @@ export interface EventBatch {
   appIds: Iterable<number>;
   /** events and bytes per app and UTC day of receipt, as [app id, 'YYYY-MM-DD', events, bytes] */
   usage: [number, string, number, number][];
+  /** the events' users per day, as BatchUsers.toJson() makes them */
+  users: string;
+  /** the events' funnel postings, as BatchPostings.toJson() makes them */
+  postings: string;
   /** the ingest node whose log holds the batch, and the log's last record in it: stored in the same commit */
   logOffset?: { node: string; through: number };
 }
@@ -86,6 +92,7 @@ export const EVENT_PLANE_TABLES = [
   'custom_catalog',
   'daily_custom_events',
   'daily_custom_values',
+  'funnel_postings',
 ] as const;
 
 // One statement: rows travel as a single JSON parameter (same on PGlite and PostgreSQL; typed text and sent as
@@ -107,29 +114,48 @@ export const EVENT_PLANE_TABLES = [
  */
 const EARLIER_FIRST = `(excluded.first_at < u.first_at OR (u.first_at IS NULL AND excluded.first_day < u.first_day))`;
 
+/**
+ * The batch's funnel postings ($7: [app id, step, day, base64 entries]), a row per app, step and day. They come from
+ * every row of the batch, a duplicate's too: an event that is there twice is the same step at the same time, which
+ * changes no funnel.
+ */
+const POSTINGS = `, postings AS (
+  INSERT INTO funnel_postings (app_id, step, day, entries)
+  SELECT (p->>0)::int, p->>1, (p->>2)::date, decode(p->>3, 'base64') FROM jsonb_array_elements($7::jsonb) AS p
+  WHERE (p->>0)::int IN (SELECT id FROM live_apps)
+)`;
+
+/**
+ * The batch's users per day ($6, src/events/batch-users.ts): their first event's time and launch attributes, their
+ * custom events' names and whether they completed a wallet connection. Taken from every event of the batch: each
+ * only grows (an earlier first event, a day, a name), so a duplicate changes none.
+ */
+const BATCH_USERS = `batch_users AS (
+  SELECT (u->>0)::int AS app_id, (u->>1)::date AS day, decode(u->>2, 'base64') AS user_key,
+         to_timestamp((u->>3)::float8 / 1000) AS first_at, u->>4 AS platform, u->>5 AS locale, (u->>6)::bool AS is_premium,
+         u->>7 AS start_param, u->8 AS names, (u->>9)::bool AS wallet
+  FROM jsonb_array_elements($6::jsonb) AS u WHERE (u->>0)::int IN (SELECT id FROM live_apps)
+)`;
+
 /** users per day and per app; with the insights: their first events' launch attributes, wallets and custom events */
 function userRollups(insights: boolean): string {
   if (!insights)
-    return `new_users AS (
+    return `${BATCH_USERS}, new_users AS (
   INSERT INTO daily_users (app_id, day, user_key)
-  SELECT DISTINCT app_id, day, user_key FROM inserted ORDER BY 1, 2, 3
+  SELECT app_id, day, user_key FROM batch_users ORDER BY 1, 2, 3
   ON CONFLICT DO NOTHING RETURNING app_id, day, user_key
 ), last_seen AS (
   INSERT INTO app_users AS u (app_id, user_key, last_day, first_day)
   SELECT app_id, user_key, max(day), min(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 )`;
-  return `${customEventsSql()}, user_days_seen AS (
-  -- each user's days of the batch, with the names of their custom events as bits: a union, not a join, which the
-  -- planner would loop over
-  SELECT app_id, day, user_key, bit_or(custom_names) AS custom_names
-  FROM (SELECT app_id, day, user_key, NULL::bit(${CUSTOM_NAME_BITS}) AS custom_names FROM inserted
-        UNION ALL
-        SELECT app_id, day, user_key, set_bit(${NO_CUSTOM_NAMES}, slot, 1) FROM custom_named) AS days
-  GROUP BY 1, 2, 3
-), seen_users AS (
+  return `${BATCH_USERS}, ${customEventsSql()}, seen_users AS (
+  -- each user's days of the batch, with the names of their custom events as bits (NULL: none)
   INSERT INTO daily_users AS d (app_id, day, user_key, custom_names)
-  SELECT * FROM user_days_seen ORDER BY app_id, day, user_key
+  SELECT app_id, day, user_key,
+         (SELECT bit_or(set_bit(${NO_CUSTOM_NAMES}, coalesce(((SELECT slots FROM name_map) ->> (b.app_id || ' ' || n.name))::int, ${OTHER_SLOT}), 1))
+          FROM jsonb_array_elements_text(b.names) AS n(name))
+  FROM batch_users b ORDER BY app_id, day, user_key
   -- a day already counted gains the names it had not had yet (the conflicting row is locked either way, as the
   -- app's other rollup rows are by every commit for it)
   ON CONFLICT (app_id, day, user_key) DO UPDATE SET custom_names = coalesce(d.custom_names, ${NO_CUSTOM_NAMES}) | excluded.custom_names
@@ -141,8 +167,8 @@ function userRollups(insights: boolean): string {
   SELECT app_id, day, user_key FROM seen_users WHERE fresh
 ), user_firsts AS (
   -- each user's first event of the batch, with its launch attributes (cut where they are stored, per user)
-  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day, occurred_at, platform, locale, is_premium, start_param
-  FROM inserted ORDER BY app_id, user_key, occurred_at
+  SELECT DISTINCT ON (app_id, user_key) app_id, user_key, day, first_at AS occurred_at, platform, locale, is_premium, start_param
+  FROM batch_users ORDER BY app_id, user_key, first_at
 ), user_changes AS (
   -- per user: the first event of the batch and the last of the days counted for the first time now (or NULL)
   SELECT app_id, user_key, min(first_day) AS first_day, min(first_at) AS first_at, max(platform) AS platform,
@@ -179,7 +205,7 @@ function userRollups(insights: boolean): string {
   WHERE u.last_day < excluded.last_day OR ${EARLIER_FIRST}
 ), wallets AS (
   INSERT INTO wallet_users AS w (app_id, user_key, first_day)
-  SELECT app_id, user_key, min(day) FROM inserted WHERE event_name = '${WALLET_CONNECTION_EVENT}' GROUP BY 1, 2 ORDER BY 1, 2
+  SELECT app_id, user_key, min(day) FROM batch_users WHERE wallet GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET first_day = excluded.first_day WHERE w.first_day > excluded.first_day
 )`;
 }
@@ -253,7 +279,7 @@ WITH batch AS (
   SELECT (u->>0)::int, (u->>1)::date, (u->>2)::bigint, (u->>3)::bigint FROM jsonb_array_elements($3::jsonb) AS u
   WHERE (u->>0)::int IN (SELECT id FROM live_apps) ORDER BY 1, 2
   ON CONFLICT (app_id, day) DO UPDATE SET events = q.events + excluded.events, bytes = q.bytes + excluded.bytes
-), log_offset AS (
+)${insights ? POSTINGS : ''}, log_offset AS (
   INSERT INTO log_offsets AS o (node, loaded_through, updated_at)
   SELECT $4::text, $5::bigint, now() WHERE $4::text IS NOT NULL
   ON CONFLICT (node) DO UPDATE SET loaded_through = greatest(o.loaded_through, excluded.loaded_through), updated_at = now()
@@ -280,15 +306,48 @@ export function rowValues(row: EventRow): unknown[] {
   ];
 }
 
-/** the event insert's parameters for a batch */
-export function insertParams(batch: EventBatch): unknown[] {
-  return [
+/** a row as rowValues() wrote it */
+export function rowOfValues(values: unknown[]): EventRow {
+  const [appId, eventKey, receivedAt, occurredAt, day, eventName, sessionId, userKey] = values as [
+    number,
+    string,
+    number,
+    number,
+    string,
+    string,
+    string,
+    string,
+  ];
+  return {
+    appId,
+    eventKey: Buffer.from(eventKey, 'base64'),
+    receivedAt: new Date(receivedAt),
+    occurredAt: new Date(occurredAt),
+    day,
+    eventName,
+    sessionId,
+    userKey: Buffer.from(userKey, 'base64'),
+    isPremium: values[8] as boolean,
+    isSuccess: values[9] as boolean,
+    platform: values[10] as string | null,
+    locale: values[11] as string | null,
+    startParam: values[12] as string | null,
+    props: values[13] as Record<string, unknown>,
+  };
+}
+
+/** the event insert's parameters for a batch ($7, the postings, is read only with the insights) */
+export function insertParams(batch: EventBatch, insights = true): unknown[] {
+  const params = [
     new Utf8Text(batch.rows),
     intArrayLiteral(new Set(batch.appIds)),
     JSON.stringify(batch.usage),
     batch.logOffset?.node ?? null,
     batch.logOffset?.through ?? null,
+    batch.users,
   ];
+  if (insights) params.push(batch.postings);
+  return params;
 }
 
 /** the rows' events and bytes per app and UTC day of receipt */
@@ -323,6 +382,7 @@ export interface SqlEventStoreOptions {
 }
 
 export class SqlEventStore implements EventStore {
+  private readonly insights: boolean;
   private readonly insertSql: string;
   private readonly insertName: string;
 
@@ -330,21 +390,32 @@ export class SqlEventStore implements EventStore {
     private readonly sql: SqlRunner,
     options: SqlEventStoreOptions = {},
   ) {
-    this.insertSql = insertEventsSql(options.insights ?? true);
+    this.insights = options.insights ?? true;
+    this.insertSql = insertEventsSql(this.insights);
     this.insertName = statementName(this.insertSql);
   }
 
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
+    const postings = new BatchPostings();
+    const users = new BatchUsers();
+    const byApp = new Map<number, EventRow[]>();
+    for (const row of rows) byApp.get(row.appId)?.push(row) ?? byApp.set(row.appId, [row]);
+    for (const [appId, appRows] of byApp) {
+      postings.add(appId, encodeRequestPostings(appRows));
+      users.add(appId, encodeRequestUsers(appRows));
+    }
     return this.insertBatch({
       rows: Buffer.from(JSON.stringify(rows.map(rowValues))),
       appIds: new Set(rows.map((row) => row.appId)),
       usage: dailyUsage(rows),
+      users: users.toJson(),
+      postings: postings.toJson(),
     });
   }
 
   async insertBatch(batch: EventBatch): Promise<number> {
-    const [result] = await this.sql.query<{ inserted: number }>(this.insertSql, insertParams(batch), {
+    const [result] = await this.sql.query<{ inserted: number }>(this.insertSql, insertParams(batch, this.insights), {
       name: this.insertName,
     });
     return result?.inserted ?? 0;

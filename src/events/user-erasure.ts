@@ -1,7 +1,8 @@
 // Erases one user of one app from the event plane: their events, their sessions' rows and their per-user rows,
 // in bounded statements that ingestion runs between. The counts (events, users and sessions per day, dimensions,
 // custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlQueryable, SqlRunner } from '../db/sql.ts';
+import { entryCount, withoutUser } from './funnel-postings.ts';
 import { CHUNK_ROWS } from './purge.ts';
 
 /** rows deleted per table */
@@ -12,6 +13,8 @@ export interface ErasedRows {
   daily_users: number;
   app_users: number;
   wallet_users: number;
+  /** the user's events taken out of the funnel postings */
+  funnel_postings: number;
 }
 
 export interface Erasure {
@@ -79,7 +82,61 @@ const noRows = (): ErasedRows => ({
   daily_users: 0,
   app_users: 0,
   wallet_users: 0,
+  funnel_postings: 0,
 });
+
+/** funnel postings rows read per statement: a row holds a commit's events of one step and day, up to megabytes */
+const POSTINGS_CHUNK = 100;
+
+/** the next rows of the app's funnel postings after ($2, $3, $4) in key order (from the start: ('', any day, 0)) */
+const POSTINGS_RANGE = `
+SELECT step, day::text AS day, id::text AS id FROM funnel_postings
+WHERE app_id = $1 AND (step, day, id) > ($2::text COLLATE "C", $3::date, $4::bigint)
+ORDER BY step, day, id LIMIT ${POSTINGS_CHUNK}`;
+
+/**
+ * Of the rows after ($2, $3, $4) up to ($5, $6, $7), those holding the user's key ($8), locked until the step's
+ * rewrite commits: two erases of one app never write back each other's entries
+ */
+const POSTINGS_OF_USER = `
+SELECT step, day::text AS day, id::text AS id, entries FROM funnel_postings
+WHERE app_id = $1 AND (step, day, id) > ($2::text COLLATE "C", $3::date, $4::bigint)
+  AND (step, day, id) <= ($5::text COLLATE "C", $6::date, $7::bigint) AND position(decode($8, 'base64') IN entries) > 0
+FOR UPDATE`;
+
+interface PostingsRow {
+  step: string;
+  day: string;
+  id: string;
+}
+
+/** takes the user's entries out of a step's rows (deleting a row left empty); returns how many */
+async function rewritePostings(
+  tx: SqlQueryable,
+  appId: number,
+  userKey: Buffer,
+  rows: (PostingsRow & { entries: Uint8Array })[],
+) {
+  let removed = 0;
+  for (const row of rows) {
+    const before = Buffer.from(row.entries.buffer, row.entries.byteOffset, row.entries.byteLength);
+    const after = withoutUser(before, userKey);
+    if (after === before) continue;
+    removed += entryCount(before) - (after ? entryCount(after) : 0);
+    const key = [appId, row.step, row.day, row.id];
+    if (after)
+      await tx.query(
+        `UPDATE funnel_postings SET entries = decode($5, 'base64') WHERE app_id = $1 AND step = $2 AND day = $3::date AND id = $4::bigint`,
+        [...key, after.toString('base64')],
+      );
+    else
+      await tx.query(
+        `DELETE FROM funnel_postings WHERE app_id = $1 AND step = $2 AND day = $3::date AND id = $4::bigint`,
+        key,
+      );
+  }
+  return removed;
+}
 
 /**
  * Erases the user with this key from the app: what is stored when it runs. The order makes a commit of the
@@ -136,9 +193,31 @@ export async function eraseUser(
     }
   };
 
+  const walkPostings = async (): Promise<void> => {
+    let after = ['', '0001-01-01', '0'];
+    for (;;) {
+      const range = await sql.query<PostingsRow>(POSTINGS_RANGE, [appId, ...after]);
+      const last = range.at(-1);
+      if (!last) return;
+      const through = [last.step, last.day, last.id];
+      await sql.transaction(async (tx) => {
+        const rows = await tx.query<PostingsRow & { entries: Uint8Array }>(POSTINGS_OF_USER, [
+          appId,
+          ...after,
+          ...through,
+          key,
+        ]);
+        deleted.funnel_postings += await rewritePostings(tx, appId, userKey, rows);
+      });
+      if (range.length < POSTINGS_CHUNK) return;
+      after = through;
+    }
+  };
+
   await deleteUserRows();
   for (let round = 1; ; round++) {
     await walkEvents();
+    await walkPostings();
     const storedMeanwhile = await deleteUserRows();
     if (storedMeanwhile === 0) return { deleted, complete: true };
     if (round === maxRounds) return { deleted, complete: false };

@@ -4,6 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
+import { BatchPostings, chunksOf, encodeRequestPostings, entryOf } from '../../src/events/funnel-postings.ts';
+import { rowValues } from '../../src/events/store.ts';
+import { eventRow } from '../helpers/events.ts';
 import { tempDir } from '../helpers/service.ts';
 import { BARE_BACKENDS } from '../helpers/stores.ts';
 
@@ -151,6 +154,90 @@ describe.each(BARE_BACKENDS)('the insights migration on $name', ({ open }) => {
       { day: '2026-11-20', name: 'buy', property: 'sku', value: 'gold', events: 1 },
       { day: '2026-11-21', name: '(no name)', property: 'sku', value: 'silver', events: 1 },
       { day: '2026-11-21', name: 'buy', property: 'sku', value: 'gold', events: 1 },
+    ]);
+  });
+});
+
+describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }) => {
+  let sql: SqlRunner;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ sql, cleanup } = await open());
+  });
+  afterAll(() => cleanup?.());
+
+  /** each entry of postings rows as one line: app, step, day, the chunk's attributes and the entry's bytes */
+  function entryLines(rows: { app_id: number; step: string; day: string; entries: Buffer }[]): string[] {
+    const lines: string[] = [];
+    for (const { app_id, step, day, entries } of rows)
+      for (const chunk of chunksOf(entries))
+        for (let index = 0; index < chunk.count; index++) {
+          const entry = entryOf(entries, chunk, index, Date.parse(day));
+          const bytes = [entry.eventKey, entry.userKey, entry.sessionKey].map((key) => key.toString('hex'));
+          lines.push([app_id, step, day, JSON.stringify(chunk.attributes), entry.at, ...bytes].join(' '));
+        }
+    return lines.sort();
+  }
+
+  it("makes the stored events' postings in the bytes the service writes, and drops the events index they replace", async () => {
+    const migration = '20261125180000_funnel_postings';
+    await applyMigrations(sql, migrationsBefore(migration));
+    const long = `${'é'.repeat(60)}😀😀😀😀😀`;
+    const rows = [
+      eventRow(1, { occurredAt: new Date('2026-11-20T00:00:00.000Z') }),
+      eventRow(1, { occurredAt: new Date('2026-11-20T23:59:59.999Z'), eventName: 'app-hide', platform: null }),
+      eventRow(1, { occurredAt: new Date('2026-11-21T10:00:00.123Z'), isPremium: true, startParam: 'promo' }),
+      eventRow(1, {
+        occurredAt: new Date('2026-11-21T10:00:01Z'),
+        eventName: 'custom-event',
+        locale: null,
+        props: { custom_data: { name: long, sku: 'gold' } },
+      }),
+      eventRow(1, { occurredAt: new Date('2026-11-21T10:00:02Z'), eventName: 'custom-event', props: {} }),
+      eventRow(2, {
+        occurredAt: new Date('2026-11-21T10:00:03Z'),
+        eventName: 'custom-event',
+        platform: long,
+        props: { custom_data: { name: 7 } },
+      }),
+    ];
+    for (const row of rows)
+      await sql.query(
+        `INSERT INTO events (app_id, event_key, received_at, occurred_at, day, event_name, session_id, user_key,
+                             is_premium, is_success, platform, locale, start_param, props)
+         SELECT (r->>0)::int, decode(r->>1, 'base64'), to_timestamp((r->>2)::float8 / 1000), to_timestamp((r->>3)::float8 / 1000),
+                (r->>4)::date, r->>5, (r->>6)::uuid, decode(r->>7, 'base64'), (r->>8)::bool, (r->>9)::bool, r->>10,
+                r->>11, r->>12, r->13
+         FROM (SELECT $1::jsonb AS r) AS row`,
+        [JSON.stringify(rowValues(row))],
+      );
+
+    expect((await applyMigrations(sql))[0]).toBe(migration);
+
+    const stored = await sql.query<{ app_id: number; step: string; day: string; entries: Uint8Array }>(
+      `SELECT app_id, step, day::text AS day, entries FROM funnel_postings`,
+    );
+    const written = new BatchPostings();
+    for (const appId of [1, 2]) written.add(appId, encodeRequestPostings(rows.filter((row) => row.appId === appId)));
+    const expected = (JSON.parse(written.toJson()) as [number, string, string, string][]).map(
+      ([app_id, step, day, entries]) => ({ app_id, step, day, entries: Buffer.from(entries, 'base64') }),
+    );
+    const actual = stored.map((row) => ({ ...row, entries: Buffer.from(row.entries) }));
+    expect(entryLines(actual)).toEqual(entryLines(expected));
+    expect(entryLines(actual)).toHaveLength(rows.length);
+    expect(actual.map((row) => row.step).sort()).toEqual([
+      'app-hide',
+      'app-init',
+      'app-init',
+      'custom-event:(no name)',
+      'custom-event:(no name)',
+      `custom-event:${'é'.repeat(60)}😀😀😀😀`,
+    ]);
+    expect(await sql.query(`SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`)).toEqual([
+      { indexname: 'events_app_id_payment_day_idx' },
+      { indexname: 'events_app_id_received_at_idx' },
+      { indexname: 'events_pkey' },
     ]);
   });
 });

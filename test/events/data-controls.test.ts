@@ -7,6 +7,7 @@ import type { SqlRunner } from '../../src/db/sql.ts';
 import type { Store } from '../../src/db/store.ts';
 import { DataControls } from '../../src/events/data-controls.ts';
 import { addDays } from '../../src/events/days.ts';
+import { decodePostings, type PostingEntry } from '../../src/events/funnel-postings.ts';
 import { Pseudonymiser } from '../../src/events/pseudonym.ts';
 import { firstKeptDay, parseRetention } from '../../src/events/retention.ts';
 import { RetentionPurger } from '../../src/events/retention-purge.ts';
@@ -126,7 +127,19 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
     return (await store.sql.query<{ n: number }>(text, params))[0]!.n;
   }
 
-  /** rows of the user in each per-user table and the events table */
+  /** the user's events in the app's funnel postings */
+  async function postingsOfUser(appId: number, userKey: Buffer): Promise<number> {
+    const rows = await store.sql.query<{ day: string; entries: Uint8Array }>(
+      `SELECT day::text AS day, entries FROM funnel_postings WHERE app_id = $1`,
+      [appId],
+    );
+    const entries: PostingEntry[] = [];
+    for (const { day, entries: bytes } of rows)
+      decodePostings(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), day, {}, entries);
+    return entries.filter((entry) => entry.userKey.equals(userKey)).length;
+  }
+
+  /** rows of the user in each per-user table and the events table, and their events in the funnel postings */
   async function rowsOfUser(appId: number, userKey: Buffer): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
     for (const table of ['events', ...PER_USER_TABLES])
@@ -134,6 +147,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         `SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1 AND user_key = decode($2, 'base64')`,
         [appId, userKey.toString('base64')],
       );
+    counts.funnel_postings = await postingsOfUser(appId, userKey);
     return counts;
   }
 
@@ -210,6 +224,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 3,
         app_users: 1,
         wallet_users: 1,
+        funnel_postings: 15,
       });
       expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
       expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0, funnel: 0 });
@@ -337,6 +352,9 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       ]);
       const countsBefore = await countRows(appId);
       const otherBefore = await countRows(otherApp);
+      const oldPostings = `SELECT count(*)::int AS n FROM funnel_postings WHERE app_id = $1 AND day < $2`;
+      const postingsBefore = await count(oldPostings, [appId, firstKept]);
+      expect(postingsBefore).toBeGreaterThan(0);
       const otherEvents = await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [otherApp]);
       const keptEvents = await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1 AND day >= $2`, [
         appId,
@@ -387,7 +405,9 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 7,
         app_users: 1,
         wallet_users: 1,
+        funnel_postings: postingsBefore,
       });
+      expect(await count(oldPostings, [appId, firstKept])).toBe(0);
       // never more than a chunk a statement
       expect(Math.max(...deletions)).toBe(5);
 
@@ -402,6 +422,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 0,
         app_users: 0,
         wallet_users: 0,
+        funnel_postings: 0,
       });
       // a user seen within the period keeps their own rows (first day included), and their days within it
       expect(await rowsOfUser(appId, back)).toEqual({
@@ -409,6 +430,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 2,
         app_users: 1,
         wallet_users: 1,
+        funnel_postings: 10,
       });
       expect(
         await store.sql.query(

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import { IngestLog, type IngestLogOptions } from '../../src/events/ingest-log.ts';
+import { InsightsReader } from '../../src/events/insights.ts';
 import { batchOf, decodeRequest, encodeRequest } from '../../src/events/log-record.ts';
 import { SqlEventStore, type EventBatch, type EventRow, type EventStore } from '../../src/events/store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -142,6 +143,31 @@ for (const backend of STORE_BACKENDS) {
       expect(await counts(store, appId)).toEqual({ rows: 1000, counted: 1000, total: 1000, usage: 1000 });
       expect(log.stats().records).toBe(0);
       expect(await events.loadedThrough(log.node)).toBe(log.stats().lastSeq);
+    });
+
+    it('loads a record written before the log kept funnel postings and users with those of its rows', async () => {
+      const { store, appId, events } = await setUp();
+      const userKey = Buffer.alloc(16, 7);
+      const at = (second: number) => new Date(`${DAY}T12:00:0${second}Z`);
+      const rows = [
+        row(appId, 1, { eventName: 'app-init', occurredAt: at(1), userKey }),
+        row(appId, 2, { occurredAt: at(2), userKey, props: { custom_data: { name: 'buy' } } }),
+      ];
+      const current = decodeRequest(encodeRequest(rows, 200));
+      // the same request as a log written before postings kept it: four numbers in the header, then the rows
+      const old = decodeRequest(
+        Buffer.concat([Buffer.from(`${appId} ${rows[0]!.receivedAt.getTime()} 2 200\n`), current.rows]),
+      );
+      expect([old.postings, old.users]).toEqual([null, null]);
+      expect(batchOf([old]).postings).toBe(batchOf([current]).postings);
+      expect(batchOf([old]).users).toBe(batchOf([current]).users);
+      await events.insertBatch(batchOf([old]));
+      const funnel = await new InsightsReader(store.sql).funnel(
+        appId,
+        { from: DAY, to: DAY },
+        { steps: ['app-init', 'buy'], by: 'user', windowMs: 60_000 },
+      );
+      expect(funnel.steps.map((step) => step.count)).toEqual([1, 1]);
     });
 
     it('under a stream of requests commits at most once per interval, and a reader waiting for its writes cuts the wait short', async () => {

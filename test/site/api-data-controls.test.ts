@@ -116,6 +116,7 @@ describe("erasing a user's data in the site API", () => {
         daily_users: 1,
         app_users: 1,
         wallet_users: 0,
+        funnel_postings: 2,
       },
       complete: true,
     });

@@ -1,0 +1,257 @@
+// Funnel postings: what a funnel reads of each step's events, kept per app, step and day as a few binary rows per
+// commit instead of an index entry per event. The service writes them at ingest (one chunk per step, day and launch
+// attributes of a request), the loader joins a batch's chunks into one row per app, step and day, and a funnel
+// decodes its steps' rows. Every number is big-endian, so SQL can write the same bytes (POSTINGS_FROM_EVENTS).
+import { customEventName, customNameSql, cutText, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
+import { dayNumberOf, DAY_MS } from './days.ts';
+import type { EventRow } from './store.ts';
+
+/** how a custom event's name is told from the service's own event names where both share one column */
+export const CUSTOM_STEP_PREFIX = 'custom-event:';
+
+/** the name a funnel step finds an event by: its event name, or for a custom event its own name after the prefix */
+export function stepOf(eventName: string, props: Record<string, unknown>): string {
+  return eventName === 'custom-event' ? CUSTOM_STEP_PREFIX + customEventName(props) : eventName;
+}
+
+/** SQL of stepOf() over the events table's columns (alias: the events table's) */
+export const stepNameSql = (alias = '') => {
+  const at = alias ? `${alias}.` : '';
+  return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
+};
+
+/** an entry: the event's time in its day (ms), its key, its user's key and its session (16 bytes each) */
+const ENTRY_BYTES = 4 + 16 + 16 + 16;
+
+/** the launch attributes a chunk's events share, as the filters compare them ('' when absent, cut) */
+export interface ChunkAttributes {
+  platform: string;
+  locale: string;
+  campaign: string;
+  premium: boolean;
+}
+
+/** one event of a step as a funnel reads it */
+export interface PostingEntry {
+  /** epoch ms */
+  at: number;
+  eventKey: Buffer;
+  userKey: Buffer;
+  sessionKey: Buffer;
+}
+
+const uuidBytes = (uuid: string) => Buffer.from(uuid.replaceAll('-', ''), 'hex');
+
+/** a chunk: its attributes (each text as a 2-byte length and UTF-8), the premium flag, a 4-byte count, then entries */
+function chunkOf(attributes: ChunkAttributes, rows: EventRow[], dayStart: number): Buffer {
+  const texts = [attributes.platform, attributes.locale, attributes.campaign].map((text) => Buffer.from(text, 'utf8'));
+  const headerBytes = texts.reduce((sum, text) => sum + 2 + text.length, 0) + 1 + 4;
+  const chunk = Buffer.allocUnsafe(headerBytes + rows.length * ENTRY_BYTES);
+  let at = 0;
+  for (const text of texts) {
+    at = chunk.writeUInt16BE(text.length, at);
+    at += text.copy(chunk, at);
+  }
+  at = chunk.writeUInt8(attributes.premium ? 1 : 0, at);
+  at = chunk.writeUInt32BE(rows.length, at);
+  for (const row of rows) {
+    at = chunk.writeUInt32BE(row.occurredAt.getTime() - dayStart, at);
+    at += row.eventKey.copy(chunk, at);
+    at += row.userKey.copy(chunk, at);
+    at += uuidBytes(row.sessionId).copy(chunk, at, 0, 16);
+  }
+  return chunk;
+}
+
+/**
+ * A request's postings, as its log record keeps them: for each step and day (and launch attributes), the step's
+ * name (2-byte length, UTF-8), the day (10 ASCII characters) and the chunk.
+ */
+export function encodeRequestPostings(rows: EventRow[]): Buffer {
+  const groups = new Map<string, { step: string; day: string; attributes: ChunkAttributes; rows: EventRow[] }>();
+  for (const row of rows) {
+    const step = stepOf(row.eventName, row.props);
+    const attributes = {
+      platform: cutText(row.platform ?? ''),
+      locale: cutText(row.locale ?? ''),
+      campaign: cutText(row.startParam ?? ''),
+      premium: row.isPremium,
+    };
+    const key = `${step}\u0000${row.day}\u0000${attributes.platform}\u0000${attributes.locale}\u0000${attributes.campaign}\u0000${attributes.premium}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { step, day: row.day, attributes, rows: [] }));
+    group.rows.push(row);
+  }
+  const parts: Buffer[] = [];
+  for (const { step, day, attributes, rows: stepRows } of groups.values()) {
+    const name = Buffer.from(step, 'utf8');
+    const head = Buffer.allocUnsafe(2 + name.length + 10);
+    head.writeUInt16BE(name.length, 0);
+    name.copy(head, 2);
+    head.write(day, 2 + name.length, 'latin1');
+    parts.push(head, chunkOf(attributes, stepRows, dayNumberOf(Date.parse(day)) * DAY_MS));
+  }
+  return Buffer.concat(parts);
+}
+
+/** a chunk as read: its attributes, and where its entries are */
+interface Chunk {
+  attributes: ChunkAttributes;
+  /** the chunk's first byte */
+  start: number;
+  /** its first entry's */
+  entriesAt: number;
+  count: number;
+}
+
+/** the chunk starting at `at` */
+function chunkAt(bytes: Buffer, at: number): Chunk {
+  const start = at;
+  const texts: string[] = [];
+  for (let text = 0; text < 3; text++) {
+    const length = bytes.readUInt16BE(at);
+    texts.push(bytes.toString('utf8', at + 2, at + 2 + length));
+    at += 2 + length;
+  }
+  const [platform, locale, campaign] = texts as [string, string, string];
+  return {
+    attributes: { platform, locale, campaign, premium: bytes[at] === 1 },
+    start,
+    entriesAt: at + 5,
+    count: bytes.readUInt32BE(at + 1),
+  };
+}
+
+/** every chunk of a postings row (or of a request's step), in order */
+export function* chunksOf(bytes: Buffer): Generator<Chunk> {
+  for (let at = 0; at < bytes.length; ) {
+    const chunk = chunkAt(bytes, at);
+    yield chunk;
+    at = chunk.entriesAt + chunk.count * ENTRY_BYTES;
+  }
+}
+
+/** entry `index` of a chunk */
+export function entryOf(bytes: Buffer, chunk: Chunk, index: number, dayStart: number): PostingEntry {
+  const at = chunk.entriesAt + index * ENTRY_BYTES;
+  return {
+    at: dayStart + bytes.readUInt32BE(at),
+    eventKey: bytes.subarray(at + 4, at + 20),
+    userKey: bytes.subarray(at + 20, at + 36),
+    sessionKey: bytes.subarray(at + 36, at + 52),
+  };
+}
+
+/** a batch's postings by app, step and day, gathered from its requests' records without copying */
+export class BatchPostings {
+  private readonly groups = new Map<string, { appId: number; step: string; day: string; chunks: Buffer[] }>();
+
+  /** adds a request's postings (encodeRequestPostings) */
+  add(appId: number, postings: Buffer): void {
+    for (let at = 0; at < postings.length; ) {
+      const nameLength = postings.readUInt16BE(at);
+      const step = postings.toString('utf8', at + 2, at + 2 + nameLength);
+      const day = postings.toString('latin1', at + 2 + nameLength, at + 12 + nameLength);
+      at += 12 + nameLength;
+      const chunk = chunkAt(postings, at);
+      const length = chunk.entriesAt + chunk.count * ENTRY_BYTES - at;
+      const key = `${appId}\u0000${step}\u0000${day}`;
+      let group = this.groups.get(key);
+      if (!group) this.groups.set(key, (group = { appId, step, day, chunks: [] }));
+      group.chunks.push(postings.subarray(at, at + length));
+      at += length;
+    }
+  }
+
+  /** the event insert's parameter: a JSON array of [app id, step, day, entries in base64] */
+  toJson(): string {
+    return JSON.stringify(
+      [...this.groups.values()].map(({ appId, step, day, chunks }) => [
+        appId,
+        step,
+        day,
+        Buffer.concat(chunks).toString('base64'),
+      ]),
+    );
+  }
+}
+
+/** the filter's attributes a chunk must have (absent: any) */
+export interface AttributeFilter {
+  platform?: string;
+  language?: string;
+  premium?: boolean;
+  campaign?: string;
+}
+
+/**
+ * The entries of a postings row (one day's) whose chunk has the filter's attributes. `day` is the row's day,
+ * entries' times count from its start.
+ */
+export function decodePostings(bytes: Buffer, day: string, filter: AttributeFilter, into: PostingEntry[]): void {
+  const dayStart = Date.parse(day);
+  for (const chunk of chunksOf(bytes)) {
+    const { platform, locale, campaign, premium } = chunk.attributes;
+    const kept =
+      (filter.platform === undefined || filter.platform === platform) &&
+      (filter.language === undefined || filter.language === locale) &&
+      (filter.campaign === undefined || filter.campaign === campaign) &&
+      (filter.premium === undefined || filter.premium === premium);
+    if (kept) for (let index = 0; index < chunk.count; index++) into.push(entryOf(bytes, chunk, index, dayStart));
+  }
+}
+
+/** a postings row without the entries of one user (the same bytes when it has none); null when nothing remains */
+export function withoutUser(bytes: Buffer, userKey: Buffer): Buffer | null {
+  const parts: Buffer[] = [];
+  let removed = 0;
+  for (const chunk of chunksOf(bytes)) {
+    const kept: Buffer[] = [];
+    for (let index = 0; index < chunk.count; index++) {
+      const at = chunk.entriesAt + index * ENTRY_BYTES;
+      if (userKey.compare(bytes, at + 20, at + 36) !== 0) kept.push(bytes.subarray(at, at + ENTRY_BYTES));
+    }
+    removed += chunk.count - kept.length;
+    if (kept.length === 0) continue;
+    const head = Buffer.from(bytes.subarray(chunk.start, chunk.entriesAt));
+    head.writeUInt32BE(kept.length, head.length - 4);
+    parts.push(head, ...kept);
+  }
+  if (removed === 0) return bytes;
+  return parts.length === 0 ? null : Buffer.concat(parts);
+}
+
+/** the number of entries of a postings row */
+export function entryCount(bytes: Buffer): number {
+  let entries = 0;
+  for (const chunk of chunksOf(bytes)) entries += chunk.count;
+  return entries;
+}
+
+/** SQL: a text as a chunk keeps it (2-byte length, UTF-8) */
+const textBytes = (text: string) =>
+  `int2send(octet_length(convert_to(${text}, 'UTF8'))::int2) || convert_to(${text}, 'UTF8')`;
+
+/**
+ * SQL: the postings of the events the condition keeps (events aliased e; $n placeholders as the caller binds them),
+ * one row per app, step and day, in the bytes encodeRequestPostings() writes: for a migration, or to rebuild.
+ */
+export const postingsFromEvents = (condition: string) => `
+INSERT INTO funnel_postings (app_id, step, day, entries)
+SELECT app_id, step, day, string_agg(chunk, ''::bytea)
+FROM (
+  SELECT app_id, step, day,
+         ${textBytes('platform')} || ${textBytes('locale')} || ${textBytes('campaign')}
+           || CASE WHEN is_premium THEN '\\x01'::bytea ELSE '\\x00'::bytea END || int4send(count(*)::int)
+           || string_agg(entry, ''::bytea) AS chunk
+  FROM (
+    SELECT e.app_id, ${stepNameSql('e')} AS step, e.day, left(coalesce(e.platform, ''), ${ROLLUP_TEXT_LENGTH}) AS platform,
+           left(coalesce(e.locale, ''), ${ROLLUP_TEXT_LENGTH}) AS locale,
+           left(coalesce(e.start_param, ''), ${ROLLUP_TEXT_LENGTH}) AS campaign, e.is_premium,
+           int4send(((extract(epoch FROM e.occurred_at) * 1000)::bigint - (e.day - DATE '1970-01-01')::bigint * ${DAY_MS})::int)
+             || e.event_key || e.user_key || uuid_send(e.session_id) AS entry
+    FROM events e WHERE ${condition}
+  ) AS events
+  GROUP BY app_id, step, day, platform, locale, campaign, is_premium
+) AS chunks
+GROUP BY app_id, step, day`;

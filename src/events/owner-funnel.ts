@@ -1,0 +1,210 @@
+// An owner's funnel: who did step 1 in the period, then step 2 after it within the window, and so on. Read from the
+// steps' funnel postings (never the app's other events) and walked here, person by person; a step narrowed by a
+// property checks its candidate events' custom_data by their keys.
+import type { SqlRunner } from '../db/sql.ts';
+import { EVENT_NAMES } from './names.ts';
+import type { Filter } from './filters.ts';
+import { cutText } from './custom-events.ts';
+import { CUSTOM_STEP_PREFIX, decodePostings, type PostingEntry } from './funnel-postings.ts';
+import type { Period } from './rollups.ts';
+
+export interface FunnelQuery {
+  steps: string[];
+  by: 'user' | 'session';
+  windowMs: number;
+}
+
+export interface FunnelStepResult {
+  name: string;
+  count: number;
+  /** median seconds from the previous step to this one, among those who reached it; null for the first step or none */
+  median_seconds_from_previous: number | null;
+}
+
+/** a step as written: an event name, optionally narrowed to events whose custom_data has a property's value */
+export interface FunnelStep {
+  name: string;
+  property?: string;
+  value?: string;
+}
+
+const STEP_WITH_PROPERTY = /^(.+)\[([^=\]]+)=([^\]]*)\]$/;
+
+/** "name" or "name[property=value]" */
+export function parseFunnelStep(text: string): FunnelStep {
+  const match = STEP_WITH_PROPERTY.exec(text);
+  return match ? { name: match[1]!.trim(), property: match[2]!.trim(), value: match[3]! } : { name: text };
+}
+
+/** any custom event, whatever its name */
+const ANY_CUSTOM = 'custom-event';
+/** the first text after every one that starts with CUSTOM_STEP_PREFIX (its last character, ':', plus one) */
+const CUSTOM_STEP_BOUND = `${CUSTOM_STEP_PREFIX.slice(0, -1)};`;
+
+/** the postings step a step reads: the service's own event name, or a custom event's; null for any custom event */
+const postingStep = (step: FunnelStep) =>
+  step.name === ANY_CUSTOM
+    ? null
+    : EVENT_NAMES.includes(step.name)
+      ? step.name
+      : CUSTOM_STEP_PREFIX + cutText(step.name);
+
+/** whether a postings row of `rowStep` holds events of the step */
+const holds = (step: FunnelStep, rowStep: string) =>
+  step.name === ANY_CUSTOM ? rowStep.startsWith(CUSTOM_STEP_PREFIX) : rowStep === postingStep(step);
+
+/** whether one event could match both steps: the same name (unless two values of one property), or any custom event and a custom event's name */
+function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
+  if (postingStep(a) === postingStep(b))
+    return !(a.property !== undefined && a.property === b.property && (a.value ?? '') !== (b.value ?? ''));
+  const custom = (step: FunnelStep) => step.name === ANY_CUSTOM || postingStep(step)!.startsWith(CUSTOM_STEP_PREFIX);
+  return (a.name === ANY_CUSTOM && custom(b)) || (b.name === ANY_CUSTOM && custom(a));
+}
+
+/** an event in a person's order: by time, events of one millisecond by their keys */
+const byTime = (a: PostingEntry, b: PostingEntry) => a.at - b.at || a.eventKey.compare(b.eventKey);
+
+/** the keys (base64) of those of `entries` whose custom_data has the step's property value, looked up in chunks */
+async function withProperty(
+  sql: SqlRunner,
+  appId: number,
+  step: FunnelStep,
+  entries: PostingEntry[],
+): Promise<PostingEntry[]> {
+  const CHUNK = 5_000;
+  const matching = new Set<string>();
+  const keys = [...new Set(entries.map((entry) => entry.eventKey.toString('base64')))];
+  for (let from = 0; from < keys.length; from += CHUNK) {
+    const rows = await sql.query<{ key: string }>(
+      `SELECT encode(event_key, 'base64') AS key FROM events
+       WHERE app_id = $1 AND event_key IN (SELECT decode(k, 'base64') FROM jsonb_array_elements_text($2::jsonb) AS k)
+         AND jsonb_extract_path_text(props->'custom_data', $3) = $4`,
+      [appId, JSON.stringify(keys.slice(from, from + CHUNK)), step.property, step.value ?? ''],
+    );
+    for (const { key } of rows) matching.add(key);
+  }
+  return entries.filter((entry) => matching.has(entry.eventKey.toString('base64')));
+}
+
+interface PostingsRow {
+  step: string;
+  day: string;
+  entries: Uint8Array;
+}
+
+/** the steps' events in the period that the filter keeps, per step */
+async function stepEvents(
+  sql: SqlRunner,
+  appId: number,
+  period: Period,
+  steps: FunnelStep[],
+  filter: Filter,
+): Promise<PostingEntry[][]> {
+  // a statement per step, each a range of the primary key (app, step, day), so other steps' rows are never read;
+  // any custom event reads the range of every custom event's name, which holds the named ones too
+  const anyCustom = steps.some((step) => step.name === ANY_CUSTOM);
+  const names = [...new Set(steps.map(postingStep))].filter(
+    (name): name is string => name !== null && !(anyCustom && name.startsWith(CUSTOM_STEP_PREFIX)),
+  );
+  const select = `SELECT step, day::text AS day, entries FROM funnel_postings WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`;
+  const reads = names.map((name) =>
+    sql.query<PostingsRow>(`${select} AND step = $4`, [appId, period.from, period.to, name]),
+  );
+  if (anyCustom)
+    reads.push(
+      sql.query<PostingsRow>(`${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`, [
+        appId,
+        period.from,
+        period.to,
+      ]),
+    );
+  const rows = (await Promise.all(reads)).flat();
+  const attributes = {
+    platform: filter.platform === undefined ? undefined : cutText(filter.platform),
+    language: filter.language === undefined ? undefined : cutText(filter.language),
+    campaign: filter.campaign === undefined ? undefined : cutText(filter.campaign),
+    premium: filter.premium,
+  };
+  const perStep = steps.map((): PostingEntry[] => []);
+  for (const row of rows) {
+    const bytes = Buffer.from(row.entries.buffer, row.entries.byteOffset, row.entries.byteLength);
+    const entries: PostingEntry[] = [];
+    decodePostings(bytes, row.day, attributes, entries);
+    steps.forEach((step, index) => {
+      if (holds(step, row.step)) for (const entry of entries) perStep[index]!.push(entry);
+    });
+  }
+  return Promise.all(
+    steps.map((step, index) =>
+      step.property === undefined ? perStep[index]! : withProperty(sql, appId, step, perStep[index]!),
+    ),
+  );
+}
+
+/** the median as PostgreSQL's percentile_cont(0.5) computes it */
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  values.sort((a, b) => a - b);
+  const middle = (values.length - 1) / 2;
+  const low = values[Math.floor(middle)]!;
+  return low + (values[Math.ceil(middle)]! - low) * (middle - Math.floor(middle));
+}
+
+/**
+ * Each person's first step-1 event in the period, then for each further step the first of their events of it at or
+ * after the previous step's, within the window from step 1, that is none of the earlier steps' events (one event
+ * never fills two steps; events of one millisecond in the order of their keys).
+ */
+export async function readOwnerFunnel(
+  sql: SqlRunner,
+  appId: number,
+  period: Period,
+  query: FunnelQuery,
+  filter: Filter,
+): Promise<{ steps: FunnelStepResult[] }> {
+  const steps = query.steps.map(parseFunnelStep);
+  const events = await stepEvents(sql, appId, period, steps, filter);
+  const personOf = (entry: PostingEntry) => (query.by === 'user' ? entry.userKey : entry.sessionKey).toString('latin1');
+
+  /** per person of the previous step, the events they took so far */
+  let reached = new Map<string, PostingEntry[]>();
+  for (const entry of events[0]!) {
+    const person = personOf(entry);
+    const taken = reached.get(person);
+    if (!taken) reached.set(person, [entry]);
+    else if (byTime(entry, taken[0]!) < 0) taken[0] = entry;
+  }
+  const results: FunnelStepResult[] = [
+    { name: query.steps[0]!, count: reached.size, median_seconds_from_previous: null },
+  ];
+  for (let k = 1; k < steps.length; k++) {
+    const excluded = steps.slice(0, k).map((earlier) => stepsOverlap(earlier, steps[k]!));
+    const candidates = new Map<string, PostingEntry[]>();
+    for (const entry of events[k]!) {
+      const person = personOf(entry);
+      if (reached.has(person)) candidates.get(person)?.push(entry) ?? candidates.set(person, [entry]);
+    }
+    const next = new Map<string, PostingEntry[]>();
+    const seconds: number[] = [];
+    for (const [person, mine] of candidates) {
+      const taken = reached.get(person)!;
+      const after = taken[k - 1]!.at;
+      const until = taken[0]!.at + query.windowMs;
+      let first: PostingEntry | undefined;
+      for (const entry of mine) {
+        if (entry.at < after || entry.at > until) continue;
+        if (
+          taken.some((earlier, j) => excluded[j] && earlier.at === entry.at && earlier.eventKey.equals(entry.eventKey))
+        )
+          continue;
+        if (!first || byTime(entry, first) < 0) first = entry;
+      }
+      if (!first) continue;
+      next.set(person, [...taken, first]);
+      seconds.push((first.at - taken[k - 1]!.at) / 1000);
+    }
+    results.push({ name: query.steps[k]!, count: next.size, median_seconds_from_previous: median(seconds) });
+    reached = next;
+  }
+  return { steps: results };
+}
