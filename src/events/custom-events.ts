@@ -111,7 +111,8 @@ const NEXT_SLOT = 3;
 
 /**
  * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, user_key, event_name,
- * custom_data) and `batch_users` (names: each user's custom event names of a day, src/events/batch-users.ts). Names
+ * custom_data), `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts),
+ * `batch_new` (whether every event of the batch is new) and $8, the batch's custom events counted at ingest. Names
  * take slots, each a bit of daily_users.custom_names, so a custom event's users are found through the users' own
  * days. Slots are handed out from one row per app, locked by each commit that adds
  * names: commits from several nodes at once take distinct slots (a name two of them add at once keeps the first
@@ -121,10 +122,19 @@ const NEXT_SLOT = 3;
  */
 export function customEventsSql(): string {
   const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
-  return `custom_rows AS (
+  return `batch_new AS (
+  -- whether every event of the batch is new (none sent before, none of a deleted app): then its custom events are
+  -- counted as ingest counted them, else from the events really inserted
+  SELECT (SELECT count(*) FROM inserted) = (SELECT coalesce(sum((u->>2)::bigint), 0) FROM jsonb_array_elements($3::jsonb) AS u
+                                            WHERE (u->>0)::int IN (SELECT id FROM live_apps)) AS all_new
+), custom_rows AS (
   SELECT app_id, day, user_key, ${customNameSql('custom_data')} AS name,
          CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
-  FROM inserted WHERE event_name = 'custom-event'
+  FROM inserted WHERE event_name = 'custom-event' AND NOT (SELECT all_new FROM batch_new)
+), custom_summary AS (
+  SELECT (c->>0)::int AS app_id, (c->>1)::date AS day, c->>2 AS name, (c->>3)::bigint AS events, c->4 AS pairs
+  FROM jsonb_array_elements($8::jsonb) AS c
+  WHERE (SELECT all_new FROM batch_new) AND (c->>0)::int IN (SELECT id FROM live_apps)
 ), custom_keys AS (
   -- one catalog probe per name of the batch's users (those of its new events among them), not per event
   SELECT k.app_id, k.name, (SELECT known.slot FROM custom_catalog known WHERE ${catalogMatch(NAME, ['name'], 'k')}) AS slot
@@ -163,21 +173,31 @@ export function customEventsSql(): string {
   SELECT app_id, day, user_key, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name,
          slot IS NOT NULL AS tracked, coalesce(slot, ${OTHER_SLOT}) AS slot, data
   FROM (SELECT r.*, ((SELECT slots FROM name_map) ->> (r.app_id || ' ' || r.name))::smallint AS slot FROM custom_rows r) r
+), custom_summary_named AS (
+  SELECT app_id, day, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name, slot IS NOT NULL AS tracked,
+         events, pairs
+  FROM (SELECT s.*, ((SELECT slots FROM name_map) ->> (s.app_id || ' ' || s.name))::smallint AS slot FROM custom_summary s) s
 ), custom_pairs AS (
   -- counted first, so the catalog is checked once per property value of a day, not once per event
   SELECT p.*, ${inCatalog(PROPERTY, ['name', 'property'], 'p')} AS property_known,
          ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
-    SELECT n.app_id, n.day, n.name, ${cut('p.key')} AS property,
-           ${propertyValueSql('p.value')} AS value, count(*) AS events
-    FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
-    WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')
+    SELECT app_id, day, name, property, value, sum(events) AS events FROM (
+      SELECT n.app_id, n.day, n.name, ${cut('p.key')} AS property, ${propertyValueSql('p.value')} AS value, 1 AS events
+      FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
+      WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')
+      UNION ALL
+      SELECT s.app_id, s.day, s.name, v->>0, v->>1, (v->>2)::bigint
+      FROM custom_summary_named s CROSS JOIN LATERAL jsonb_array_elements(s.pairs) AS v WHERE s.tracked) AS pairs
     GROUP BY 1, 2, 3, 4, 5) p
 ), ${catalogLevel('custom_properties', 'custom_pairs', 'property_known', PROPERTY, ['name', 'property'], MAX_CUSTOM_PROPERTIES)}, custom_tracked_pairs AS (
   SELECT p.* FROM custom_pairs p WHERE ${tracked('property_known', ['name', 'property'], 'p', 'custom_properties')}
 ), ${catalogLevel('custom_values', 'custom_tracked_pairs', 'value_known', VALUE, ['name', 'property', 'value'], MAX_CUSTOM_VALUES)}, custom_counts AS (
   INSERT INTO daily_custom_events AS e (app_id, day, name, events)
-  SELECT app_id, day, name, count(*) FROM custom_named GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  SELECT app_id, day, name, sum(events) FROM (
+    SELECT app_id, day, name, 1 AS events FROM custom_named
+    UNION ALL SELECT app_id, day, name, events FROM custom_summary_named) AS named
+  GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, name) DO UPDATE SET events = e.events + excluded.events
 ), custom_value_counts AS (
   INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)

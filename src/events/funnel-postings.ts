@@ -3,7 +3,7 @@
 // attributes of a request), the loader joins a batch's chunks into one row per app, step and day, and a funnel
 // decodes its steps' rows. Every number is big-endian, so SQL can write the same bytes (POSTINGS_FROM_EVENTS).
 import { customEventName, customNameSql, cutText, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
-import { dayNumberOf, DAY_MS } from './days.ts';
+import { DAY_MS } from './days.ts';
 import type { EventRow } from './store.ts';
 
 /** how a custom event's name is told from the service's own event names where both share one column */
@@ -40,58 +40,94 @@ export interface PostingEntry {
   sessionKey: Buffer;
 }
 
-const uuidBytes = (uuid: string) => Buffer.from(uuid.replaceAll('-', ''), 'hex');
+/** a step and day's events of a request that share their launch attributes */
+interface Group {
+  step: Buffer;
+  day: string;
+  dayStart: number;
+  attributes: Buffer;
+  rows: EventRow[];
+}
 
-/** a chunk: its attributes (each text as a 2-byte length and UTF-8), the premium flag, a 4-byte count, then entries */
-function chunkOf(attributes: ChunkAttributes, rows: EventRow[], dayStart: number): Buffer {
-  const texts = [attributes.platform, attributes.locale, attributes.campaign].map((text) => Buffer.from(text, 'utf8'));
-  const headerBytes = texts.reduce((sum, text) => sum + 2 + text.length, 0) + 1 + 4;
-  const chunk = Buffer.allocUnsafe(headerBytes + rows.length * ENTRY_BYTES);
+/** a chunk's header but its count: the attributes, each text as a 2-byte length and UTF-8, then the premium flag */
+function attributeBytes(row: EventRow): Buffer {
+  const texts = [row.platform, row.locale, row.startParam].map((text) => Buffer.from(cutText(text ?? ''), 'utf8'));
+  const bytes = Buffer.allocUnsafe(texts.reduce((sum, text) => sum + 2 + text.length, 0) + 1);
   let at = 0;
   for (const text of texts) {
-    at = chunk.writeUInt16BE(text.length, at);
-    at += text.copy(chunk, at);
+    at = bytes.writeUInt16BE(text.length, at);
+    at += text.copy(bytes, at);
   }
-  at = chunk.writeUInt8(attributes.premium ? 1 : 0, at);
-  at = chunk.writeUInt32BE(rows.length, at);
-  for (const row of rows) {
-    at = chunk.writeUInt32BE(row.occurredAt.getTime() - dayStart, at);
-    at += row.eventKey.copy(chunk, at);
-    at += row.userKey.copy(chunk, at);
-    at += uuidBytes(row.sessionId).copy(chunk, at, 0, 16);
-  }
-  return chunk;
+  bytes[at] = row.isPremium ? 1 : 0;
+  return bytes;
 }
+
+/** whether two rows have the same launch attributes */
+const sameAttributes = (a: EventRow, b: EventRow) =>
+  a.platform === b.platform && a.locale === b.locale && a.startParam === b.startParam && a.isPremium === b.isPremium;
 
 /**
  * A request's postings, as its log record keeps them: for each step and day (and launch attributes), the step's
- * name (2-byte length, UTF-8), the day (10 ASCII characters) and the chunk.
+ * name (2-byte length, UTF-8), the day (10 ASCII characters) and the chunk: its attributes, a 4-byte count, then
+ * the entries. A request is mostly one user's session: its rows share their day, attributes and session, so those
+ * are encoded once per run of equal rows, not per row.
  */
 export function encodeRequestPostings(rows: EventRow[]): Buffer {
-  const groups = new Map<string, { step: string; day: string; attributes: ChunkAttributes; rows: EventRow[] }>();
+  /** per run of launch attributes and day met, its groups by step */
+  const runs: { row: EventRow; attributes: Buffer; day: string; dayStart: number; steps: Map<string, Group> }[] = [];
+  const groups: Group[] = [];
+  let size = 0;
   for (const row of rows) {
+    let run = runs.find((known) => known.day === row.day && sameAttributes(known.row, row));
+    if (!run) {
+      const same = runs.find((known) => sameAttributes(known.row, row));
+      runs.push(
+        (run = {
+          row,
+          attributes: same?.attributes ?? attributeBytes(row),
+          day: row.day,
+          dayStart: Date.parse(row.day),
+          steps: new Map(),
+        }),
+      );
+    }
     const step = stepOf(row.eventName, row.props);
-    const attributes = {
-      platform: cutText(row.platform ?? ''),
-      locale: cutText(row.locale ?? ''),
-      campaign: cutText(row.startParam ?? ''),
-      premium: row.isPremium,
-    };
-    const key = `${step}\u0000${row.day}\u0000${attributes.platform}\u0000${attributes.locale}\u0000${attributes.campaign}\u0000${attributes.premium}`;
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = { step, day: row.day, attributes, rows: [] }));
+    let group = run.steps.get(step);
+    if (!group) {
+      const name = Buffer.from(step, 'utf8');
+      group = { step: name, day: run.day, dayStart: run.dayStart, attributes: run.attributes, rows: [] };
+      run.steps.set(step, group);
+      groups.push(group);
+      size += 2 + name.length + 10 + run.attributes.length + 4;
+    }
     group.rows.push(row);
+    size += ENTRY_BYTES;
   }
-  const parts: Buffer[] = [];
-  for (const { step, day, attributes, rows: stepRows } of groups.values()) {
-    const name = Buffer.from(step, 'utf8');
-    const head = Buffer.allocUnsafe(2 + name.length + 10);
-    head.writeUInt16BE(name.length, 0);
-    name.copy(head, 2);
-    head.write(day, 2 + name.length, 'latin1');
-    parts.push(head, chunkOf(attributes, stepRows, dayNumberOf(Date.parse(day)) * DAY_MS));
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  let session = '';
+  const sessionBytes = Buffer.alloc(16);
+  for (const group of groups) {
+    at = bytes.writeUInt16BE(group.step.length, at);
+    bytes.set(group.step, at);
+    at += group.step.length;
+    at += bytes.write(group.day, at, 'latin1');
+    bytes.set(group.attributes, at);
+    at += group.attributes.length;
+    at = bytes.writeUInt32BE(group.rows.length, at);
+    for (const row of group.rows) {
+      at = bytes.writeUInt32BE(row.occurredAt.getTime() - group.dayStart, at);
+      bytes.set(row.eventKey, at);
+      bytes.set(row.userKey, at + 16);
+      if (row.sessionId !== session) {
+        session = row.sessionId;
+        sessionBytes.write(session.replaceAll('-', ''), 'hex');
+      }
+      bytes.set(sessionBytes, at + 32);
+      at += 48;
+    }
   }
-  return Buffer.concat(parts);
+  return bytes;
 }
 
 /** a chunk as read: its attributes, and where its entries are */

@@ -1,7 +1,7 @@
 // One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, the lengths of
-// its funnel postings and of its users), the postings, the users, then its rows already in the event insert's form,
-// so the loader joins records' bytes into a batch without decoding them.
-import { BatchUsers, encodeRequestUsers } from './batch-users.ts';
+// its funnel postings and of its summary), the postings, the summary, then its rows already in the event insert's
+// form, so the loader joins records' bytes into a batch without decoding them.
+import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
 import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
 import { rowOfValues, rowValues, type EventBatch, type EventRow } from './store.ts';
 import { isoDayOf } from './days.ts';
@@ -17,8 +17,8 @@ export interface RequestRecord {
   rows: Buffer;
   /** the rows' funnel postings (encodeRequestPostings); null in a record written before the log kept them */
   postings: Buffer | null;
-  /** the rows' users (encodeRequestUsers); null in a record written before the log kept them */
-  users: Buffer | null;
+  /** the rows' summary (encodeRequestSummary); null in a record written before the log kept it */
+  summary: Buffer | null;
 }
 
 const NEWLINE = 0x0a;
@@ -27,58 +27,58 @@ const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
 /**
- * rows of one request (one app, one receive time), with their users and, unless the store keeps no insights, their
+ * rows of one request (one app, one receive time), with their summary and, unless the store keeps no insights, their
  * funnel postings
  */
 export function encodeRequest(rows: EventRow[], bytes: number, postings = true): Buffer {
   const first = rows[0]!;
   const postingBytes = postings ? encodeRequestPostings(rows) : Buffer.alloc(0);
-  const users = encodeRequestUsers(rows);
+  const summary = encodeRequestSummary(rows);
   let text = '';
   for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(rowValues(rows[i]!));
   return Buffer.concat([
     Buffer.from(
-      `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes} ${postingBytes.length} ${users.length}\n`,
+      `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes} ${postingBytes.length} ${summary.length}\n`,
       'latin1',
     ),
     postingBytes,
-    users,
+    summary,
     Buffer.from(text, 'utf8'),
   ]);
 }
 
-/** a record's header line: everything but its sections, and where they start (postings and users: -1 when absent) */
+/** a record's header line: everything but its sections, and where they start (postings and summary: -1 when absent) */
 export function decodeRequestHeader(
   value: Buffer,
-): Omit<RequestRecord, 'rows' | 'postings' | 'users'> & { postingsAt: number; usersAt: number; rowsAt: number } {
+): Omit<RequestRecord, 'rows' | 'postings' | 'summary'> & { postingsAt: number; summaryAt: number; rowsAt: number } {
   const end = value.indexOf(NEWLINE);
-  const [appId, receivedAt, events, bytes, postings, users] = value
+  const [appId, receivedAt, events, bytes, postings, summary] = value
     .toString('latin1', 0, end)
     .split(' ')
     .map(Number) as [number, number, number, number, number | undefined, number | undefined];
-  const sections = postings !== undefined && users !== undefined;
+  const sections = postings !== undefined && summary !== undefined;
   return {
     appId,
     receivedAt,
     events,
     bytes,
     postingsAt: sections ? end + 1 : -1,
-    usersAt: sections ? end + 1 + postings : -1,
-    rowsAt: sections ? end + 1 + postings + users : end + 1,
+    summaryAt: sections ? end + 1 + postings : -1,
+    rowsAt: sections ? end + 1 + postings + summary : end + 1,
   };
 }
 
 export function decodeRequest(value: Buffer): RequestRecord {
-  const { postingsAt, usersAt, rowsAt, ...header } = decodeRequestHeader(value);
+  const { postingsAt, summaryAt, rowsAt, ...header } = decodeRequestHeader(value);
   return {
     ...header,
-    postings: postingsAt < 0 ? null : value.subarray(postingsAt, usersAt),
-    users: usersAt < 0 ? null : value.subarray(usersAt, rowsAt),
+    postings: postingsAt < 0 ? null : value.subarray(postingsAt, summaryAt),
+    summary: summaryAt < 0 ? null : value.subarray(summaryAt, rowsAt),
     rows: value.subarray(rowsAt),
   };
 }
 
-/** the rows of a record, as objects: for a record written before the log kept its postings and users */
+/** the rows of a record, as objects: for a record written before the log kept its postings and summary */
 const rowsOf = (record: RequestRecord): EventRow[] =>
   (JSON.parse(`[${record.rows.toString('utf8')}]`) as unknown[][]).map(rowOfValues);
 
@@ -87,12 +87,12 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
   const usage = new Map<string, [number, string, number, number]>();
   const appIds = new Set<number>();
   const postings = new BatchPostings();
-  const users = new BatchUsers();
+  const summary = new BatchSummary();
   for (const record of records) {
     appIds.add(record.appId);
-    const rows = record.postings && record.users ? undefined : rowsOf(record);
+    const rows = record.postings && record.summary ? undefined : rowsOf(record);
     postings.add(record.appId, record.postings ?? encodeRequestPostings(rows!));
-    users.add(record.appId, record.users ?? encodeRequestUsers(rows!));
+    summary.add(record.appId, record.summary ?? encodeRequestSummary(rows!));
     const day = isoDayOf(record.receivedAt);
     const key = `${record.appId} ${day}`;
     const entry = usage.get(key);
@@ -109,7 +109,8 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
     rows: Buffer.concat(parts),
     appIds,
     usage: [...usage.values()],
-    users: users.toJson(),
+    users: summary.usersJson(),
+    customEvents: summary.customEventsJson(),
     postings: postings.toJson(),
     logOffset,
   };

@@ -6,7 +6,7 @@ import { dayNumberOf, isoDayOfNumber } from './days.ts';
 import { customEventsSql, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from './custom-events.ts';
 import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
 import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
-import { BatchUsers, encodeRequestUsers } from './batch-users.ts';
+import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
 
 export interface EventRow {
   appId: number;
@@ -50,8 +50,10 @@ export interface EventBatch {
   appIds: Iterable<number>;
   /** events and bytes per app and UTC day of receipt, as [app id, 'YYYY-MM-DD', events, bytes] */
   usage: [number, string, number, number][];
-  /** the events' users per day, as BatchUsers.toJson() makes them */
+  /** the events' users per day, as BatchSummary.usersJson() makes them */
   users: string;
+  /** the events' custom events per day and name, as BatchSummary.customEventsJson() makes them */
+  customEvents: string;
   /** the events' funnel postings, as BatchPostings.toJson() makes them */
   postings: string;
   /** the ingest node whose log holds the batch, and the log's last record in it: stored in the same commit */
@@ -126,7 +128,7 @@ const POSTINGS = `, postings AS (
 )`;
 
 /**
- * The batch's users per day ($6, src/events/batch-users.ts): their first event's time and launch attributes, their
+ * The batch's users per day ($6, src/events/request-summary.ts): their first event's time and launch attributes, their
  * custom events' names and whether they completed a wallet connection. Taken from every event of the batch: each
  * only grows (an earlier first event, a day, a name), so a duplicate changes none.
  */
@@ -336,7 +338,7 @@ export function rowOfValues(values: unknown[]): EventRow {
   };
 }
 
-/** the event insert's parameters for a batch ($7, the postings, is read only with the insights) */
+/** the event insert's parameters for a batch ($7 and $8, the postings and custom events, are read only with the insights) */
 export function insertParams(batch: EventBatch, insights = true): unknown[] {
   const params = [
     new Utf8Text(batch.rows),
@@ -346,7 +348,7 @@ export function insertParams(batch: EventBatch, insights = true): unknown[] {
     batch.logOffset?.through ?? null,
     batch.users,
   ];
-  if (insights) params.push(batch.postings);
+  if (insights) params.push(batch.postings, batch.customEvents);
   return params;
 }
 
@@ -398,18 +400,19 @@ export class SqlEventStore implements EventStore {
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
     const postings = new BatchPostings();
-    const users = new BatchUsers();
+    const summary = new BatchSummary();
     const byApp = new Map<number, EventRow[]>();
     for (const row of rows) byApp.get(row.appId)?.push(row) ?? byApp.set(row.appId, [row]);
     for (const [appId, appRows] of byApp) {
       postings.add(appId, encodeRequestPostings(appRows));
-      users.add(appId, encodeRequestUsers(appRows));
+      summary.add(appId, encodeRequestSummary(appRows));
     }
     return this.insertBatch({
       rows: Buffer.from(JSON.stringify(rows.map(rowValues))),
       appIds: new Set(rows.map((row) => row.appId)),
       usage: dailyUsage(rows),
-      users: users.toJson(),
+      users: summary.usersJson(),
+      customEvents: summary.customEventsJson(),
       postings: postings.toJson(),
     });
   }

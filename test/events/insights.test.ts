@@ -398,6 +398,68 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'colour')).toEqual({ values: [] });
   });
 
+  it('counts a custom event once, whether its batch is all new or holds events sent before', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'resend_app', bot: '@resend_bot', domains: ['r.example'] } })
+    ).id;
+    const buy = (user: string, at: string, sku: string) =>
+      event(app, user, `${user}1`, at, 'custom-event', { custom: { name: 'buy', sku } });
+    const first = [buy('R', '2026-10-03T10:00:00Z', 'gold'), buy('S', '2026-10-03T10:01:00Z', 'gold')];
+    await events.insert(first);
+    // sent again beside a new event, then again alone: each event counted once
+    await events.insert([first[0]!, buy('T', '2026-10-03T10:02:00Z', 'silver')]);
+    await events.insert([first[1]!]);
+    const custom = await insights.customEvents(app, PERIOD);
+    expect(custom).toEqual({ events: [{ name: 'buy', count: 3, users: 3 }] });
+    const values = {
+      values: [
+        { value: 'gold', count: 2 },
+        { value: 'silver', count: 1 },
+      ],
+    };
+    expect(await insights.customPropertyValues(app, PERIOD, 'buy', 'sku')).toEqual(values);
+    // the same numbers from the events themselves (a filter that keeps every event)
+    expect(await insights.customEvents(app, PERIOD, { premium: false })).toEqual(custom);
+    expect(await insights.customPropertyValues(app, PERIOD, 'buy', 'sku', { premium: false })).toEqual(values);
+  });
+
+  it("counts a property's values as the stored events read them, numbers too", async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'numbers_app', bot: '@numbers_bot', domains: ['n.example'] } })
+    ).id;
+    const values = [1e21, 1.5e-10, -2.5e-7, 123, 0.1, -0, 12345678901234567890, true, 'x'.repeat(70), '😀'.repeat(70)];
+    await events.insert(
+      values.map((value, index) =>
+        event(app, 'N', 'N1', `2026-10-04T10:00:0${index}Z`.replace(/:0(\d\d)Z/, ':$1Z'), 'custom-event', {
+          custom: { name: 'n', value, ['k'.repeat(70)]: 'long key' },
+        }),
+      ),
+    );
+    // counted at ingest (every event of the batch new) and read back from the events (a filter keeping all)
+    const counted = await insights.customPropertyValues(app, PERIOD, 'n', 'value');
+    expect(await insights.customPropertyValues(app, PERIOD, 'n', 'value', { premium: false })).toEqual(counted);
+    // a property's name is cut as its values are
+    expect(await insights.customPropertyValues(app, PERIOD, 'n', 'k'.repeat(64))).toEqual({
+      values: [{ value: 'long key', count: values.length }],
+    });
+    expect(
+      (await insights.customPropertyValues(app, PERIOD, 'n', 'value')).values.map((entry) => entry.value).sort(),
+    ).toEqual(
+      [
+        '1000000000000000000000',
+        '0.00000000015',
+        '-0.00000025',
+        '123',
+        '0.1',
+        '0',
+        '12345678901234567000',
+        'true',
+        'x'.repeat(64),
+        '😀'.repeat(64),
+      ].sort(),
+    );
+  });
+
   it('judges each campaign by the new users it brought: how many, back on day 7, with a wallet connected', async () => {
     expect(await insights.campaigns(appId, PERIOD)).toEqual({
       campaigns: [

@@ -145,7 +145,7 @@ for (const backend of STORE_BACKENDS) {
       expect(await events.loadedThrough(log.node)).toBe(log.stats().lastSeq);
     });
 
-    it('loads a record written before the log kept funnel postings and users with those of its rows', async () => {
+    it('loads a record written before the log kept funnel postings and a summary with those of its rows', async () => {
       const { store, appId, events } = await setUp();
       const userKey = Buffer.alloc(16, 7);
       const at = (second: number) => new Date(`${DAY}T12:00:0${second}Z`);
@@ -158,9 +158,9 @@ for (const backend of STORE_BACKENDS) {
       const old = decodeRequest(
         Buffer.concat([Buffer.from(`${appId} ${rows[0]!.receivedAt.getTime()} 2 200\n`), current.rows]),
       );
-      expect([old.postings, old.users]).toEqual([null, null]);
-      expect(batchOf([old]).postings).toBe(batchOf([current]).postings);
-      expect(batchOf([old]).users).toBe(batchOf([current]).users);
+      expect([old.postings, old.summary]).toEqual([null, null]);
+      const [before, now] = [batchOf([old]), batchOf([current])];
+      expect([before.postings, before.users, before.customEvents]).toEqual([now.postings, now.users, now.customEvents]);
       await events.insertBatch(batchOf([old]));
       const funnel = await new InsightsReader(store.sql).funnel(
         appId,
