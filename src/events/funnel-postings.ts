@@ -31,14 +31,37 @@ export interface ChunkAttributes {
   premium: boolean;
 }
 
-/** one event of a step as a funnel reads it */
-export interface PostingEntry {
+/**
+ * One event of a step as a funnel reads it: its time, the person it counts for (a user's or a session's key, as
+ * latin1 text) and where its entry is, whose key is read only when a funnel compares two events of one millisecond.
+ */
+export interface PostingEvent {
   /** epoch ms */
   at: number;
-  eventKey: Buffer;
-  userKey: Buffer;
-  sessionKey: Buffer;
+  person: string;
+  bytes: Buffer;
+  entryAt: number;
 }
+
+/** where an entry keeps the event's key, its user's key and its session */
+const EVENT_KEY_AT = 4;
+const USER_KEY_AT = 20;
+const SESSION_AT = 36;
+
+/** the event's key */
+export const eventKeyOf = (event: PostingEvent) =>
+  event.bytes.subarray(event.entryAt + EVENT_KEY_AT, event.entryAt + USER_KEY_AT);
+
+/** events in a person's order: by time, events of one millisecond by their keys */
+export const byTime = (a: PostingEvent, b: PostingEvent) =>
+  a.at - b.at ||
+  a.bytes.compare(
+    b.bytes,
+    b.entryAt + EVENT_KEY_AT,
+    b.entryAt + USER_KEY_AT,
+    a.entryAt + EVENT_KEY_AT,
+    a.entryAt + USER_KEY_AT,
+  );
 
 /** a step and day's events of a request that share their launch attributes */
 interface Group {
@@ -167,15 +190,10 @@ export function* chunksOf(bytes: Buffer): Generator<Chunk> {
   }
 }
 
-/** entry `index` of a chunk */
-export function entryOf(bytes: Buffer, chunk: Chunk, index: number, dayStart: number): PostingEntry {
+/** entry `index` of a chunk: the event's time in its day (ms), its key, its user's key and its session */
+export function entryBytes(bytes: Buffer, chunk: Chunk, index: number): Buffer {
   const at = chunk.entriesAt + index * ENTRY_BYTES;
-  return {
-    at: dayStart + bytes.readUInt32BE(at),
-    eventKey: bytes.subarray(at + 4, at + 20),
-    userKey: bytes.subarray(at + 20, at + 36),
-    sessionKey: bytes.subarray(at + 36, at + 52),
-  };
+  return bytes.subarray(at, at + ENTRY_BYTES);
 }
 
 /** a batch's postings by app, step and day, gathered from its requests' records without copying */
@@ -221,11 +239,18 @@ export interface AttributeFilter {
 }
 
 /**
- * The entries of a postings row (one day's) whose chunk has the filter's attributes. `day` is the row's day,
- * entries' times count from its start.
+ * The events of a postings row (one day's) whose chunk has the filter's attributes, each counted for its user or its
+ * session. `day` is the row's day, entries' times count from its start.
  */
-export function decodePostings(bytes: Buffer, day: string, filter: AttributeFilter, into: PostingEntry[]): void {
+export function decodePostings(
+  bytes: Buffer,
+  day: string,
+  filter: AttributeFilter,
+  by: 'user' | 'session',
+  into: PostingEvent[],
+): void {
   const dayStart = Date.parse(day);
+  const personAt = by === 'user' ? USER_KEY_AT : SESSION_AT;
   for (const chunk of chunksOf(bytes)) {
     const { platform, locale, campaign, premium } = chunk.attributes;
     const kept =
@@ -233,7 +258,14 @@ export function decodePostings(bytes: Buffer, day: string, filter: AttributeFilt
       (filter.language === undefined || filter.language === locale) &&
       (filter.campaign === undefined || filter.campaign === campaign) &&
       (filter.premium === undefined || filter.premium === premium);
-    if (kept) for (let index = 0; index < chunk.count; index++) into.push(entryOf(bytes, chunk, index, dayStart));
+    if (!kept) continue;
+    for (let entryAt = chunk.entriesAt; entryAt < chunk.entriesAt + chunk.count * ENTRY_BYTES; entryAt += ENTRY_BYTES)
+      into.push({
+        at: dayStart + bytes.readUInt32BE(entryAt),
+        person: bytes.toString('latin1', entryAt + personAt, entryAt + personAt + 16),
+        bytes,
+        entryAt,
+      });
   }
 }
 
@@ -245,7 +277,8 @@ export function withoutUser(bytes: Buffer, userKey: Buffer): Buffer | null {
     const kept: Buffer[] = [];
     for (let index = 0; index < chunk.count; index++) {
       const at = chunk.entriesAt + index * ENTRY_BYTES;
-      if (userKey.compare(bytes, at + 20, at + 36) !== 0) kept.push(bytes.subarray(at, at + ENTRY_BYTES));
+      if (userKey.compare(bytes, at + USER_KEY_AT, at + SESSION_AT) !== 0)
+        kept.push(bytes.subarray(at, at + ENTRY_BYTES));
     }
     removed += chunk.count - kept.length;
     if (kept.length === 0) continue;

@@ -5,7 +5,7 @@ import type { SqlRunner } from '../db/sql.ts';
 import { EVENT_NAMES } from './names.ts';
 import type { Filter } from './filters.ts';
 import { cutText } from './custom-events.ts';
-import { CUSTOM_STEP_PREFIX, decodePostings, type PostingEntry } from './funnel-postings.ts';
+import { byTime, CUSTOM_STEP_PREFIX, decodePostings, eventKeyOf, type PostingEvent } from './funnel-postings.ts';
 import type { Period } from './rollups.ts';
 
 export interface FunnelQuery {
@@ -61,19 +61,17 @@ function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
   return (a.name === ANY_CUSTOM && custom(b)) || (b.name === ANY_CUSTOM && custom(a));
 }
 
-/** an event in a person's order: by time, events of one millisecond by their keys */
-const byTime = (a: PostingEntry, b: PostingEntry) => a.at - b.at || a.eventKey.compare(b.eventKey);
-
-/** the keys (base64) of those of `entries` whose custom_data has the step's property value, looked up in chunks */
+/** those of `events` whose custom_data has the step's property value, looked up by their keys in chunks */
 async function withProperty(
   sql: SqlRunner,
   appId: number,
   step: FunnelStep,
-  entries: PostingEntry[],
-): Promise<PostingEntry[]> {
+  events: PostingEvent[],
+): Promise<PostingEvent[]> {
   const CHUNK = 5_000;
   const matching = new Set<string>();
-  const keys = [...new Set(entries.map((entry) => entry.eventKey.toString('base64')))];
+  const keyOf = (event: PostingEvent) => eventKeyOf(event).toString('base64');
+  const keys = [...new Set(events.map(keyOf))];
   for (let from = 0; from < keys.length; from += CHUNK) {
     const rows = await sql.query<{ key: string }>(
       `SELECT encode(event_key, 'base64') AS key FROM events
@@ -83,7 +81,7 @@ async function withProperty(
     );
     for (const { key } of rows) matching.add(key);
   }
-  return entries.filter((entry) => matching.has(entry.eventKey.toString('base64')));
+  return events.filter((event) => matching.has(keyOf(event)));
 }
 
 interface PostingsRow {
@@ -98,8 +96,9 @@ async function stepEvents(
   appId: number,
   period: Period,
   steps: FunnelStep[],
+  by: FunnelQuery['by'],
   filter: Filter,
-): Promise<PostingEntry[][]> {
+): Promise<PostingEvent[][]> {
   // a statement per step, each a range of the primary key (app, step, day), so other steps' rows are never read;
   // any custom event reads the range of every custom event's name, which holds the named ones too
   const anyCustom = steps.some((step) => step.name === ANY_CUSTOM);
@@ -125,13 +124,13 @@ async function stepEvents(
     campaign: filter.campaign === undefined ? undefined : cutText(filter.campaign),
     premium: filter.premium,
   };
-  const perStep = steps.map((): PostingEntry[] => []);
+  const perStep = steps.map((): PostingEvent[] => []);
   for (const row of rows) {
     const bytes = Buffer.from(row.entries.buffer, row.entries.byteOffset, row.entries.byteLength);
-    const entries: PostingEntry[] = [];
-    decodePostings(bytes, row.day, attributes, entries);
+    const events: PostingEvent[] = [];
+    decodePostings(bytes, row.day, attributes, by, events);
     steps.forEach((step, index) => {
-      if (holds(step, row.step)) for (const entry of entries) perStep[index]!.push(entry);
+      if (holds(step, row.step)) for (const event of events) perStep[index]!.push(event);
     });
   }
   return Promise.all(
@@ -163,46 +162,30 @@ export async function readOwnerFunnel(
   filter: Filter,
 ): Promise<{ steps: FunnelStepResult[] }> {
   const steps = query.steps.map(parseFunnelStep);
-  const events = await stepEvents(sql, appId, period, steps, filter);
-  const personOf = (entry: PostingEntry) => (query.by === 'user' ? entry.userKey : entry.sessionKey).toString('latin1');
+  const events = await stepEvents(sql, appId, period, steps, query.by, filter);
 
   /** per person of the previous step, the events they took so far */
-  let reached = new Map<string, PostingEntry[]>();
-  for (const entry of events[0]!) {
-    const person = personOf(entry);
-    const taken = reached.get(person);
-    if (!taken) reached.set(person, [entry]);
-    else if (byTime(entry, taken[0]!) < 0) taken[0] = entry;
+  let reached = new Map<string, PostingEvent[]>();
+  for (const event of events[0]!) {
+    const taken = reached.get(event.person);
+    if (!taken) reached.set(event.person, [event]);
+    else if (byTime(event, taken[0]!) < 0) taken[0] = event;
   }
   const results: FunnelStepResult[] = [
     { name: query.steps[0]!, count: reached.size, median_seconds_from_previous: null },
   ];
   for (let k = 1; k < steps.length; k++) {
     const excluded = steps.slice(0, k).map((earlier) => stepsOverlap(earlier, steps[k]!));
-    const candidates = new Map<string, PostingEntry[]>();
-    for (const entry of events[k]!) {
-      const person = personOf(entry);
-      if (reached.has(person)) candidates.get(person)?.push(entry) ?? candidates.set(person, [entry]);
+    const next = new Map<string, PostingEvent[]>();
+    for (const event of events[k]!) {
+      const taken = reached.get(event.person);
+      if (!taken || event.at < taken[k - 1]!.at || event.at > taken[0]!.at + query.windowMs) continue;
+      if (taken.some((earlier, j) => excluded[j] && byTime(earlier, event) === 0)) continue;
+      const chosen = next.get(event.person);
+      if (!chosen) next.set(event.person, [...taken, event]);
+      else if (byTime(event, chosen[k]!) < 0) chosen[k] = event;
     }
-    const next = new Map<string, PostingEntry[]>();
-    const seconds: number[] = [];
-    for (const [person, mine] of candidates) {
-      const taken = reached.get(person)!;
-      const after = taken[k - 1]!.at;
-      const until = taken[0]!.at + query.windowMs;
-      let first: PostingEntry | undefined;
-      for (const entry of mine) {
-        if (entry.at < after || entry.at > until) continue;
-        if (
-          taken.some((earlier, j) => excluded[j] && earlier.at === entry.at && earlier.eventKey.equals(entry.eventKey))
-        )
-          continue;
-        if (!first || byTime(entry, first) < 0) first = entry;
-      }
-      if (!first) continue;
-      next.set(person, [...taken, first]);
-      seconds.push((first.at - taken[k - 1]!.at) / 1000);
-    }
+    const seconds = [...next.values()].map((taken) => (taken[k]!.at - taken[k - 1]!.at) / 1000);
     results.push({ name: query.steps[k]!, count: next.size, median_seconds_from_previous: median(seconds) });
     reached = next;
   }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { BatchPostings, chunksOf, encodeRequestPostings, entryOf } from '../../src/events/funnel-postings.ts';
+import { BatchPostings, chunksOf, encodeRequestPostings, entryBytes } from '../../src/events/funnel-postings.ts';
 import { rowValues } from '../../src/events/store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { tempDir } from '../helpers/service.ts';
@@ -172,11 +172,16 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
     const lines: string[] = [];
     for (const { app_id, step, day, entries } of rows)
       for (const chunk of chunksOf(entries))
-        for (let index = 0; index < chunk.count; index++) {
-          const entry = entryOf(entries, chunk, index, Date.parse(day));
-          const bytes = [entry.eventKey, entry.userKey, entry.sessionKey].map((key) => key.toString('hex'));
-          lines.push([app_id, step, day, JSON.stringify(chunk.attributes), entry.at, ...bytes].join(' '));
-        }
+        for (let index = 0; index < chunk.count; index++)
+          lines.push(
+            [
+              app_id,
+              step,
+              day,
+              JSON.stringify(chunk.attributes),
+              entryBytes(entries, chunk, index).toString('hex'),
+            ].join(' '),
+          );
     return lines.sort();
   }
 

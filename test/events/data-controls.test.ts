@@ -7,7 +7,7 @@ import type { SqlRunner } from '../../src/db/sql.ts';
 import type { Store } from '../../src/db/store.ts';
 import { DataControls } from '../../src/events/data-controls.ts';
 import { addDays } from '../../src/events/days.ts';
-import { decodePostings, type PostingEntry } from '../../src/events/funnel-postings.ts';
+import { decodePostings, type PostingEvent } from '../../src/events/funnel-postings.ts';
 import { Pseudonymiser } from '../../src/events/pseudonym.ts';
 import { firstKeptDay, parseRetention } from '../../src/events/retention.ts';
 import { RetentionPurger } from '../../src/events/retention-purge.ts';
@@ -133,10 +133,10 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       `SELECT day::text AS day, entries FROM funnel_postings WHERE app_id = $1`,
       [appId],
     );
-    const entries: PostingEntry[] = [];
+    const events: PostingEvent[] = [];
     for (const { day, entries: bytes } of rows)
-      decodePostings(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), day, {}, entries);
-    return entries.filter((entry) => entry.userKey.equals(userKey)).length;
+      decodePostings(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), day, {}, 'user', events);
+    return events.filter((event) => event.person === userKey.toString('latin1')).length;
   }
 
   /** rows of the user in each per-user table and the events table, and their events in the funnel postings */
