@@ -1,7 +1,8 @@
 // Funnel postings: what a funnel reads of each step's events, kept per app, step and day as a few binary rows per
-// commit instead of an index entry per event. The service writes them at ingest (one chunk per step, day and launch
-// attributes of a request), the loader joins a batch's chunks into one row per app, step and day, and a funnel
-// decodes its steps' rows. Every number is big-endian, so SQL can write the same bytes (POSTINGS_FROM_EVENTS).
+// commit instead of an index entry per event. The service writes them at ingest (one chunk per step, day, launch
+// attributes, user and session of a request: mostly one per step), the loader joins a batch's chunks into one row per
+// app, step and day, and a funnel decodes its steps' rows. Every number is big-endian, so SQL can write the same
+// bytes (postingsFromEvents).
 import { customEventName, customNameSql, cutText, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
 import { DAY_MS } from './days.ts';
 import type { EventRow } from './store.ts';
@@ -20,8 +21,10 @@ export const stepNameSql = (alias = '') => {
   return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
 };
 
-/** an entry: the event's time in its day (ms), its key, its user's key and its session (16 bytes each) */
-const ENTRY_BYTES = 4 + 16 + 16 + 16;
+/** an entry: the event's time in its day (ms) and its key */
+const ENTRY_BYTES = 4 + 16;
+/** where an entry keeps the event's key */
+const EVENT_KEY_AT = 4;
 
 /** the launch attributes a chunk's events share, as the filters compare them ('' when absent, cut) */
 export interface ChunkAttributes {
@@ -43,14 +46,9 @@ export interface PostingEvent {
   entryAt: number;
 }
 
-/** where an entry keeps the event's key, its user's key and its session */
-const EVENT_KEY_AT = 4;
-const USER_KEY_AT = 20;
-const SESSION_AT = 36;
-
 /** the event's key */
 export const eventKeyOf = (event: PostingEvent) =>
-  event.bytes.subarray(event.entryAt + EVENT_KEY_AT, event.entryAt + USER_KEY_AT);
+  event.bytes.subarray(event.entryAt + EVENT_KEY_AT, event.entryAt + ENTRY_BYTES);
 
 /** events in a person's order: by time, events of one millisecond by their keys */
 export const byTime = (a: PostingEvent, b: PostingEvent) =>
@@ -58,114 +56,108 @@ export const byTime = (a: PostingEvent, b: PostingEvent) =>
   a.bytes.compare(
     b.bytes,
     b.entryAt + EVENT_KEY_AT,
-    b.entryAt + USER_KEY_AT,
+    b.entryAt + ENTRY_BYTES,
     a.entryAt + EVENT_KEY_AT,
-    a.entryAt + USER_KEY_AT,
+    a.entryAt + ENTRY_BYTES,
   );
 
-/** a step and day's events of a request that share their launch attributes */
+/** a step and day's events of a request that share their launch attributes, user and session */
 interface Group {
   step: Buffer;
   day: string;
   dayStart: number;
-  attributes: Buffer;
+  /** the chunk's header but its count */
+  head: Buffer;
   rows: EventRow[];
 }
 
-/** a chunk's header but its count: the attributes, each text as a 2-byte length and UTF-8, then the premium flag */
-function attributeBytes(row: EventRow): Buffer {
+/**
+ * A chunk's header but its count: the attributes (each text as a 2-byte length and UTF-8, then the premium flag),
+ * the user's key and the session
+ */
+function chunkHead(row: EventRow): Buffer {
   const texts = [row.platform, row.locale, row.startParam].map((text) => Buffer.from(cutText(text ?? ''), 'utf8'));
-  const bytes = Buffer.allocUnsafe(texts.reduce((sum, text) => sum + 2 + text.length, 0) + 1);
+  const bytes = Buffer.allocUnsafe(texts.reduce((sum, text) => sum + 2 + text.length, 0) + 1 + 32);
   let at = 0;
   for (const text of texts) {
     at = bytes.writeUInt16BE(text.length, at);
     at += text.copy(bytes, at);
   }
   bytes[at] = row.isPremium ? 1 : 0;
+  bytes.set(row.userKey, at + 1);
+  bytes.write(row.sessionId.replaceAll('-', ''), at + 17, 'hex');
   return bytes;
 }
 
-/** whether two rows have the same launch attributes */
-const sameAttributes = (a: EventRow, b: EventRow) =>
-  a.platform === b.platform && a.locale === b.locale && a.startParam === b.startParam && a.isPremium === b.isPremium;
+/** whether two rows share their launch attributes, user and session */
+const samePerson = (a: EventRow, b: EventRow) =>
+  a.sessionId === b.sessionId &&
+  (a.userKey === b.userKey || a.userKey.equals(b.userKey)) &&
+  a.platform === b.platform &&
+  a.locale === b.locale &&
+  a.startParam === b.startParam &&
+  a.isPremium === b.isPremium;
 
 /**
- * A request's postings, as its log record keeps them: for each step and day (and launch attributes), the step's
- * name (2-byte length, UTF-8), the day (10 ASCII characters) and the chunk: its attributes, a 4-byte count, then
- * the entries. A request is mostly one user's session: its rows share their day, attributes and session, so those
- * are encoded once per run of equal rows, not per row.
+ * A request's postings, as its log record keeps them: for each step and day (and launch attributes, user and
+ * session), the step's name (2-byte length, UTF-8), the day (10 ASCII characters) and the chunk: its header, a 4-byte
+ * count, then the entries. A request is mostly one user's session: its rows share their day, attributes, user and
+ * session, so those are encoded once per run of such rows, not per row.
  */
 export function encodeRequestPostings(rows: EventRow[]): Buffer {
-  /** per run of launch attributes and day met, its groups by step */
-  const runs: { row: EventRow; attributes: Buffer; day: string; dayStart: number; steps: Map<string, Group> }[] = [];
+  /** per run of a day, attributes, user and session met, its groups by step */
+  const runs: { row: EventRow; head: Buffer; dayStart: number; steps: Map<string, Group> }[] = [];
   const groups: Group[] = [];
   let size = 0;
   for (const row of rows) {
-    let run = runs.find((known) => known.day === row.day && sameAttributes(known.row, row));
+    let run = runs.find((known) => known.row.day === row.day && samePerson(known.row, row));
     if (!run) {
-      const same = runs.find((known) => sameAttributes(known.row, row));
-      runs.push(
-        (run = {
-          row,
-          attributes: same?.attributes ?? attributeBytes(row),
-          day: row.day,
-          dayStart: Date.parse(row.day),
-          steps: new Map(),
-        }),
-      );
+      const same = runs.find((known) => samePerson(known.row, row));
+      runs.push((run = { row, head: same?.head ?? chunkHead(row), dayStart: Date.parse(row.day), steps: new Map() }));
     }
     const step = stepOf(row.eventName, row.props);
     let group = run.steps.get(step);
     if (!group) {
       const name = Buffer.from(step, 'utf8');
-      group = { step: name, day: run.day, dayStart: run.dayStart, attributes: run.attributes, rows: [] };
+      group = { step: name, day: row.day, dayStart: run.dayStart, head: run.head, rows: [] };
       run.steps.set(step, group);
       groups.push(group);
-      size += 2 + name.length + 10 + run.attributes.length + 4;
+      size += 2 + name.length + 10 + run.head.length + 4;
     }
     group.rows.push(row);
     size += ENTRY_BYTES;
   }
   const bytes = Buffer.allocUnsafe(size);
   let at = 0;
-  let session = '';
-  const sessionBytes = Buffer.alloc(16);
   for (const group of groups) {
     at = bytes.writeUInt16BE(group.step.length, at);
     bytes.set(group.step, at);
     at += group.step.length;
     at += bytes.write(group.day, at, 'latin1');
-    bytes.set(group.attributes, at);
-    at += group.attributes.length;
+    bytes.set(group.head, at);
+    at += group.head.length;
     at = bytes.writeUInt32BE(group.rows.length, at);
     for (const row of group.rows) {
       at = bytes.writeUInt32BE(row.occurredAt.getTime() - group.dayStart, at);
       bytes.set(row.eventKey, at);
-      bytes.set(row.userKey, at + 16);
-      if (row.sessionId !== session) {
-        session = row.sessionId;
-        sessionBytes.write(session.replaceAll('-', ''), 'hex');
-      }
-      bytes.set(sessionBytes, at + 32);
-      at += 48;
+      at += 16;
     }
   }
   return bytes;
 }
 
-/** a chunk as read: its attributes, and where its entries are */
+/** a chunk as read: its attributes, where its user's key and session are, and where its entries are */
 interface Chunk {
   attributes: ChunkAttributes;
-  /** the chunk's first byte */
-  start: number;
-  /** its first entry's */
+  userAt: number;
+  sessionAt: number;
+  /** its first entry's byte */
   entriesAt: number;
   count: number;
 }
 
 /** the chunk starting at `at` */
 function chunkAt(bytes: Buffer, at: number): Chunk {
-  const start = at;
   const texts: string[] = [];
   for (let text = 0; text < 3; text++) {
     const length = bytes.readUInt16BE(at);
@@ -175,9 +167,10 @@ function chunkAt(bytes: Buffer, at: number): Chunk {
   const [platform, locale, campaign] = texts as [string, string, string];
   return {
     attributes: { platform, locale, campaign, premium: bytes[at] === 1 },
-    start,
-    entriesAt: at + 5,
-    count: bytes.readUInt32BE(at + 1),
+    userAt: at + 1,
+    sessionAt: at + 17,
+    entriesAt: at + 37,
+    count: bytes.readUInt32BE(at + 33),
   };
 }
 
@@ -190,7 +183,7 @@ export function* chunksOf(bytes: Buffer): Generator<Chunk> {
   }
 }
 
-/** entry `index` of a chunk: the event's time in its day (ms), its key, its user's key and its session */
+/** entry `index` of a chunk: the event's time in its day (ms) and its key */
 export function entryBytes(bytes: Buffer, chunk: Chunk, index: number): Buffer {
   const at = chunk.entriesAt + index * ENTRY_BYTES;
   return bytes.subarray(at, at + ENTRY_BYTES);
@@ -250,7 +243,6 @@ export function decodePostings(
   into: PostingEvent[],
 ): void {
   const dayStart = Date.parse(day);
-  const personAt = by === 'user' ? USER_KEY_AT : SESSION_AT;
   for (const chunk of chunksOf(bytes)) {
     const { platform, locale, campaign, premium } = chunk.attributes;
     const kept =
@@ -259,35 +251,26 @@ export function decodePostings(
       (filter.campaign === undefined || filter.campaign === campaign) &&
       (filter.premium === undefined || filter.premium === premium);
     if (!kept) continue;
+    const personAt = by === 'user' ? chunk.userAt : chunk.sessionAt;
+    const person = bytes.toString('latin1', personAt, personAt + 16);
     for (let entryAt = chunk.entriesAt; entryAt < chunk.entriesAt + chunk.count * ENTRY_BYTES; entryAt += ENTRY_BYTES)
-      into.push({
-        at: dayStart + bytes.readUInt32BE(entryAt),
-        person: bytes.toString('latin1', entryAt + personAt, entryAt + personAt + 16),
-        bytes,
-        entryAt,
-      });
+      into.push({ at: dayStart + bytes.readUInt32BE(entryAt), person, bytes, entryAt });
   }
 }
 
-/** a postings row without the entries of one user (the same bytes when it has none); null when nothing remains */
+/** a postings row without the chunks of one user (the same bytes when it has none); null when nothing remains */
 export function withoutUser(bytes: Buffer, userKey: Buffer): Buffer | null {
-  const parts: Buffer[] = [];
-  let removed = 0;
+  const kept: Buffer[] = [];
+  let removed = false;
+  let start = 0;
   for (const chunk of chunksOf(bytes)) {
-    const kept: Buffer[] = [];
-    for (let index = 0; index < chunk.count; index++) {
-      const at = chunk.entriesAt + index * ENTRY_BYTES;
-      if (userKey.compare(bytes, at + USER_KEY_AT, at + SESSION_AT) !== 0)
-        kept.push(bytes.subarray(at, at + ENTRY_BYTES));
-    }
-    removed += chunk.count - kept.length;
-    if (kept.length === 0) continue;
-    const head = Buffer.from(bytes.subarray(chunk.start, chunk.entriesAt));
-    head.writeUInt32BE(kept.length, head.length - 4);
-    parts.push(head, ...kept);
+    const end = chunk.entriesAt + chunk.count * ENTRY_BYTES;
+    if (userKey.compare(bytes, chunk.userAt, chunk.userAt + 16) === 0) removed = true;
+    else kept.push(bytes.subarray(start, end));
+    start = end;
   }
-  if (removed === 0) return bytes;
-  return parts.length === 0 ? null : Buffer.concat(parts);
+  if (!removed) return bytes;
+  return kept.length === 0 ? null : Buffer.concat(kept);
 }
 
 /** the number of entries of a postings row */
@@ -311,16 +294,16 @@ SELECT app_id, step, day, string_agg(chunk, ''::bytea)
 FROM (
   SELECT app_id, step, day,
          ${textBytes('platform')} || ${textBytes('locale')} || ${textBytes('campaign')}
-           || CASE WHEN is_premium THEN '\\x01'::bytea ELSE '\\x00'::bytea END || int4send(count(*)::int)
-           || string_agg(entry, ''::bytea) AS chunk
+           || CASE WHEN is_premium THEN '\\x01'::bytea ELSE '\\x00'::bytea END || user_key || uuid_send(session_id)
+           || int4send(count(*)::int) || string_agg(entry, ''::bytea) AS chunk
   FROM (
     SELECT e.app_id, ${stepNameSql('e')} AS step, e.day, left(coalesce(e.platform, ''), ${ROLLUP_TEXT_LENGTH}) AS platform,
            left(coalesce(e.locale, ''), ${ROLLUP_TEXT_LENGTH}) AS locale,
-           left(coalesce(e.start_param, ''), ${ROLLUP_TEXT_LENGTH}) AS campaign, e.is_premium,
+           left(coalesce(e.start_param, ''), ${ROLLUP_TEXT_LENGTH}) AS campaign, e.is_premium, e.user_key, e.session_id,
            int4send(((extract(epoch FROM e.occurred_at) * 1000)::bigint - (e.day - DATE '1970-01-01')::bigint * ${DAY_MS})::int)
-             || e.event_key || e.user_key || uuid_send(e.session_id) AS entry
+             || e.event_key AS entry
     FROM events e WHERE ${condition}
   ) AS events
-  GROUP BY app_id, step, day, platform, locale, campaign, is_premium
+  GROUP BY app_id, step, day, platform, locale, campaign, is_premium, user_key, session_id
 ) AS chunks
 GROUP BY app_id, step, day`;

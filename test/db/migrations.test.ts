@@ -167,7 +167,7 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
   });
   afterAll(() => cleanup?.());
 
-  /** each entry of postings rows as one line: app, step, day, the chunk's attributes and the entry's bytes */
+  /** each entry of postings rows as one line: app, step, day, the chunk's attributes, user and session, the entry */
   function entryLines(rows: { app_id: number; step: string; day: string; entries: Buffer }[]): string[] {
     const lines: string[] = [];
     for (const { app_id, step, day, entries } of rows)
@@ -179,6 +179,8 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
               step,
               day,
               JSON.stringify(chunk.attributes),
+              entries.subarray(chunk.userAt, chunk.userAt + 16).toString('hex'),
+              entries.subarray(chunk.sessionAt, chunk.sessionAt + 16).toString('hex'),
               entryBytes(entries, chunk, index).toString('hex'),
             ].join(' '),
           );
