@@ -110,15 +110,14 @@ export const NO_CUSTOM_NAMES = `B'0'::bit(${CUSTOM_NAME_BITS})`;
 const NEXT_SLOT = 3;
 
 /**
- * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, user_key, event_name,
- * custom_data), `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts),
- * `batch_new` (whether every event of the batch is new) and $8, the batch's custom events counted at ingest. Names
- * take slots, each a bit of daily_users.custom_names, so a custom event's users are found through the users' own
- * days. Slots are handed out from one row per app, locked by each commit that adds
- * names: commits from several nodes at once take distinct slots (a name two of them add at once keeps the first
- * one's, the other's stays unused). The rooms of properties and values are read in the commit's snapshot:
- * commits from several nodes at once may each take the last places, so an app can end a few entries above a
- * limit, never without bound.
+ * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, event_name, custom_data) and
+ * `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts), and $8, the batch's
+ * custom events as ingest counted them, taken when every event of the batch is new (`batch_new`). Names take slots,
+ * each a bit of daily_users.custom_names, so a custom event's users are found through the users' own days. Slots are
+ * handed out from one row per app, locked by each commit that adds names: commits from several nodes at once take
+ * distinct slots (a name two of them add at once keeps the first one's, the other's stays unused). The rooms of
+ * properties and values are read in the commit's snapshot: commits from several nodes at once may each take the last
+ * places, so an app can end a few entries above a limit, never without bound.
  */
 export function customEventsSql(): string {
   const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
@@ -128,7 +127,7 @@ export function customEventsSql(): string {
   SELECT (SELECT count(*) FROM inserted) = (SELECT coalesce(sum((u->>2)::bigint), 0) FROM jsonb_array_elements($3::jsonb) AS u
                                             WHERE (u->>0)::int IN (SELECT id FROM live_apps)) AS all_new
 ), custom_rows AS (
-  SELECT app_id, day, user_key, ${customNameSql('custom_data')} AS name,
+  SELECT app_id, day, ${customNameSql('custom_data')} AS name,
          CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
   FROM inserted WHERE event_name = 'custom-event' AND NOT (SELECT all_new FROM batch_new)
 ), custom_summary AS (
@@ -170,7 +169,7 @@ export function customEventsSql(): string {
     SELECT app_id, name, slot FROM custom_keys WHERE slot IS NOT NULL
     UNION ALL SELECT app_id, name, slot FROM custom_names) AS tracked
 ), custom_named AS (
-  SELECT app_id, day, user_key, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name,
+  SELECT app_id, day, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name,
          slot IS NOT NULL AS tracked, coalesce(slot, ${OTHER_SLOT}) AS slot, data
   FROM (SELECT r.*, ((SELECT slots FROM name_map) ->> (r.app_id || ' ' || r.name))::smallint AS slot FROM custom_rows r) r
 ), custom_summary_named AS (

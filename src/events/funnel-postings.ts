@@ -223,7 +223,7 @@ export class BatchPostings {
   }
 }
 
-/** the filter's attributes a chunk must have (absent: any) */
+/** the filter's attributes a chunk must have (absent: any), as the service's Filter names them */
 export interface AttributeFilter {
   platform?: string;
   language?: string;
@@ -231,9 +231,23 @@ export interface AttributeFilter {
   campaign?: string;
 }
 
+/** the filter's texts as a chunk's header holds them (cut, UTF-8), compared there byte by byte */
+interface HeaderFilter {
+  texts: (Buffer | undefined)[];
+  premium?: boolean;
+}
+
+const headerFilter = (filter: AttributeFilter): HeaderFilter => ({
+  texts: [filter.platform, filter.language, filter.campaign].map((text) =>
+    text === undefined ? undefined : Buffer.from(cutText(text), 'utf8'),
+  ),
+  premium: filter.premium,
+});
+
 /**
  * The events of a postings row (one day's) whose chunk has the filter's attributes, each counted for its user or its
- * session. `day` is the row's day, entries' times count from its start.
+ * session. `day` is the row's day, entries' times count from its start. A row holds a chunk per request, step and
+ * person, often of one event: a chunk's header is compared as bytes and only its person made a string.
  */
 export function decodePostings(
   bytes: Buffer,
@@ -243,17 +257,22 @@ export function decodePostings(
   into: PostingEvent[],
 ): void {
   const dayStart = Date.parse(day);
-  for (const chunk of chunksOf(bytes)) {
-    const { platform, locale, campaign, premium } = chunk.attributes;
-    const kept =
-      (filter.platform === undefined || filter.platform === platform) &&
-      (filter.language === undefined || filter.language === locale) &&
-      (filter.campaign === undefined || filter.campaign === campaign) &&
-      (filter.premium === undefined || filter.premium === premium);
+  const wanted = headerFilter(filter);
+  for (let at = 0; at < bytes.length; ) {
+    let kept = true;
+    for (const text of wanted.texts) {
+      const length = bytes.readUInt16BE(at);
+      if (text && (text.length !== length || text.compare(bytes, at + 2, at + 2 + length) !== 0)) kept = false;
+      at += 2 + length;
+    }
+    if (wanted.premium !== undefined && (bytes[at] === 1) !== wanted.premium) kept = false;
+    const count = bytes.readUInt32BE(at + 33);
+    const entriesAt = at + 37;
+    const personAt = by === 'user' ? at + 1 : at + 17;
+    at = entriesAt + count * ENTRY_BYTES;
     if (!kept) continue;
-    const personAt = by === 'user' ? chunk.userAt : chunk.sessionAt;
     const person = bytes.toString('latin1', personAt, personAt + 16);
-    for (let entryAt = chunk.entriesAt; entryAt < chunk.entriesAt + chunk.count * ENTRY_BYTES; entryAt += ENTRY_BYTES)
+    for (let entryAt = entriesAt; entryAt < at; entryAt += ENTRY_BYTES)
       into.push({ at: dayStart + bytes.readUInt32BE(entryAt), person, bytes, entryAt });
   }
 }

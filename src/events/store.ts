@@ -103,9 +103,9 @@ export const EVENT_PLANE_TABLES = [
 // fields read by jsonb_to_recordset, and less of PostgreSQL's CPU per event. The app ids come as a second
 // parameter (taken from the rows, the batch would be read twice and materialised), and so do the
 // daily quotas' counts: one row per app and UTC day of receipt (events and bytes, duplicates included, as
-// the quota admitted them). Duplicates are
-// skipped by the primary key, and only rows really inserted reach the rollups. Rollup rows are written in
-// key order so concurrent commits from several nodes lock them in the same order (event keys compared
+// the quota admitted them). Duplicates are skipped by the primary key, and only rows really inserted reach the
+// counts; the per-user rows come from the batch's users ($6), which a duplicate cannot change. Rollup rows are
+// written in key order so concurrent commits from several nodes lock them in the same order (event keys compared
 // bytewise, COLLATE "C", whatever the database's locale: only the order's consistency matters). Rows of an
 // app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the lock a foreign
 // key check takes) until the commit, so an app deletion waits for the commits in flight and then deletes
@@ -232,8 +232,8 @@ WITH batch AS (
          decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
   FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key COLLATE "C"
   ON CONFLICT (app_id, event_key) DO NOTHING
-  RETURNING app_id, day, event_name, session_id, user_key, received_at, occurred_at, is_premium, platform, locale,
-            start_param, CASE WHEN event_name = 'custom-event' THEN props->'custom_data' END AS custom_data
+  RETURNING app_id, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale, start_param,
+            CASE WHEN event_name = 'custom-event' THEN props->'custom_data' END AS custom_data
 ), counts AS (
   INSERT INTO daily_event_counts AS c (app_id, day, event_name, events)
   SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
