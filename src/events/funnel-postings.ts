@@ -16,7 +16,7 @@ export function stepOf(eventName: string, props: Record<string, unknown>): strin
 }
 
 /** SQL of stepOf() over the events table's columns (alias: the events table's) */
-export const stepNameSql = (alias = '') => {
+const stepNameSql = (alias = '') => {
   const at = alias ? `${alias}.` : '';
   return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
 };
@@ -27,7 +27,7 @@ const ENTRY_BYTES = 4 + 16;
 const EVENT_KEY_AT = 4;
 
 /** the launch attributes a chunk's events share, as the filters compare them ('' when absent, cut) */
-export interface ChunkAttributes {
+interface ChunkAttributes {
   platform: string;
   locale: string;
   campaign: string;

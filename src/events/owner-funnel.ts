@@ -31,7 +31,7 @@ export interface FunnelStep {
 const STEP_WITH_PROPERTY = /^(.+)\[([^=\]]+)=([^\]]*)\]$/;
 
 /** "name" or "name[property=value]" */
-export function parseFunnelStep(text: string): FunnelStep {
+function parseFunnelStep(text: string): FunnelStep {
   const match = STEP_WITH_PROPERTY.exec(text);
   return match ? { name: match[1]!.trim(), property: match[2]!.trim(), value: match[3]! } : { name: text };
 }

@@ -100,7 +100,7 @@ type CustomCountValues = [string, string, number, [string, string, number][]];
  * A number as the store's jsonb prints it: the JSON text the service wrote for it, in plain notation where JSON
  * took an exponent (PostgreSQL's numeric keeps every digit, and the scale the exponent gave)
  */
-export function jsonbNumberText(value: number): string {
+function jsonbNumberText(value: number): string {
   const text = JSON.stringify(value);
   const exponentAt = text.indexOf('e');
   if (exponentAt < 0) return text;
