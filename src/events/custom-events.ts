@@ -110,9 +110,9 @@ export const NO_CUSTOM_NAMES = `B'0'::bit(${CUSTOM_NAME_BITS})`;
 const NEXT_SLOT = 3;
 
 /**
- * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, event_name, custom_data) and
- * `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts), and $8, the batch's
- * custom events as ingest counted them, taken when every event of the batch is new (`batch_new`). Names take slots,
+ * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, event_name, custom_data),
+ * `batch_new` and `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts), and
+ * $8, the batch's custom events as ingest counted them, taken when every event of the batch is new. Names take slots,
  * each a bit of daily_users.custom_names, so a custom event's users are found through the users' own days. Slots are
  * handed out from one row per app, locked by each commit that adds names: commits from several nodes at once take
  * distinct slots (a name two of them add at once keeps the first one's, the other's stays unused). The rooms of
@@ -121,12 +121,7 @@ const NEXT_SLOT = 3;
  */
 export function customEventsSql(): string {
   const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
-  return `batch_new AS (
-  -- whether every event of the batch is new (none sent before, none of a deleted app): then its custom events are
-  -- counted as ingest counted them, else from the events really inserted
-  SELECT (SELECT count(*) FROM inserted) = (SELECT coalesce(sum((u->>2)::bigint), 0) FROM jsonb_array_elements($3::jsonb) AS u
-                                            WHERE (u->>0)::int IN (SELECT id FROM live_apps)) AS all_new
-), custom_rows AS (
+  return `custom_rows AS (
   SELECT app_id, day, ${customNameSql('custom_data')} AS name,
          CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
   FROM inserted WHERE event_name = 'custom-event' AND NOT (SELECT all_new FROM batch_new)

@@ -1,8 +1,8 @@
 // Funnel postings: what a funnel reads of each step's events, kept per app, step and day as a few binary rows per
-// commit instead of an index entry per event. The service writes them at ingest (one chunk per step, day, launch
-// attributes, user and session of a request: mostly one per step), the loader joins a batch's chunks into one row per
-// app, step and day, and a funnel decodes its steps' rows. Every number is big-endian, so SQL can write the same
-// bytes (postingsFromEvents).
+// commit, so a funnel reads a step's events as a range of rows, not an index entry each. The service writes them at
+// ingest (one chunk per step, day, launch attributes, user and session of a request: mostly one per step), the loader
+// joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. Every number is
+// big-endian, so SQL can write the same bytes (postingRowsSql).
 import { customEventName, customNameSql, cutText, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
 import { DAY_MS } from './days.ts';
 import type { EventRow } from './store.ts';
@@ -98,6 +98,25 @@ const samePerson = (a: EventRow, b: EventRow) =>
   a.startParam === b.startParam &&
   a.isPremium === b.isPremium;
 
+/** a run of a request's rows of one day, launch attributes, user and session, with its groups by step */
+interface Run {
+  row: EventRow;
+  head: Buffer;
+  dayStart: number;
+  steps: Map<string, Group>;
+}
+
+/** a row's launch attributes, user and session as one string */
+const personKey = (row: EventRow) =>
+  JSON.stringify([
+    row.sessionId,
+    row.userKey.toString('base64'),
+    row.platform,
+    row.locale,
+    row.startParam,
+    row.isPremium,
+  ]);
+
 /**
  * A request's postings, as its log record keeps them: for each step and day (and launch attributes, user and
  * session), the step's name (2-byte length, UTF-8), the day (10 ASCII characters) and the chunk: its header, a 4-byte
@@ -105,15 +124,22 @@ const samePerson = (a: EventRow, b: EventRow) =>
  * session, so those are encoded once per run of such rows, not per row.
  */
 export function encodeRequestPostings(rows: EventRow[]): Buffer {
-  /** per run of a day, attributes, user and session met, its groups by step */
-  const runs: { row: EventRow; head: Buffer; dayStart: number; steps: Map<string, Group> }[] = [];
+  /** per day, attributes, user and session met, its groups by step; the chunk headers by person */
+  const runs = new Map<string, Run>();
+  const heads = new Map<string, Buffer>();
   const groups: Group[] = [];
   let size = 0;
+  let run: Run | undefined;
   for (const row of rows) {
-    let run = runs.find((known) => known.row.day === row.day && samePerson(known.row, row));
-    if (!run) {
-      const same = runs.find((known) => samePerson(known.row, row));
-      runs.push((run = { row, head: same?.head ?? chunkHead(row), dayStart: Date.parse(row.day), steps: new Map() }));
+    // a request's rows mostly follow the previous row's run; other runs are found by key
+    if (!run || run.row.day !== row.day || !samePerson(run.row, row)) {
+      const person = personKey(row);
+      run = runs.get(`${row.day} ${person}`);
+      if (!run) {
+        let head = heads.get(person);
+        if (!head) heads.set(person, (head = chunkHead(row)));
+        runs.set(`${row.day} ${person}`, (run = { row, head, dayStart: Date.parse(row.day), steps: new Map() }));
+      }
     }
     const step = stepOf(row.eventName, row.props);
     let group = run.steps.get(step);
@@ -304,12 +330,11 @@ const textBytes = (text: string) =>
   `int2send(octet_length(convert_to(${text}, 'UTF8'))::int2) || convert_to(${text}, 'UTF8')`;
 
 /**
- * SQL: the postings of the events the condition keeps (events aliased e; $n placeholders as the caller binds them),
- * one row per app, step and day, in the bytes encodeRequestPostings() writes: for a migration, or to rebuild.
+ * SQL: the postings of the events a source holds (a relation aliased e with the events table's columns, with its
+ * conditions), one row per app, step and day, in the bytes encodeRequestPostings() writes
  */
-export const postingsFromEvents = (condition: string) => `
-INSERT INTO funnel_postings (app_id, step, day, entries)
-SELECT app_id, step, day, string_agg(chunk, ''::bytea)
+export const postingRowsSql = (source: string) => `
+SELECT app_id, step, day, string_agg(chunk, ''::bytea) AS entries
 FROM (
   SELECT app_id, step, day,
          ${textBytes('platform')} || ${textBytes('locale')} || ${textBytes('campaign')}
@@ -321,8 +346,12 @@ FROM (
            left(coalesce(e.start_param, ''), ${ROLLUP_TEXT_LENGTH}) AS campaign, e.is_premium, e.user_key, e.session_id,
            int4send(((extract(epoch FROM e.occurred_at) * 1000)::bigint - (e.day - DATE '1970-01-01')::bigint * ${DAY_MS})::int)
              || e.event_key AS entry
-    FROM events e WHERE ${condition}
+    FROM ${source}
   ) AS events
   GROUP BY app_id, step, day, platform, locale, campaign, is_premium, user_key, session_id
 ) AS chunks
 GROUP BY app_id, step, day`;
+
+/** SQL: stores the postings of the events the condition keeps (events aliased e): for a migration, or to rebuild */
+export const postingsFromEvents = (condition: string) =>
+  `INSERT INTO funnel_postings (app_id, step, day, entries)${postingRowsSql(`events e WHERE ${condition}`)}`;

@@ -1,9 +1,8 @@
 // What a request's events add up to, gathered at ingest so the event insert reads a few rows per batch instead of
 // every event: its users per day (their first event's time and launch attributes, the names of their custom events,
 // whether they completed a wallet connection) and its custom events' counts per day and name, with their property
-// values. The users' facts only grow (a first event only moves earlier, a day or a name is there or not), so an event
-// sent twice changes none of them: they are taken from every event of a batch, a duplicate's too. The counts hold
-// only when every event of the batch is new, which the event insert checks (it counts from the events otherwise).
+// values. They hold when every event of the batch is new, which the event insert checks (it reads the events it
+// really inserted otherwise).
 import { customEventName, cutText } from './custom-events.ts';
 import { WALLET_CONNECTION_EVENT } from './funnel.ts';
 import type { EventRow } from './store.ts';
@@ -52,32 +51,36 @@ function merge(into: UserDay, entry: UserDay): void {
   into.wallet ||= entry.wallet;
 }
 
-/**
- * A request's users (one app): a UserDayValues array per user and day. A request is mostly one user's day: the rows
- * are matched to the few entries met so far, not keyed one by one.
- */
+/** a user's day as a request's rows meet it, with the user's key as bytes */
+type RequestUserDay = UserDay & { key: Buffer };
+
+/** a user's day started by its first row met */
+const userDayOf = (row: EventRow, user: string): RequestUserDay => ({
+  key: row.userKey,
+  day: row.day,
+  user,
+  firstAt: row.occurredAt.getTime(),
+  platform: row.platform,
+  locale: row.locale,
+  premium: row.isPremium,
+  startParam: row.startParam,
+  names: [],
+  wallet: false,
+});
+
+/** a request's users (one app): a UserDayValues array per user and day */
 function requestUsers(rows: EventRow[]): UserDayValues[] {
-  const days: (UserDay & { key: Buffer })[] = [];
+  const days = new Map<string, RequestUserDay>();
+  let entry: RequestUserDay | undefined;
   for (const row of rows) {
-    let entry = days.find(
-      (known) => known.day === row.day && (known.key === row.userKey || known.key.equals(row.userKey)),
-    );
-    if (!entry)
-      days.push(
-        (entry = {
-          key: row.userKey,
-          day: row.day,
-          user: row.userKey.toString('base64'),
-          firstAt: row.occurredAt.getTime(),
-          platform: row.platform,
-          locale: row.locale,
-          premium: row.isPremium,
-          startParam: row.startParam,
-          names: [],
-          wallet: false,
-        }),
-      );
-    else if (row.occurredAt.getTime() < entry.firstAt)
+    // a request's rows mostly follow the previous row's user and day; others are found by key
+    if (entry?.day !== row.day || !(entry.key === row.userKey || entry.key.equals(row.userKey))) {
+      const user = row.userKey.toString('base64');
+      const key = `${row.day} ${user}`;
+      entry = days.get(key);
+      if (!entry) days.set(key, (entry = userDayOf(row, user)));
+    }
+    if (row.occurredAt.getTime() < entry.firstAt)
       Object.assign(entry, {
         firstAt: row.occurredAt.getTime(),
         platform: row.platform,
@@ -90,7 +93,7 @@ function requestUsers(rows: EventRow[]): UserDayValues[] {
       if (!entry.names.includes(name)) entry.names.push(name);
     } else if (row.eventName === WALLET_CONNECTION_EVENT) entry.wallet = true;
   }
-  return days.map(valuesOf);
+  return [...days.values()].map(valuesOf);
 }
 
 /** a custom event name's events of a day: [day, name, events, [property, value, events][]] */

@@ -3,9 +3,9 @@
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { customEventsSql, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from './custom-events.ts';
-import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
-import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
+import { customEventsSql, customNameSql, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from './custom-events.ts';
+import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
+import { BatchPostings, encodeRequestPostings, postingRowsSql } from './funnel-postings.ts';
 import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
 
 export interface EventRow {
@@ -104,7 +104,8 @@ export const EVENT_PLANE_TABLES = [
 // parameter (taken from the rows, the batch would be read twice and materialised), and so do the
 // daily quotas' counts: one row per app and UTC day of receipt (events and bytes, duplicates included, as
 // the quota admitted them). Duplicates are skipped by the primary key, and only rows really inserted reach the
-// counts; the per-user rows come from the batch's users ($6), which a duplicate cannot change. Rollup rows are
+// counts: the per-user rows, custom events and funnel postings come from what ingest gathered ($6 to $8) when every
+// event of the batch is new, from the rows inserted otherwise. Rollup rows are
 // written in key order so concurrent commits from several nodes lock them in the same order (event keys compared
 // bytewise, COLLATE "C", whatever the database's locale: only the order's consistency matters). Rows of an
 // app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the lock a foreign
@@ -117,26 +118,51 @@ export const EVENT_PLANE_TABLES = [
 const EARLIER_FIRST = `(excluded.first_at < u.first_at OR (u.first_at IS NULL AND excluded.first_day < u.first_day))`;
 
 /**
- * The batch's funnel postings ($7: [app id, step, day, base64 entries]), a row per app, step and day. They come from
- * every row of the batch, a duplicate's too: an event that is there twice is the same step at the same time, which
- * changes no funnel.
+ * The batch's funnel postings: those ingest made ($7: [app id, step, day, base64 entries]) when every event of the
+ * batch is new, else those of the events really inserted, so an event's posting is stored once, with the time stored
  */
 const POSTINGS = `, postings AS (
   INSERT INTO funnel_postings (app_id, step, day, entries)
   SELECT (p->>0)::int, p->>1, (p->>2)::date, decode(p->>3, 'base64') FROM jsonb_array_elements($7::jsonb) AS p
-  WHERE (p->>0)::int IN (SELECT id FROM live_apps)
+  WHERE (SELECT all_new FROM batch_new) AND (p->>0)::int IN (SELECT id FROM live_apps)
+  UNION ALL${postingRowsSql('fresh_rows e')}
 )`;
 
 /**
- * The batch's users per day ($6, src/events/request-summary.ts): their first event's time and launch attributes, their
- * custom events' names and whether they completed a wallet connection. Taken from every event of the batch: each
- * only grows (an earlier first event, a day, a name), so a duplicate changes none.
+ * The batch's users per day: those ingest gathered ($6, src/events/request-summary.ts) when every event of the batch
+ * is new, else those of the events really inserted: their first event's time and launch attributes, their custom
+ * events' names and whether they completed a wallet connection.
  */
 const BATCH_USERS = `batch_users AS (
   SELECT (u->>0)::int AS app_id, (u->>1)::date AS day, decode(u->>2, 'base64') AS user_key,
          to_timestamp((u->>3)::float8 / 1000) AS first_at, u->>4 AS platform, u->>5 AS locale, (u->>6)::bool AS is_premium,
          u->>7 AS start_param, u->8 AS names, (u->>9)::bool AS wallet
-  FROM jsonb_array_elements($6::jsonb) AS u WHERE (u->>0)::int IN (SELECT id FROM live_apps)
+  FROM jsonb_array_elements($6::jsonb) AS u
+  WHERE (SELECT all_new FROM batch_new) AND (u->>0)::int IN (SELECT id FROM live_apps)
+  UNION ALL
+  SELECT app_id, day, user_key, min(occurred_at), (array_agg(platform ORDER BY occurred_at))[1],
+         (array_agg(locale ORDER BY occurred_at))[1], (array_agg(is_premium ORDER BY occurred_at))[1],
+         (array_agg(start_param ORDER BY occurred_at))[1],
+         coalesce(jsonb_agg(DISTINCT ${customNameSql("props->'custom_data'")}) FILTER (WHERE event_name = 'custom-event'), '[]'),
+         bool_or(event_name = '${WALLET_CONNECTION_EVENT}')
+  FROM fresh_rows GROUP BY app_id, day, user_key
+)`;
+
+/**
+ * The rows of the batch really inserted, read from its parameter again only when some of its events were not new (sent
+ * before, twice in the batch, or of a deleted app); a row sent twice is the one whose time was stored
+ */
+const FRESH_ROWS = `batch_new AS (
+  SELECT (SELECT count(*) FROM inserted) = (SELECT coalesce(sum((u->>2)::bigint), 0) FROM jsonb_array_elements($3::jsonb) AS u
+                                            WHERE (u->>0)::int IN (SELECT id FROM live_apps)) AS all_new
+), fresh_rows AS (
+  SELECT DISTINCT ON (r.app_id, r.event_key) r.*
+  FROM (SELECT (r->>0)::int AS app_id, decode(r->>1, 'base64') AS event_key, to_timestamp((r->>3)::float8 / 1000) AS occurred_at,
+               (r->>4)::date AS day, r->>5 AS event_name, (r->>6)::uuid AS session_id, decode(r->>7, 'base64') AS user_key,
+               (r->>8)::bool AS is_premium, r->>10 AS platform, r->>11 AS locale, r->>12 AS start_param, r->13 AS props
+        FROM jsonb_array_elements($1::text::jsonb) AS r WHERE NOT (SELECT all_new FROM batch_new)) AS r
+  JOIN inserted i ON i.app_id = r.app_id AND i.event_key = r.event_key AND i.occurred_at = r.occurred_at
+  ORDER BY r.app_id, r.event_key
 )`;
 
 /** users per day and per app; with the insights: their first events' launch attributes, wallets and custom events */
@@ -232,9 +258,9 @@ WITH batch AS (
          decode(user_key, 'base64'), is_premium, is_success, platform, locale, start_param, props
   FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key COLLATE "C"
   ON CONFLICT (app_id, event_key) DO NOTHING
-  RETURNING app_id, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale, start_param,
-            CASE WHEN event_name = 'custom-event' THEN props->'custom_data' END AS custom_data
-), counts AS (
+  RETURNING app_id, event_key, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale,
+            start_param, CASE WHEN event_name = 'custom-event' THEN props->'custom_data' END AS custom_data
+), ${FRESH_ROWS}, counts AS (
   INSERT INTO daily_event_counts AS c (app_id, day, event_name, events)
   SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, event_name) DO UPDATE SET events = c.events + excluded.events

@@ -11,6 +11,7 @@ import {
   NO_NAME,
   OTHER,
 } from '../../src/events/custom-events.ts';
+import { entryCount } from '../../src/events/funnel-postings.ts';
 import { InsightsReader } from '../../src/events/insights.ts';
 import { RollupReader } from '../../src/events/rollups.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
@@ -442,6 +443,50 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     // the same numbers from the events themselves (a filter that keeps every event)
     expect(await insights.customEvents(app, PERIOD, { premium: false })).toEqual(custom);
     expect(await insights.customPropertyValues(app, PERIOD, 'buy', 'sku', { premium: false })).toEqual(values);
+  });
+
+  it('keeps a resent event where it was first stored: its funnel step and its user once, on its first day', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'retry_app', bot: '@retry_bot', domains: ['q.example'] } })
+    ).id;
+    // a client with a wrong clock is timed at receipt: its retry, past midnight, has the same key at another time
+    const sent = event(app, 'Q', 'Q1', '2026-10-03T23:58:00Z', 'app-init');
+    const retried: EventRow = {
+      ...sent,
+      receivedAt: new Date('2026-10-04T00:03:00Z'),
+      occurredAt: new Date('2026-10-04T00:03:00Z'),
+      day: '2026-10-04',
+    };
+    await events.insert([sent]);
+    await events.insert([retried]);
+    // beside new events, whose user, campaign and wallet count as when their batch is all new
+    const ref = { startParam: 'ref_p' };
+    await events.insert([
+      retried,
+      event(app, 'P', 'P1', '2026-10-04T00:04:00Z', 'app-init', ref),
+      event(app, 'P', 'P1', '2026-10-04T00:05:00Z', 'connection-completed', ref),
+    ]);
+    await events.insert([sent]);
+
+    const funnel = await insights.funnel(app, PERIOD, { steps: ['app-init', 'app-init'], by: 'user', windowMs: DAY });
+    expect(funnel.steps.map((step) => step.count)).toEqual([2, 0]);
+    expect(await insights.summary(app, { from: '2026-10-03', to: '2026-10-03' })).toMatchObject({
+      events: 1,
+      users: 1,
+    });
+    expect(await insights.summary(app, { from: '2026-10-04', to: '2026-10-04' })).toMatchObject({
+      events: 2,
+      users: 1,
+    });
+    expect(await insights.campaigns(app, PERIOD)).toEqual({
+      campaigns: [{ start_param: 'ref_p', new_users: 1, retained_d7: 0, wallet_connections: 1 }],
+    });
+    const postings = await store.sql.query<{ entries: Uint8Array }>(
+      'SELECT entries FROM funnel_postings WHERE app_id = $1',
+      [app],
+    );
+    const stored = postings.map(({ entries }) => entryCount(Buffer.from(entries)));
+    expect(stored.reduce((sum, count) => sum + count, 0)).toBe(3);
   });
 
   it("counts a property's values as the stored events read them, numbers too", async () => {
