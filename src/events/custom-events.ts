@@ -110,7 +110,7 @@ export const NO_CUSTOM_NAMES = `B'0'::bit(${CUSTOM_NAME_BITS})`;
 const NEXT_SLOT = 3;
 
 /**
- * The custom-event part of the event insert, reading the CTEs `inserted` (app_id, day, event_name, custom_data),
+ * The custom-event part of the event insert, reading the CTEs `fresh_rows` (the rows inserted, when not all new),
  * `batch_new` and `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts), and
  * $8, the batch's custom events as ingest counted them, taken when every event of the batch is new. Names take slots,
  * each a bit of daily_users.custom_names, so a custom event's users are found through the users' own days. Slots are
@@ -122,9 +122,9 @@ const NEXT_SLOT = 3;
 export function customEventsSql(): string {
   const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
   return `custom_rows AS (
-  SELECT app_id, day, ${customNameSql('custom_data')} AS name,
-         CASE WHEN jsonb_typeof(custom_data) = 'object' THEN custom_data ELSE '{}'::jsonb END AS data
-  FROM inserted WHERE event_name = 'custom-event' AND NOT (SELECT all_new FROM batch_new)
+  SELECT app_id, day, ${customNameSql("props->'custom_data'")} AS name,
+         CASE WHEN jsonb_typeof(props->'custom_data') = 'object' THEN props->'custom_data' ELSE '{}'::jsonb END AS data
+  FROM fresh_rows WHERE event_name = 'custom-event'
 ), custom_summary AS (
   SELECT (c->>0)::int AS app_id, (c->>1)::date AS day, c->>2 AS name, (c->>3)::bigint AS events, c->4 AS pairs
   FROM jsonb_array_elements($8::jsonb) AS c

@@ -259,7 +259,7 @@ WITH batch AS (
   FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key COLLATE "C"
   ON CONFLICT (app_id, event_key) DO NOTHING
   RETURNING app_id, event_key, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale,
-            start_param, CASE WHEN event_name = 'custom-event' THEN props->'custom_data' END AS custom_data
+            start_param
 ), ${FRESH_ROWS}, counts AS (
   INSERT INTO daily_event_counts AS c (app_id, day, event_name, events)
   SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
