@@ -3,10 +3,13 @@
 // batch runs under EXPLAIN ANALYZE with the generic plan the loader runs. Prints the warm batches' time and WAL, each
 // data-modifying step's time and rows, the statement's execution time, and with --plan the whole plan.
 // --setup runs SQL statements (separated by ';;') on the store with the aggregates before loading: a schema
-// variant is measured against the store as built, in the same run.
+// variant is measured against the store as built, in the same run. --alternate instead runs the statements with and
+// without the aggregates by turns on one store and connection, each its own batches, and prints each one's mean
+// time per batch: what the aggregates cost with the database process's state shared, which a store per statement
+// does not share.
 //
 //   node --import tsx bench/insert-plan.ts [--engine postgres|embedded] [--mix typical|custom-heavy] [--batch 10000]
-//        [--warm 60] [--setup "SQL;;SQL"] [--plan]
+//        [--warm 60] [--setup "SQL;;SQL"] [--plan] [--alternate]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +27,7 @@ const BATCH = Number(args.get('batch') ?? 10_000);
 const WARM = Number(args.get('warm') ?? 60);
 const SETUP = args.get('setup');
 const PLAN = args.has('plan');
+const ALTERNATE = args.has('alternate');
 
 async function open(): Promise<{ store: Store; drop(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-plan-'));
@@ -89,7 +93,46 @@ async function measure(insights: boolean): Promise<void> {
   }
 }
 
+/** the statements with and without the aggregates by turns on one store, after `WARM` batches of each */
+async function alternate(): Promise<void> {
+  const { store, drop } = await open();
+  try {
+    const app = await store.prisma.app.create({
+      data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
+    });
+    const stores = [true, false].map((insights) => new SqlEventStore(store.sql, { insights }));
+    const batches = insightsRecords(app.id, MIX, 2 * (2 * WARM) * BATCH, BATCH).map((records, index) =>
+      batchOf(records, { node: 'bench', through: index + 1 }),
+    );
+    const times: [number[], number[]] = [[], []];
+    for (const [index, batch] of batches.entries()) {
+      const turn = index % 2;
+      const started = performance.now();
+      await stores[turn]!.insertBatch(batch);
+      if (index >= 2 * WARM) times[turn]!.push(performance.now() - started);
+    }
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const [withMs, withoutMs] = times.map(mean) as [number, number];
+    console.log(`\nBy turns on one store, ${WARM} warm batches of each, then ${times[0].length} measured of each`);
+    console.log(
+      formatTable(
+        ['statement', 'ms per batch', 'events/s'],
+        [
+          ['with the aggregates', round(withMs, 1), Math.round((BATCH * 1000) / withMs)],
+          ['without', round(withoutMs, 1), Math.round((BATCH * 1000) / withoutMs)],
+        ],
+      ),
+    );
+    console.log(`ratio (with / without, events/s): ${round(withoutMs / withMs, 3)} ×`);
+  } finally {
+    await drop();
+  }
+}
+
 console.log(`Event insert plan — ${ENGINE}, ${MIX} mix, batches of ${BATCH}, ${WARM} warm (${uptimeLine()})`);
-await measure(true);
-await measure(false);
+if (ALTERNATE) await alternate();
+else {
+  await measure(true);
+  await measure(false);
+}
 process.exit(0);
