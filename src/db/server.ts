@@ -1,5 +1,7 @@
 // A PostgreSQL server reached through a pg connection pool (DATABASE_URL).
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import { binaryCopyRows } from './binary-copy.ts';
 import { Utf8Text, type QueryOptions, type SqlQueryable, type SqlRunner } from './sql.ts';
 
 /** a Buffer parameter travels in binary format, which for a text parameter is its UTF-8 bytes */
@@ -23,6 +25,13 @@ async function named(client: pg.PoolClient, name: string, text: string, values: 
 
 const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
 
+/** rolls a failed transaction back; the error when even that fails, so the pool drops the connection on release */
+const rollBack = (client: pg.PoolClient): Promise<Error | undefined> =>
+  client.query('ROLLBACK').then(
+    () => undefined,
+    (error: Error) => error,
+  );
+
 function queryable(client: pg.Pool | pg.PoolClient, inTransaction = false): SqlQueryable {
   return {
     async query<Row>(text: string, params?: unknown[], options?: QueryOptions) {
@@ -34,12 +43,11 @@ function queryable(client: pg.Pool | pg.PoolClient, inTransaction = false): SqlQ
         await connection.query('BEGIN');
         const result = await named(connection, options.name, text, values);
         await connection.query('COMMIT');
+        connection.release();
         return result.rows as Row[];
       } catch (error) {
-        await connection.query('ROLLBACK').catch(() => undefined);
+        connection.release(await rollBack(connection));
         throw error;
-      } finally {
-        connection.release();
       }
     },
     async exec(script: string) {
@@ -81,12 +89,25 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
         await client.query('BEGIN');
         const result = await fn(queryable(client, true));
         await client.query('COMMIT');
+        client.release();
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        client.release(await rollBack(client));
         throw error;
-      } finally {
+      }
+    },
+    async copyBinary(select) {
+      const client = await pool.connect();
+      try {
+        const chunks: Buffer[] = [];
+        for await (const chunk of client.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT binary)`)))
+          chunks.push(chunk as Buffer);
         client.release();
+        return binaryCopyRows(Buffer.concat(chunks));
+      } catch (error) {
+        // a COPY cut off mid-way leaves the connection in no known state
+        client.release(error as Error);
+        throw error;
       }
     },
     close: () => pool.end(),

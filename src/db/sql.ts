@@ -29,8 +29,21 @@ export interface SqlQueryable {
   exec(script: string): Promise<void>;
 }
 
+/** a text as an SQL string literal, for a statement that takes no parameters (a COPY) */
+export function sqlLiteral(text: string): string {
+  if (text.includes('\0')) throw new Error('SQL text cannot hold a NUL');
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
 export interface SqlRunner extends SqlQueryable {
   readonly kind: 'embedded' | 'server';
+  /**
+   * The rows of a SELECT written with its values inline, each column as its bytes (text as UTF-8), by a binary COPY:
+   * where a query's rows would carry a bytea column as hex text, twice its size, made a string and parsed here. Only
+   * a server has it; PGlite hands bytea over as bytes.
+   */
+  copyBinary?(select: string): Promise<(Buffer | null)[][]>;
   /** runs fn on one connection between BEGIN and COMMIT; ROLLBACK when fn throws */
   transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 // An owner's funnel: who did step 1 in the period, then step 2 after it within the window, and so on. Read from the
 // steps' funnel postings (never the app's other events) and walked here, person by person; a step narrowed by a
 // property checks its candidate events' custom_data by their keys.
-import type { SqlRunner } from '../db/sql.ts';
+import { sqlLiteral, type SqlRunner } from '../db/sql.ts';
 import { EVENT_NAMES } from './names.ts';
 import type { Filter } from './filters.ts';
 import { cutText } from './custom-events.ts';
@@ -90,6 +90,17 @@ interface PostingsRow {
   entries: Uint8Array;
 }
 
+/** a select's postings rows (step, day, entries): as bytes by a binary COPY where the store has it */
+async function postingsRows(sql: SqlRunner, select: string): Promise<PostingsRow[]> {
+  if (!sql.copyBinary) return sql.query<PostingsRow>(select);
+  const rows = await sql.copyBinary(select);
+  return rows.map(([step, day, entries]) => ({
+    step: step!.toString('utf8'),
+    day: day!.toString('latin1'),
+    entries: entries!,
+  }));
+}
+
 /** the steps' events in the period that the filter keeps, per step */
 async function stepEvents(
   sql: SqlRunner,
@@ -105,18 +116,11 @@ async function stepEvents(
   const names = [...new Set(steps.map(postingStep))].filter(
     (name): name is string => name !== null && !(anyCustom && name.startsWith(CUSTOM_STEP_PREFIX)),
   );
-  const select = `SELECT step, day::text AS day, entries FROM funnel_postings WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`;
-  const reads = names.map((name) =>
-    sql.query<PostingsRow>(`${select} AND step = $4`, [appId, period.from, period.to, name]),
-  );
+  const select = `SELECT step, day::text AS day, entries FROM funnel_postings WHERE app_id = ${Number(appId)}
+    AND day BETWEEN ${sqlLiteral(period.from)}::date AND ${sqlLiteral(period.to)}::date`;
+  const reads = names.map((name) => postingsRows(sql, `${select} AND step = ${sqlLiteral(name)}`));
   if (anyCustom)
-    reads.push(
-      sql.query<PostingsRow>(`${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`, [
-        appId,
-        period.from,
-        period.to,
-      ]),
-    );
+    reads.push(postingsRows(sql, `${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`));
   const rows = (await Promise.all(reads)).flat();
   const attributes = {
     platform: filter.platform === undefined ? undefined : cutText(filter.platform),

@@ -343,6 +343,12 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
         queries.push({ text, params: params ?? [] });
         return store.sql.query(text, params);
       },
+      copyBinary:
+        store.sql.copyBinary &&
+        ((select: string) => {
+          queries.push({ text: select, params: [] });
+          return store.sql.copyBinary!(select);
+        }),
     } as typeof store.sql);
     for (const steps of [
       ['app-init', 'connection-started'],
@@ -369,6 +375,23 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     }
   });
 
+  it('follows a step whose name holds quotes and backslashes', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'quoted_app', bot: '@quoted_bot', domains: ['o.example'] } })
+    ).id;
+    const name = "it's a \\ step\\'";
+    await events.insert([
+      event(app, 'A', 'A1', '2026-10-03T10:00:00Z', 'app-init'),
+      event(app, 'A', 'A1', '2026-10-03T10:01:00Z', 'custom-event', { custom: { name } }),
+      event(app, 'B', 'B1', '2026-10-03T11:00:00Z', 'app-init'),
+    ]);
+    const funnel = await insights.funnel(app, PERIOD, { steps: ['app-init', name], by: 'user', windowMs: HOUR });
+    expect(funnel.steps.map((step) => [step.name, step.count])).toEqual([
+      ['app-init', 2],
+      [name, 1],
+    ]);
+  });
+
   it("reads revenue from the payment events' own index, never the app's other events", async () => {
     const queries: { text: string; params: unknown[] }[] = [];
     const recording = new InsightsReader({
@@ -377,6 +400,12 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
         queries.push({ text, params: params ?? [] });
         return store.sql.query(text, params);
       },
+      copyBinary:
+        store.sql.copyBinary &&
+        ((select: string) => {
+          queries.push({ text: select, params: [] });
+          return store.sql.copyBinary!(select);
+        }),
     } as typeof store.sql);
     await recording.revenue(appId, PERIOD);
     expect(queries).toHaveLength(2);
