@@ -272,7 +272,7 @@ const headerFilter = (filter: AttributeFilter): HeaderFilter => ({
 
 /**
  * The events of a postings row (one day's) whose chunk has the filter's attributes, each counted for its user or its
- * session. `day` is the row's day, entries' times count from its start. A row holds a chunk per request, step and
+ * session (of `persons` only, when given). `day` is the row's day, entries' times count from its start. A row holds a chunk per request, step and
  * person, often of one event: a chunk's header is compared as bytes and only its person made a string.
  */
 export function decodePostings(
@@ -281,6 +281,7 @@ export function decodePostings(
   filter: AttributeFilter,
   by: 'user' | 'session',
   into: PostingEvent[],
+  persons?: ReadonlyMap<string, unknown>,
 ): void {
   const dayStart = Date.parse(day);
   const wanted = headerFilter(filter);
@@ -298,6 +299,7 @@ export function decodePostings(
     at = entriesAt + count * ENTRY_BYTES;
     if (!kept) continue;
     const person = bytes.toString('latin1', personAt, personAt + 16);
+    if (persons && !persons.has(person)) continue;
     for (let entryAt = entriesAt; entryAt < at; entryAt += ENTRY_BYTES)
       into.push({ at: dayStart + bytes.readUInt32BE(entryAt), person, bytes, entryAt });
   }

@@ -5,7 +5,14 @@ import { sqlLiteral, type SqlRunner } from '../db/sql.ts';
 import { EVENT_NAMES } from './names.ts';
 import type { Filter } from './filters.ts';
 import { cutText } from './custom-events.ts';
-import { byTime, CUSTOM_STEP_PREFIX, decodePostings, eventKeyOf, type PostingEvent } from './funnel-postings.ts';
+import {
+  type AttributeFilter,
+  byTime,
+  CUSTOM_STEP_PREFIX,
+  decodePostings,
+  eventKeyOf,
+  type PostingEvent,
+} from './funnel-postings.ts';
 import type { Period } from './rollups.ts';
 
 export interface FunnelQuery {
@@ -101,15 +108,8 @@ async function postingsRows(sql: SqlRunner, select: string): Promise<PostingsRow
   }));
 }
 
-/** the steps' events in the period that the filter keeps, per step */
-async function stepEvents(
-  sql: SqlRunner,
-  appId: number,
-  period: Period,
-  steps: FunnelStep[],
-  by: FunnelQuery['by'],
-  filter: Filter,
-): Promise<PostingEvent[][]> {
+/** the steps' postings rows in the period, per step */
+async function stepRows(sql: SqlRunner, appId: number, period: Period, steps: FunnelStep[]): Promise<PostingsRow[][]> {
   // a statement per step, each a range of the primary key (app, step, day), so other steps' rows are never read;
   // any custom event reads the range of every custom event's name, which holds the named ones too
   const anyCustom = steps.some((step) => step.name === ANY_CUSTOM);
@@ -122,26 +122,30 @@ async function stepEvents(
   if (anyCustom)
     reads.push(postingsRows(sql, `${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`));
   const rows = (await Promise.all(reads)).flat();
-  const attributes = {
-    platform: filter.platform === undefined ? undefined : cutText(filter.platform),
-    language: filter.language === undefined ? undefined : cutText(filter.language),
-    campaign: filter.campaign === undefined ? undefined : cutText(filter.campaign),
-    premium: filter.premium,
-  };
-  const perStep = steps.map((): PostingEvent[] => []);
+  return steps.map((step) => rows.filter((row) => holds(step, row.step)));
+}
+
+/** what a funnel reads its steps' events with */
+interface StepReading {
+  sql: SqlRunner;
+  appId: number;
+  by: FunnelQuery['by'];
+  attributes: AttributeFilter;
+}
+
+/** a step's events in its rows that the filter keeps, of the persons given (all when absent) */
+async function stepEvents(
+  reading: StepReading,
+  step: FunnelStep,
+  rows: PostingsRow[],
+  persons?: ReadonlyMap<string, unknown>,
+): Promise<PostingEvent[]> {
+  const events: PostingEvent[] = [];
   for (const row of rows) {
     const bytes = Buffer.from(row.entries.buffer, row.entries.byteOffset, row.entries.byteLength);
-    const events: PostingEvent[] = [];
-    decodePostings(bytes, row.day, attributes, by, events);
-    steps.forEach((step, index) => {
-      if (holds(step, row.step)) for (const event of events) perStep[index]!.push(event);
-    });
+    decodePostings(bytes, row.day, reading.attributes, reading.by, events, persons);
   }
-  return Promise.all(
-    steps.map((step, index) =>
-      step.property === undefined ? perStep[index]! : withProperty(sql, appId, step, perStep[index]!),
-    ),
-  );
+  return step.property === undefined ? events : withProperty(reading.sql, reading.appId, step, events);
 }
 
 /** the median as PostgreSQL's percentile_cont(0.5) computes it */
@@ -166,11 +170,22 @@ export async function readOwnerFunnel(
   filter: Filter,
 ): Promise<{ steps: FunnelStepResult[] }> {
   const steps = query.steps.map(parseFunnelStep);
-  const events = await stepEvents(sql, appId, period, steps, query.by, filter);
+  const rows = await stepRows(sql, appId, period, steps);
+  const reading: StepReading = {
+    sql,
+    appId,
+    by: query.by,
+    attributes: {
+      platform: filter.platform === undefined ? undefined : cutText(filter.platform),
+      language: filter.language === undefined ? undefined : cutText(filter.language),
+      campaign: filter.campaign === undefined ? undefined : cutText(filter.campaign),
+      premium: filter.premium,
+    },
+  };
 
   /** per person of the previous step, the events they took so far */
   let reached = new Map<string, PostingEvent[]>();
-  for (const event of events[0]!) {
+  for (const event of await stepEvents(reading, steps[0]!, rows[0]!)) {
     const taken = reached.get(event.person);
     if (!taken) reached.set(event.person, [event]);
     else if (byTime(event, taken[0]!) < 0) taken[0] = event;
@@ -181,7 +196,8 @@ export async function readOwnerFunnel(
   for (let k = 1; k < steps.length; k++) {
     const excluded = steps.slice(0, k).map((earlier) => stepsOverlap(earlier, steps[k]!));
     const next = new Map<string, PostingEvent[]>();
-    for (const event of events[k]!) {
+    // only the events of persons who reached the previous step are decoded (and checked for a property)
+    for (const event of await stepEvents(reading, steps[k]!, rows[k]!, reached)) {
       const taken = reached.get(event.person);
       if (!taken || event.at < taken[k - 1]!.at || event.at > taken[0]!.at + query.windowMs) continue;
       if (taken.some((earlier, j) => excluded[j] && byTime(earlier, event) === 0)) continue;
