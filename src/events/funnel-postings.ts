@@ -271,8 +271,9 @@ const headerFilter = (filter: AttributeFilter): HeaderFilter => ({
 });
 
 /**
- * The events of a postings row (one day's) whose chunk has the filter's attributes, each counted for its user or its
- * session (of `persons` only, when given). `day` is the row's day, entries' times count from its start. A row holds a chunk per request, step and
+ * Visits the events of a postings row (one day's) whose chunk has the filter's attributes, each counted for its user
+ * or its session (of `persons` only, when given), as the fields of a PostingEvent: the caller makes objects of those it
+ * keeps. `day` is the row's day, entries' times count from its start. A row holds a chunk per request, step and
  * person, often of one event: a chunk's header is compared as bytes and only its person made a string.
  */
 export function decodePostings(
@@ -280,7 +281,7 @@ export function decodePostings(
   day: string,
   filter: AttributeFilter,
   by: 'user' | 'session',
-  into: PostingEvent[],
+  visit: (at: number, person: string, bytes: Buffer, entryAt: number) => void,
   persons?: ReadonlyMap<string, unknown>,
 ): void {
   const dayStart = Date.parse(day);
@@ -301,7 +302,7 @@ export function decodePostings(
     const person = bytes.toString('latin1', personAt, personAt + 16);
     if (persons && !persons.has(person)) continue;
     for (let entryAt = entriesAt; entryAt < at; entryAt += ENTRY_BYTES)
-      into.push({ at: dayStart + bytes.readUInt32BE(entryAt), person, bytes, entryAt });
+      visit(dayStart + bytes.readUInt32BE(entryAt), person, bytes, entryAt);
   }
 }
 

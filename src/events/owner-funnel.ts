@@ -125,6 +125,9 @@ async function stepRows(sql: SqlRunner, appId: number, period: Period, steps: Fu
   return steps.map((step) => rows.filter((row) => holds(step, row.step)));
 }
 
+/** a postings row's entries as a Buffer (no copy) */
+const rowBytes = (row: PostingsRow) => Buffer.from(row.entries.buffer, row.entries.byteOffset, row.entries.byteLength);
+
 /** what a funnel reads its steps' events with */
 interface StepReading {
   sql: SqlRunner;
@@ -142,8 +145,14 @@ async function stepEvents(
 ): Promise<PostingEvent[]> {
   const events: PostingEvent[] = [];
   for (const row of rows) {
-    const bytes = Buffer.from(row.entries.buffer, row.entries.byteOffset, row.entries.byteLength);
-    decodePostings(bytes, row.day, reading.attributes, reading.by, events, persons);
+    decodePostings(
+      rowBytes(row),
+      row.day,
+      reading.attributes,
+      reading.by,
+      (at, person, entries, entryAt) => events.push({ at, person, bytes: entries, entryAt }),
+      persons,
+    );
   }
   return step.property === undefined ? events : withProperty(reading.sql, reading.appId, step, events);
 }
@@ -185,11 +194,22 @@ export async function readOwnerFunnel(
 
   /** per person of the previous step, the events they took so far */
   let reached = new Map<string, PostingEvent[]>();
-  for (const event of await stepEvents(reading, steps[0]!, rows[0]!)) {
-    const taken = reached.get(event.person);
-    if (!taken) reached.set(event.person, [event]);
-    else if (byTime(event, taken[0]!) < 0) taken[0] = event;
-  }
+  if (steps[0]!.property === undefined) {
+    // each person's first event found while decoding: an object only for an event earlier than the person's so far
+    for (const row of rows[0]!)
+      decodePostings(rowBytes(row), row.day, reading.attributes, query.by, (at, person, bytes, entryAt) => {
+        const taken = reached.get(person);
+        if (taken && at > taken[0]!.at) return;
+        const event = { at, person, bytes, entryAt };
+        if (!taken) reached.set(person, [event]);
+        else if (byTime(event, taken[0]!) < 0) taken[0] = event;
+      });
+  } else
+    for (const event of await stepEvents(reading, steps[0]!, rows[0]!)) {
+      const taken = reached.get(event.person);
+      if (!taken) reached.set(event.person, [event]);
+      else if (byTime(event, taken[0]!) < 0) taken[0] = event;
+    }
   const results: FunnelStepResult[] = [
     { name: query.steps[0]!, count: reached.size, median_seconds_from_previous: null },
   ];

@@ -135,7 +135,9 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
     );
     const events: PostingEvent[] = [];
     for (const { day, entries: bytes } of rows)
-      decodePostings(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), day, {}, 'user', events);
+      decodePostings(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), day, {}, 'user', (at, person) =>
+        events.push({ at, person, bytes: Buffer.alloc(0), entryAt: 0 }),
+      );
     return events.filter((event) => event.person === userKey.toString('latin1')).length;
   }
 
