@@ -114,6 +114,12 @@ function seed(app: number): EventRow[][] {
   ];
 }
 
+/** a statement a reader ran, with its parameters */
+interface RecordedQuery {
+  text: string;
+  params: unknown[];
+}
+
 describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
@@ -131,6 +137,23 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     for (const commit of seed(appId)) await events.insert(commit);
   });
   afterAll(() => cleanup?.());
+
+  /** a reader on the store that records every statement it runs (a COPY's select as one without parameters) */
+  function recordingReader(queries: RecordedQuery[]): InsightsReader {
+    return new InsightsReader({
+      ...store.sql,
+      query: (text: string, params?: unknown[]) => {
+        queries.push({ text, params: params ?? [] });
+        return store.sql.query(text, params);
+      },
+      copyBinary:
+        store.sql.copyBinary &&
+        ((select: string) => {
+          queries.push({ text: select, params: [] });
+          return store.sql.copyBinary!(select);
+        }),
+    } as typeof store.sql);
+  }
 
   it('sums up a period: events and sessions in it, users active in it, users new in it', async () => {
     // A 8 events, B 3, C 3, D 5, E 3, F 2 (its September event is outside); 11 sessions began in October
@@ -336,20 +359,8 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
   });
 
   it("reads only a funnel's steps' postings, by their place in the postings' primary key", async () => {
-    const queries: { text: string; params: unknown[] }[] = [];
-    const recording = new InsightsReader({
-      ...store.sql,
-      query: (text: string, params?: unknown[]) => {
-        queries.push({ text, params: params ?? [] });
-        return store.sql.query(text, params);
-      },
-      copyBinary:
-        store.sql.copyBinary &&
-        ((select: string) => {
-          queries.push({ text: select, params: [] });
-          return store.sql.copyBinary!(select);
-        }),
-    } as typeof store.sql);
+    const queries: RecordedQuery[] = [];
+    const recording = recordingReader(queries);
     for (const steps of [
       ['app-init', 'connection-started'],
       ['app-init', 'purchase', 'custom-event'],
@@ -393,20 +404,8 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
   });
 
   it("reads revenue from the payment events' own index, never the app's other events", async () => {
-    const queries: { text: string; params: unknown[] }[] = [];
-    const recording = new InsightsReader({
-      ...store.sql,
-      query: (text: string, params?: unknown[]) => {
-        queries.push({ text, params: params ?? [] });
-        return store.sql.query(text, params);
-      },
-      copyBinary:
-        store.sql.copyBinary &&
-        ((select: string) => {
-          queries.push({ text: select, params: [] });
-          return store.sql.copyBinary!(select);
-        }),
-    } as typeof store.sql);
+    const queries: RecordedQuery[] = [];
+    const recording = recordingReader(queries);
     await recording.revenue(appId, PERIOD);
     expect(queries).toHaveLength(2);
     for (const { text, params } of queries) {
