@@ -21,6 +21,12 @@ const stepNameSql = (alias = '') => {
   return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
 };
 
+/** where a chunk's header keeps its fields, counted from the end of its texts: the premium flag first */
+const USER_AT = 1;
+const SESSION_AT = USER_AT + 16;
+const COUNT_AT = SESSION_AT + 16;
+const ENTRIES_AT = COUNT_AT + 4;
+
 /** an entry: the event's time in its day (ms) and its key */
 const ENTRY_BYTES = 4 + 16;
 /** where an entry keeps the event's key */
@@ -77,15 +83,15 @@ interface Group {
  */
 function chunkHead(row: EventRow): Buffer {
   const texts = [row.platform, row.locale, row.startParam].map((text) => Buffer.from(cutText(text ?? ''), 'utf8'));
-  const bytes = Buffer.allocUnsafe(texts.reduce((sum, text) => sum + 2 + text.length, 0) + 1 + 32);
+  const bytes = Buffer.allocUnsafe(texts.reduce((sum, text) => sum + 2 + text.length, 0) + COUNT_AT);
   let at = 0;
   for (const text of texts) {
     at = bytes.writeUInt16BE(text.length, at);
     at += text.copy(bytes, at);
   }
   bytes[at] = row.isPremium ? 1 : 0;
-  bytes.set(row.userKey, at + 1);
-  bytes.write(row.sessionId.replaceAll('-', ''), at + 17, 'hex');
+  bytes.set(row.userKey, at + USER_AT);
+  bytes.write(row.sessionId.replaceAll('-', ''), at + SESSION_AT, 'hex');
   return bytes;
 }
 
@@ -193,10 +199,10 @@ function chunkAt(bytes: Buffer, at: number): Chunk {
   const [platform, locale, campaign] = texts as [string, string, string];
   return {
     attributes: { platform, locale, campaign, premium: bytes[at] === 1 },
-    userAt: at + 1,
-    sessionAt: at + 17,
-    entriesAt: at + 37,
-    count: bytes.readUInt32BE(at + 33),
+    userAt: at + USER_AT,
+    sessionAt: at + SESSION_AT,
+    entriesAt: at + ENTRIES_AT,
+    count: bytes.readUInt32BE(at + COUNT_AT),
   };
 }
 
@@ -294,9 +300,9 @@ export function decodePostings(
       at += 2 + length;
     }
     if (wanted.premium !== undefined && (bytes[at] === 1) !== wanted.premium) kept = false;
-    const count = bytes.readUInt32BE(at + 33);
-    const entriesAt = at + 37;
-    const personAt = by === 'user' ? at + 1 : at + 17;
+    const count = bytes.readUInt32BE(at + COUNT_AT);
+    const entriesAt = at + ENTRIES_AT;
+    const personAt = at + (by === 'user' ? USER_AT : SESSION_AT);
     at = entriesAt + count * ENTRY_BYTES;
     if (!kept) continue;
     const person = bytes.toString('latin1', personAt, personAt + 16);

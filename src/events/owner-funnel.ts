@@ -184,32 +184,25 @@ export async function readOwnerFunnel(
     sql,
     appId,
     by: query.by,
-    attributes: {
-      platform: filter.platform === undefined ? undefined : cutText(filter.platform),
-      language: filter.language === undefined ? undefined : cutText(filter.language),
-      campaign: filter.campaign === undefined ? undefined : cutText(filter.campaign),
-      premium: filter.premium,
-    },
+    // decodePostings cuts the filter's texts as the chunks' headers hold them
+    attributes: filter,
   };
 
   /** per person of the previous step, the events they took so far */
   let reached = new Map<string, PostingEvent[]>();
+  const keepFirst = (event: PostingEvent) => {
+    const taken = reached.get(event.person);
+    if (!taken) reached.set(event.person, [event]);
+    else if (byTime(event, taken[0]!) < 0) taken[0] = event;
+  };
   if (steps[0]!.property === undefined) {
-    // each person's first event found while decoding: an object only for an event earlier than the person's so far
+    // each person's first event found while decoding: an object only for an event no later than the person's so far
     for (const row of rows[0]!)
       decodePostings(rowBytes(row), row.day, reading.attributes, query.by, (at, person, bytes, entryAt) => {
         const taken = reached.get(person);
-        if (taken && at > taken[0]!.at) return;
-        const event = { at, person, bytes, entryAt };
-        if (!taken) reached.set(person, [event]);
-        else if (byTime(event, taken[0]!) < 0) taken[0] = event;
+        if (!taken || at <= taken[0]!.at) keepFirst({ at, person, bytes, entryAt });
       });
-  } else
-    for (const event of await stepEvents(reading, steps[0]!, rows[0]!)) {
-      const taken = reached.get(event.person);
-      if (!taken) reached.set(event.person, [event]);
-      else if (byTime(event, taken[0]!) < 0) taken[0] = event;
-    }
+  } else for (const event of await stepEvents(reading, steps[0]!, rows[0]!)) keepFirst(event);
   const results: FunnelStepResult[] = [
     { name: query.steps[0]!, count: reached.size, median_seconds_from_previous: null },
   ];
