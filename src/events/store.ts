@@ -149,20 +149,19 @@ const BATCH_USERS = `batch_users AS (
 )`;
 
 /**
- * The rows of the batch really inserted, read from its parameter again only when some of its events were not new (sent
+ * The rows of the batch really inserted, its parameter parsed again only when some of its events were not new (sent
  * before, twice in the batch, or of a deleted app); a row sent twice is the one whose time was stored
  */
 const FRESH_ROWS = `batch_new AS (
   SELECT (SELECT count(*) FROM inserted) = (SELECT coalesce(sum((u->>2)::bigint), 0) FROM jsonb_array_elements($3::jsonb) AS u
                                             WHERE (u->>0)::int IN (SELECT id FROM live_apps)) AS all_new
 ), fresh_rows AS (
-  SELECT DISTINCT ON (r.app_id, r.event_key) r.*
-  FROM (SELECT (r->>0)::int AS app_id, decode(r->>1, 'base64') AS event_key, to_timestamp((r->>3)::float8 / 1000) AS occurred_at,
-               (r->>4)::date AS day, r->>5 AS event_name, (r->>6)::uuid AS session_id, decode(r->>7, 'base64') AS user_key,
-               (r->>8)::bool AS is_premium, r->>10 AS platform, r->>11 AS locale, r->>12 AS start_param, r->13 AS props
-        FROM jsonb_array_elements($1::text::jsonb) AS r WHERE NOT (SELECT all_new FROM batch_new)) AS r
-  JOIN inserted i ON i.app_id = r.app_id AND i.event_key = r.event_key AND i.occurred_at = r.occurred_at
-  ORDER BY r.app_id, r.event_key
+  SELECT DISTINCT ON (i.app_id, i.event_key) i.app_id, i.event_key, i.occurred_at, i.day, i.event_name, i.session_id,
+         decode(b.user_key, 'base64') AS user_key, i.is_premium, i.platform, i.locale, i.start_param, b.props
+  FROM batch b
+  JOIN inserted i ON i.app_id = b.app_id AND i.event_key = decode(b.event_key, 'base64') AND i.occurred_at = b.occurred_at
+  WHERE NOT (SELECT all_new FROM batch_new)
+  ORDER BY i.app_id, i.event_key
 )`;
 
 /** users per day and per app; with the insights: their first events' launch attributes, wallets and custom events */
@@ -243,7 +242,8 @@ function userRollups(insights: boolean): string {
  * no launch attributes, and wallet users and custom events are not counted.
  */
 export const insertEventsSql = (insights: boolean) => `
-WITH batch AS (
+WITH batch AS NOT MATERIALIZED (
+  -- read by the events' insert, and again only when the batch holds events stored before (fresh_rows)
   SELECT (r->>0)::int AS app_id, r->>1 AS event_key, to_timestamp((r->>2)::float8 / 1000) AS received_at,
          to_timestamp((r->>3)::float8 / 1000) AS occurred_at, (r->>4)::date AS day, r->>5 AS event_name,
          (r->>6)::uuid AS session_id, r->>7 AS user_key, (r->>8)::bool AS is_premium, (r->>9)::bool AS is_success,
