@@ -4,7 +4,15 @@
 // event cards under a filter the period's events.
 import type { SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
-import { customNameSql, cutText, NO_CUSTOM_NAMES, OTHER, OTHER_SLOT, propertyValueSql } from './custom-events.ts';
+import {
+  customNameSql,
+  cutText,
+  NO_CUSTOM_NAMES,
+  OTHER,
+  OTHER_SLOT,
+  propertyValueSql,
+  ROLLUP_TEXT_LENGTH,
+} from './custom-events.ts';
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './owner-funnel.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
@@ -66,10 +74,14 @@ GROUP BY names.name`;
 const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0
   AND c.name = ${customNameSql("e.props->'custom_data'")} AND c.slot IS NOT NULL)`;
 
-/** the value of property $5 of custom event $4 (events e) as the rollups count it: OTHER beyond the catalog */
+/** a value (p.value, jsonb) of property $5 of custom event $4 (events e) as the rollups count it: OTHER beyond the catalog */
 const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_catalog c
   WHERE c.app_id = e.app_id AND c.level = 2 AND c.name = $4 AND c.property = $5
-    AND c.value = ${propertyValueSql("(e.props->'custom_data'->$5)")})`;
+    AND c.value = ${propertyValueSql('p.value')})`;
+
+/** the custom_data fields (p: key and value) of events e that the rollups count as property $5: keys cut as they are */
+const PROPERTY_FIELDS = `CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(e.props->'custom_data') = 'object'
+  THEN e.props->'custom_data' ELSE '{}'::jsonb END) AS p(key, value)`;
 
 export class InsightsReader {
   constructor(private readonly sql: SqlRunner) {}
@@ -196,11 +208,12 @@ export class InsightsReader {
     const rows = await this.sql.query<{ value: string; count: number; tracked: boolean }>(
       isFiltered(filter)
         ? `SELECT value, count(*)::float8 AS count, value <> $6 AS tracked FROM (
-             SELECT ${TRACKED_VALUE} AS value FROM events e
+             SELECT ${TRACKED_VALUE} AS value FROM events e ${PROPERTY_FIELDS}
              WHERE e.app_id = $1 AND e.day BETWEEN $2::date AND $3::date AND e.event_name = 'custom-event'
                AND ${TRACKED_NAME} = $4
-               AND EXISTS (SELECT 1 FROM custom_catalog p WHERE p.app_id = e.app_id AND p.level = 1 AND p.name = $4 AND p.property = $5)
-               AND jsonb_typeof(e.props->'custom_data'->$5) IN ('string', 'number', 'boolean')
+               AND EXISTS (SELECT 1 FROM custom_catalog t WHERE t.app_id = e.app_id AND t.level = 1 AND t.name = $4 AND t.property = $5)
+               AND p.key <> 'name' AND left(p.key, ${ROLLUP_TEXT_LENGTH}) = $5
+               AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')
                ${filterSql(filter, eventColumns('e'), params)}) v
            GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`
         : `SELECT value, sum(events)::float8 AS count, value <> $6 AS tracked FROM daily_custom_values

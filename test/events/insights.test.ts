@@ -532,10 +532,20 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     // counted at ingest (every event of the batch new) and read back from the events (a filter keeping all)
     const counted = await insights.customPropertyValues(app, PERIOD, 'n', 'value');
     expect(await insights.customPropertyValues(app, PERIOD, 'n', 'value', { premium: false })).toEqual(counted);
-    // a property's name is cut as its values are
-    expect(await insights.customPropertyValues(app, PERIOD, 'n', 'k'.repeat(64))).toEqual({
-      values: [{ value: 'long key', count: values.length }],
-    });
+    // a property's name is cut as its values are, read from the rollups and from the events (a filter) alike
+    const longKey = { values: [{ value: 'long key', count: values.length }] };
+    expect(await insights.customPropertyValues(app, PERIOD, 'n', 'k'.repeat(64))).toEqual(longKey);
+    expect(await insights.customPropertyValues(app, PERIOD, 'n', 'k'.repeat(64), { premium: false })).toEqual(longKey);
+    // custom_data that is not an object has no properties
+    await events.insert([
+      event(app, 'N', 'N1', '2026-10-04T11:00:00Z', 'custom-event', { custom: { '0': 'a' } }),
+      event(app, 'N', 'N1', '2026-10-04T11:00:01Z', 'custom-event', {
+        custom: ['b'] as unknown as Record<string, unknown>,
+      }),
+    ]);
+    const unnamed = { values: [{ value: 'a', count: 1 }] };
+    expect(await insights.customPropertyValues(app, PERIOD, '(no name)', '0')).toEqual(unnamed);
+    expect(await insights.customPropertyValues(app, PERIOD, '(no name)', '0', { premium: false })).toEqual(unnamed);
     expect(
       (await insights.customPropertyValues(app, PERIOD, 'n', 'value')).values.map((entry) => entry.value).sort(),
     ).toEqual(
