@@ -56,10 +56,18 @@ async function secretAddingRelay(target: string, secret: string): Promise<string
         answer.pipe(response);
       },
     );
+    // a call in flight when the service is stopped ends, rather than holding the relay open
+    forward.on('error', () => response.writeHead(502).end());
     request.pipe(forward);
   });
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => relay.close(resolve)));
+  closers.push(
+    () =>
+      new Promise((resolve) => {
+        relay.close(resolve);
+        relay.closeAllConnections();
+      }),
+  );
   return `http://127.0.0.1:${(relay.address() as { port: number }).port}/`;
 }
 
