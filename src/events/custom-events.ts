@@ -111,7 +111,8 @@ const NEXT_SLOT = 3;
 
 /**
  * The custom-event part of the event insert, reading the CTEs `fresh_rows` (the rows inserted, when not all new),
- * `batch_new` and `batch_users` (names: each user's custom event names of a day, src/events/request-summary.ts), and
+ * `batch_new` and `name_lists` (each list of custom event names a user of the batch has on a day, as JSON text, once;
+ * src/events/request-summary.ts), and
  * $8, the batch's custom events as ingest counted them, taken when every event of the batch is new. Names take slots,
  * each a bit of daily_users.custom_names, so a custom event's users are found through the users' own days. Slots are
  * handed out from one row per app, locked by each commit that adds names: commits from several nodes at once take
@@ -132,7 +133,7 @@ export function customEventsSql(): string {
 ), custom_keys AS (
   -- one catalog probe per name of the batch's users (those of its new events among them), not per event
   SELECT k.app_id, k.name, (SELECT known.slot FROM custom_catalog known WHERE ${catalogMatch(NAME, ['name'], 'k')}) AS slot
-  FROM (SELECT DISTINCT b.app_id, n.name FROM batch_users b CROSS JOIN LATERAL jsonb_array_elements_text(b.names) AS n(name)) k
+  FROM (SELECT DISTINCT l.app_id, n.name FROM name_lists l CROSS JOIN LATERAL jsonb_array_elements_text(l.names::jsonb) AS n(name)) k
 ), name_candidates AS (
   SELECT app_id, name, row_number() OVER (PARTITION BY app_id ORDER BY name) AS place,
          count(*) OVER (PARTITION BY app_id) AS candidates

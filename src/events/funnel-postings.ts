@@ -206,6 +206,12 @@ function chunkAt(bytes: Buffer, at: number): Chunk {
   };
 }
 
+/** the byte after the chunk starting at `at`, its texts skipped, not read */
+function chunkEnd(bytes: Buffer, at: number): number {
+  for (let text = 0; text < 3; text++) at += 2 + bytes.readUInt16BE(at);
+  return at + ENTRIES_AT + bytes.readUInt32BE(at + COUNT_AT) * ENTRY_BYTES;
+}
+
 /** every chunk of a postings row (or of a request's step), in order */
 export function* chunksOf(bytes: Buffer): Generator<Chunk> {
   for (let at = 0; at < bytes.length; ) {
@@ -223,32 +229,29 @@ export function entryBytes(bytes: Buffer, chunk: Chunk, index: number): Buffer {
 
 /** a batch's postings by app, step and day, gathered from its requests' records without copying */
 export class BatchPostings {
-  private readonly groups = new Map<string, { appId: number; step: string; day: string; chunks: Buffer[] }>();
+  /** by app, then by the step's name and the day as the record holds them (read as latin1: one string, no decoding) */
+  private readonly groups = new Map<string, { appId: number; stepAndDay: Buffer; chunks: Buffer[] }>();
 
   /** adds a request's postings (encodeRequestPostings) */
   add(appId: number, postings: Buffer): void {
     for (let at = 0; at < postings.length; ) {
-      const nameLength = postings.readUInt16BE(at);
-      const step = postings.toString('utf8', at + 2, at + 2 + nameLength);
-      const day = postings.toString('latin1', at + 2 + nameLength, at + 12 + nameLength);
-      at += 12 + nameLength;
-      const chunk = chunkAt(postings, at);
-      const length = chunk.entriesAt + chunk.count * ENTRY_BYTES - at;
-      const key = `${appId}\u0000${step}\u0000${day}`;
+      const chunkAt = at + 12 + postings.readUInt16BE(at);
+      const end = chunkEnd(postings, chunkAt);
+      const key = `${appId} ${postings.toString('latin1', at, chunkAt)}`;
       let group = this.groups.get(key);
-      if (!group) this.groups.set(key, (group = { appId, step, day, chunks: [] }));
-      group.chunks.push(postings.subarray(at, at + length));
-      at += length;
+      if (!group) this.groups.set(key, (group = { appId, stepAndDay: postings.subarray(at, chunkAt), chunks: [] }));
+      group.chunks.push(postings.subarray(chunkAt, end));
+      at = end;
     }
   }
 
   /** the event insert's parameter: a JSON array of [app id, step, day, entries in base64] */
   toJson(): string {
     return JSON.stringify(
-      [...this.groups.values()].map(({ appId, step, day, chunks }) => [
+      [...this.groups.values()].map(({ appId, stepAndDay, chunks }) => [
         appId,
-        step,
-        day,
+        stepAndDay.toString('utf8', 2, stepAndDay.length - 10),
+        stepAndDay.toString('latin1', stepAndDay.length - 10),
         Buffer.concat(chunks).toString('base64'),
       ]),
     );

@@ -196,9 +196,17 @@ export class BatchSummary {
     }
   }
 
-  /** the event insert's parameter for users: a JSON array of [app id, ...UserDayValues] */
+  /**
+   * the event insert's parameter for users: a JSON array of [app id, ...UserDayValues], each user's names sorted, so
+   * users with the same names have the same list (the insert works out each list's bits once)
+   */
   usersJson(): string {
-    return JSON.stringify([...this.days.values()].map((entry) => [entry.appId, ...valuesOf(entry)]));
+    return JSON.stringify(
+      [...this.days.values()].map((entry) => {
+        entry.names.sort();
+        return [entry.appId, ...valuesOf(entry)];
+      }),
+    );
   }
 
   /** the event insert's parameter for custom events: a JSON array of [app id, ...CustomCountValues] */

@@ -3,7 +3,14 @@
 import crypto from 'node:crypto';
 import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { customEventsSql, customNameSql, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from './custom-events.ts';
+import {
+  CUSTOM_NAME_BITS,
+  customEventsSql,
+  customNameSql,
+  NO_CUSTOM_NAMES,
+  OTHER_SLOT,
+  rollupText,
+} from './custom-events.ts';
 import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
 import { BatchPostings, encodeRequestPostings, postingRowsSql } from './funnel-postings.ts';
 import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
@@ -136,14 +143,14 @@ const POSTINGS = `, postings AS (
 const BATCH_USERS = `batch_users AS (
   SELECT (u->>0)::int AS app_id, (u->>1)::date AS day, decode(u->>2, 'base64') AS user_key,
          to_timestamp((u->>3)::float8 / 1000) AS first_at, u->>4 AS platform, u->>5 AS locale, (u->>6)::bool AS is_premium,
-         u->>7 AS start_param, u->8 AS names, (u->>9)::bool AS wallet
+         u->>7 AS start_param, u->>8 AS names, (u->>9)::bool AS wallet
   FROM jsonb_array_elements($6::jsonb) AS u
   WHERE (SELECT all_new FROM batch_new) AND (u->>0)::int IN (SELECT id FROM live_apps)
   UNION ALL
   SELECT app_id, day, user_key, min(occurred_at), (array_agg(platform ORDER BY occurred_at))[1],
          (array_agg(locale ORDER BY occurred_at))[1], (array_agg(is_premium ORDER BY occurred_at))[1],
          (array_agg(start_param ORDER BY occurred_at))[1],
-         coalesce(jsonb_agg(DISTINCT ${customNameSql("props->'custom_data'")}) FILTER (WHERE event_name = 'custom-event'), '[]'),
+         coalesce(jsonb_agg(DISTINCT ${customNameSql("props->'custom_data'")}) FILTER (WHERE event_name = 'custom-event'), '[]')::text,
          bool_or(event_name = '${WALLET_CONNECTION_EVENT}')
   FROM fresh_rows GROUP BY app_id, day, user_key
 )`;
@@ -176,12 +183,19 @@ function userRollups(insights: boolean): string {
   SELECT app_id, user_key, max(day), min(day) FROM new_users GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, user_key) DO UPDATE SET last_day = excluded.last_day WHERE u.last_day < excluded.last_day
 )`;
-  return `${BATCH_USERS}, ${customEventsSql()}, seen_users AS (
+  return `${BATCH_USERS}, name_lists AS (
+  -- the lists of custom event names the batch's users have, each once: a batch's users mostly share a few
+  SELECT DISTINCT app_id, names FROM batch_users
+), ${customEventsSql()}, name_bits AS (
+  -- each list's names as bits, as text by the app and the list (NULL: no name)
+  SELECT jsonb_object_agg(l.app_id || ' ' || l.names,
+           (SELECT bit_or(set_bit(${NO_CUSTOM_NAMES}, coalesce(((SELECT slots FROM name_map) ->> (l.app_id || ' ' || n.name))::int, ${OTHER_SLOT}), 1))
+            FROM jsonb_array_elements_text(l.names::jsonb) AS n(name))::text) AS bits
+  FROM name_lists l
+), seen_users AS (
   -- each user's days of the batch, with the names of their custom events as bits (NULL: none)
   INSERT INTO daily_users AS d (app_id, day, user_key, custom_names)
-  SELECT app_id, day, user_key,
-         (SELECT bit_or(set_bit(${NO_CUSTOM_NAMES}, coalesce(((SELECT slots FROM name_map) ->> (b.app_id || ' ' || n.name))::int, ${OTHER_SLOT}), 1))
-          FROM jsonb_array_elements_text(b.names) AS n(name))
+  SELECT app_id, day, user_key, ((SELECT bits FROM name_bits) ->> (b.app_id || ' ' || b.names))::bit(${CUSTOM_NAME_BITS})
   FROM batch_users b ORDER BY app_id, day, user_key
   -- a day already counted gains the names it had not had yet (the conflicting row is locked either way, as the
   -- app's other rollup rows are by every commit for it)
