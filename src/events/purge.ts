@@ -1,4 +1,5 @@
 // Removes the events and rollups of deleted apps in the background, a bounded chunk per statement, resuming after a restart.
+import { reclaimDeletedSpace } from '../db/reclaim.ts';
 import type { SqlRunner } from '../db/sql.ts';
 import { EVENT_PLANE_TABLES } from './store.ts';
 
@@ -42,6 +43,7 @@ export class DeletedAppPurger {
       try {
         const apps = await this.sql.query<{ app_id: number }>(DELETED_APPS_WITH_ROWS);
         for (const { app_id } of apps) await this.purge(app_id);
+        if (apps.length > 0 && !this.stopped) await reclaimDeletedSpace(this.sql, PURGE_ORDER);
       } catch (error) {
         this.onError(error);
       }

@@ -1,4 +1,5 @@
 // Deletes what apps with a retention period keep no longer, in the background, a bounded chunk per statement.
+import { reclaimDeletedSpace } from '../db/reclaim.ts';
 import type { SqlRunner } from '../db/sql.ts';
 import { CHUNK_ROWS } from './purge.ts';
 import { firstKeptDay } from './retention.ts';
@@ -117,6 +118,11 @@ export class RetentionPurger {
       try {
         const apps = await this.sql.query<{ id: number; retention_days: number }>(APPS_WITH_RETENTION);
         for (const app of apps) await this.purgeApp(app.id, app.retention_days, purged);
+        if (!this.stopped)
+          await reclaimDeletedSpace(
+            this.sql,
+            RETENTION_PURGED_TABLES.filter((table) => purged[table]! > 0),
+          );
       } catch (error) {
         this.onError(error);
       }

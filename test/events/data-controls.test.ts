@@ -10,6 +10,7 @@ import { addDays } from '../../src/events/days.ts';
 import { decodePostings, type PostingEvent } from '../../src/events/funnel-postings.ts';
 import { Pseudonymiser } from '../../src/events/pseudonym.ts';
 import { firstKeptDay, parseRetention } from '../../src/events/retention.ts';
+import { DeletedAppPurger } from '../../src/events/purge.ts';
 import { RetentionPurger } from '../../src/events/retention-purge.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
 import { eraseUser } from '../../src/events/user-erasure.ts';
@@ -450,5 +451,46 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect((await tomorrow.purgeExpired()).events).toBe(5);
       await Promise.all([purger.stop(), tomorrow.stop()]);
     });
+  });
+});
+
+describe.each(STORE_BACKENDS.filter(({ name }) => name === 'embedded PGlite'))('disk space on $name', ({ open }) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => ({ store, cleanup } = await open()));
+  afterAll(() => cleanup?.());
+
+  const eventsBytes = async () =>
+    (await store.sql.query<{ n: number }>(`SELECT pg_relation_size('events')::int AS n`))[0]!.n;
+
+  /** 3,000 events of an app on a day, each a launch of its own user */
+  const launches = (appId: number, day: string) =>
+    Array.from({ length: 3_000 }, (_, i) =>
+      row(appId, Buffer.from(`user-${i}`), new Date(Date.parse(`${day}T10:00:00Z`) + i * 1_000)),
+    );
+
+  it('reuses what a retention purge and a deleted app purge free for the events stored after them', async () => {
+    const events = new SqlEventStore(store.sql);
+    const [{ id: kept }, { id: deleted }] = await Promise.all(
+      ['space_kept', 'space_deleted'].map((appName) =>
+        store.prisma.app.create({ data: { appName, bot: '@space_bot', domains: ['s.example'] } }),
+      ),
+    );
+    await events.insert(launches(kept, '2026-09-01'));
+    const filled = await eventsBytes();
+
+    // the app keeps 30 days: its September events go, and as many events of today take their place
+    await store.sql.query(`UPDATE apps SET retention_days = 30 WHERE id = $1`, [kept]);
+    expect((await new RetentionPurger(store.sql, undefined, { now: () => NOW }).purgeExpired()).events).toBe(3_000);
+    await events.insert(launches(kept, TODAY));
+    expect(await eventsBytes()).toBeLessThan(filled * 1.2);
+
+    // a deleted app's events go, and another app's take their place
+    await events.insert(launches(deleted, TODAY));
+    const withDeleted = await eventsBytes();
+    await store.prisma.app.delete({ where: { id: deleted } });
+    await new DeletedAppPurger(store.sql).purgeDeletedApps();
+    await events.insert(launches(kept, '2026-11-23'));
+    expect(await eventsBytes()).toBeLessThan(withDeleted * 1.1);
   });
 });
