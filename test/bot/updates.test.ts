@@ -57,7 +57,10 @@ async function secretAddingRelay(target: string, secret: string): Promise<string
       },
     );
     // a call in flight when the service is stopped ends, rather than holding the relay open
-    forward.on('error', () => response.writeHead(502).end());
+    forward.on('error', () => {
+      if (!response.headersSent) response.writeHead(502);
+      response.end();
+    });
     request.pipe(forward);
   });
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
