@@ -1,4 +1,4 @@
-// Test runner settings: real stores and subprocesses need generous timeouts; two cores, two workers.
+// Test runner settings: real stores, pages and subprocesses need generous timeouts; two cores, two workers.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -8,6 +8,8 @@ export default defineConfig({
     globalSetup: ['./test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 90_000,
+    // a poll waits on a real page, service or store, which a loaded CI machine can keep busy for seconds
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default', './test/summary-reporter.ts'],
