@@ -38,6 +38,17 @@ export function customEventName(props: Record<string, unknown>): string {
 export const customNameSql = (data: string, otherwise = `'${NO_NAME}'`) =>
   `CASE WHEN jsonb_typeof(${data}->'name') = 'string' THEN left(${data}->>'name', ${ROLLUP_TEXT_LENGTH}) ELSE ${otherwise} END`;
 
+/** SQL: a text (a property's name) cut as the rollups keep it */
+export const cutTextSql = (text: string) => `left(${text}, ${ROLLUP_TEXT_LENGTH})`;
+
+/** SQL: custom_data (jsonb) as an object whose fields can be listed; '{}' when it is not an object */
+export const customDataObjectSql = (data: string) =>
+  `CASE WHEN jsonb_typeof(${data}) = 'object' THEN ${data} ELSE '{}'::jsonb END`;
+
+/** SQL: whether a custom_data field (`field`.key, `field`.value) is counted as a property: a scalar, not the name */
+export const isPropertySql = (field: string) =>
+  `${field}.key <> 'name' AND jsonb_typeof(${field}.value) IN ('string', 'number', 'boolean')`;
+
 /** SQL: a scalar custom_data value (jsonb) as counted: a string as it is, a number or boolean as written in JSON */
 export const propertyValueSql = (value: string) =>
   `left(CASE jsonb_typeof(${value}) WHEN 'string' THEN ${value} #>> '{}' ELSE ${value}::text END, ${ROLLUP_TEXT_LENGTH})`;
@@ -121,10 +132,9 @@ const NEXT_SLOT = 3;
  * places, so an app can end a few entries above a limit, never without bound.
  */
 export function customEventsSql(): string {
-  const cut = (expression: string) => `left(${expression}, ${ROLLUP_TEXT_LENGTH})`;
   return `custom_rows AS (
   SELECT app_id, day, ${customNameSql("props->'custom_data'")} AS name,
-         CASE WHEN jsonb_typeof(props->'custom_data') = 'object' THEN props->'custom_data' ELSE '{}'::jsonb END AS data
+         ${customDataObjectSql("props->'custom_data'")} AS data
   FROM fresh_rows WHERE event_name = 'custom-event'
 ), custom_summary AS (
   SELECT (c->>0)::int AS app_id, (c->>1)::date AS day, c->>2 AS name, (c->>3)::bigint AS events, c->4 AS pairs
@@ -178,9 +188,9 @@ export function customEventsSql(): string {
          ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
     SELECT app_id, day, name, property, value, sum(events) AS events FROM (
-      SELECT n.app_id, n.day, n.name, ${cut('p.key')} AS property, ${propertyValueSql('p.value')} AS value, 1 AS events
+      SELECT n.app_id, n.day, n.name, ${cutTextSql('p.key')} AS property, ${propertyValueSql('p.value')} AS value, 1 AS events
       FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
-      WHERE n.tracked AND p.key <> 'name' AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')
+      WHERE n.tracked AND ${isPropertySql('p')}
       UNION ALL
       SELECT s.app_id, s.day, s.name, v->>0, v->>1, (v->>2)::bigint
       FROM custom_summary_named s CROSS JOIN LATERAL jsonb_array_elements(s.pairs) AS v WHERE s.tracked) AS pairs

@@ -27,6 +27,9 @@ const SESSION_AT = USER_AT + 16;
 const COUNT_AT = SESSION_AT + 16;
 const ENTRIES_AT = COUNT_AT + 4;
 
+/** a request's step group names its day as ISO text (YYYY-MM-DD) after the step's 2-byte length and name */
+const DAY_BYTES = 10;
+
 /** an entry: the event's time in its day (ms) and its key */
 const ENTRY_BYTES = 4 + 16;
 /** where an entry keeps the event's key */
@@ -154,7 +157,7 @@ export function encodeRequestPostings(rows: EventRow[]): Buffer {
       group = { step: name, day: row.day, dayStart: run.dayStart, head: run.head, rows: [] };
       run.steps.set(step, group);
       groups.push(group);
-      size += 2 + name.length + 10 + run.head.length + 4;
+      size += 2 + name.length + DAY_BYTES + run.head.length + 4;
     }
     group.rows.push(row);
     size += ENTRY_BYTES;
@@ -235,12 +238,12 @@ export class BatchPostings {
   /** adds a request's postings (encodeRequestPostings) */
   add(appId: number, postings: Buffer): void {
     for (let at = 0; at < postings.length; ) {
-      const chunkAt = at + 12 + postings.readUInt16BE(at);
-      const end = chunkEnd(postings, chunkAt);
-      const key = `${appId} ${postings.toString('latin1', at, chunkAt)}`;
+      const chunkStart = at + 2 + postings.readUInt16BE(at) + DAY_BYTES;
+      const end = chunkEnd(postings, chunkStart);
+      const key = `${appId} ${postings.toString('latin1', at, chunkStart)}`;
       let group = this.groups.get(key);
-      if (!group) this.groups.set(key, (group = { appId, stepAndDay: postings.subarray(at, chunkAt), chunks: [] }));
-      group.chunks.push(postings.subarray(chunkAt, end));
+      if (!group) this.groups.set(key, (group = { appId, stepAndDay: postings.subarray(at, chunkStart), chunks: [] }));
+      group.chunks.push(postings.subarray(chunkStart, end));
       at = end;
     }
   }
@@ -250,8 +253,8 @@ export class BatchPostings {
     return JSON.stringify(
       [...this.groups.values()].map(({ appId, stepAndDay, chunks }) => [
         appId,
-        stepAndDay.toString('utf8', 2, stepAndDay.length - 10),
-        stepAndDay.toString('latin1', stepAndDay.length - 10),
+        stepAndDay.toString('utf8', 2, stepAndDay.length - DAY_BYTES),
+        stepAndDay.toString('latin1', stepAndDay.length - DAY_BYTES),
         Buffer.concat(chunks).toString('base64'),
       ]),
     );

@@ -5,13 +5,15 @@
 import type { SqlRunner } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
 import {
+  customDataObjectSql,
   customNameSql,
   cutText,
+  cutTextSql,
+  isPropertySql,
   NO_CUSTOM_NAMES,
   OTHER,
   OTHER_SLOT,
   propertyValueSql,
-  ROLLUP_TEXT_LENGTH,
 } from './custom-events.ts';
 import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
 import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './owner-funnel.ts';
@@ -80,8 +82,7 @@ const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_ca
     AND c.value = ${propertyValueSql('p.value')})`;
 
 /** the custom_data fields (p: key and value) of events e that the rollups count as property $5: keys cut as they are */
-const PROPERTY_FIELDS = `CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(e.props->'custom_data') = 'object'
-  THEN e.props->'custom_data' ELSE '{}'::jsonb END) AS p(key, value)`;
+const PROPERTY_FIELDS = `CROSS JOIN LATERAL jsonb_each(${customDataObjectSql("e.props->'custom_data'")}) AS p(key, value)`;
 
 export class InsightsReader {
   constructor(private readonly sql: SqlRunner) {}
@@ -212,8 +213,7 @@ export class InsightsReader {
              WHERE e.app_id = $1 AND e.day BETWEEN $2::date AND $3::date AND e.event_name = 'custom-event'
                AND ${TRACKED_NAME} = $4
                AND EXISTS (SELECT 1 FROM custom_catalog t WHERE t.app_id = e.app_id AND t.level = 1 AND t.name = $4 AND t.property = $5)
-               AND p.key <> 'name' AND left(p.key, ${ROLLUP_TEXT_LENGTH}) = $5
-               AND jsonb_typeof(p.value) IN ('string', 'number', 'boolean')
+               AND ${isPropertySql('p')} AND ${cutTextSql('p.key')} = $5
                ${filterSql(filter, eventColumns('e'), params)}) v
            GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`
         : `SELECT value, sum(events)::float8 AS count, value <> $6 AS tracked FROM daily_custom_values
