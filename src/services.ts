@@ -108,7 +108,7 @@ export async function createServices(config: Config, store: Store, options: Serv
           minFreeBytes: config.logMinFreeBytes,
           maxBatchBytes: LOAD_BATCH_BYTES,
           minCommitIntervalMs: LOAD_INTERVAL_MS,
-          postings: options.events?.insights !== false,
+          insights: options.events?.insights !== false,
           onError: onBackgroundError,
           onCommit: (commit) => {
             metrics.commitSeconds.observe(commit.seconds);

@@ -25,14 +25,15 @@ const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-
 
 /**
  * `events` events of the mix for app `appId`, as the log's records of the batches of about `batchEvents` the loader
- * reads; `postings`: the records hold the funnel postings, as a service keeping the insights writes them
+ * reads; `insights`: the records hold the funnel postings and custom events' counts, as a service keeping the insights
+ * writes them
  */
 export function insightsRecords(
   appId: number,
   mix: Mix,
   events: number,
   batchEvents: number,
-  postings = true,
+  insights = true,
 ): RequestRecord[][] {
   const receivedAt = new Date();
   const bodies = insightsMixBodies({
@@ -44,7 +45,7 @@ export function insightsRecords(
   const records = bodies.map((body) => {
     const parsed = JSON.parse(zlib.gunzipSync(body).toString('utf8'));
     const { rows, bytes } = eventRows(appId, parsed, receivedAt, pseudonymiser);
-    return decodeRequest(encodeRequest(rows, bytes, postings));
+    return decodeRequest(encodeRequest(rows, bytes, insights));
   });
   const requestsPerBatch = Math.max(1, Math.round(batchEvents / REQUEST_EVENTS));
   const batches: RequestRecord[][] = [];

@@ -12,6 +12,9 @@ const STATEMENT_EXISTS = '42P05';
  */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
+  // bytes (a bytea parameter) in bytea's hex form
+  if (value instanceof Uint8Array)
+    return `E'\\\\x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}'`;
   const text =
     typeof value === 'string'
       ? value
@@ -19,7 +22,7 @@ function literal(value: unknown): string {
         ? String(value)
         : undefined;
   if (text === undefined)
-    throw new TypeError(`a named statement on PGlite takes text, numbers or booleans, not ${typeof value}`);
+    throw new TypeError(`a named statement on PGlite takes text, numbers, booleans or bytes, not ${typeof value}`);
   return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 

@@ -248,17 +248,38 @@ export class BatchPostings {
     }
   }
 
-  /** the event insert's parameter: a JSON array of [app id, step, day, entries in base64] */
-  toJson(): string {
-    return JSON.stringify(
-      [...this.groups.values()].map(({ appId, stepAndDay, chunks }) => [
+  /**
+   * The event insert's parameters: a JSON array of [app id, step, day, start, length] and every row's entries joined
+   * as bytes, where each row's start at the given byte: the entries travel as they are, not as text to decode
+   */
+  toParams(): BatchPostingParams {
+    const groups: [number, string, string, number, number][] = [];
+    const parts: Buffer[] = [];
+    let start = 0;
+    for (const { appId, stepAndDay, chunks } of this.groups.values()) {
+      let length = 0;
+      for (const chunk of chunks) {
+        parts.push(chunk);
+        length += chunk.length;
+      }
+      groups.push([
         appId,
         stepAndDay.toString('utf8', 2, stepAndDay.length - DAY_BYTES),
         stepAndDay.toString('latin1', stepAndDay.length - DAY_BYTES),
-        Buffer.concat(chunks).toString('base64'),
-      ]),
-    );
+        start,
+        length,
+      ]);
+      start += length;
+    }
+    return { groups: JSON.stringify(groups), entries: Buffer.concat(parts, start) };
   }
+}
+
+/** a batch's funnel postings as the event insert takes them (BatchPostings.toParams) */
+export interface BatchPostingParams {
+  /** a JSON array of [app id, step, day, start, length]: each row's entries at entries[start, start + length) */
+  groups: string;
+  entries: Buffer;
 }
 
 /** the filter's attributes a chunk must have (absent: any), as the service's Filter names them */

@@ -15,8 +15,8 @@ export interface IngestLogOptions {
   maxBatchBytes: number;
   /** least time between the starts of two commits, unless a full batch or a reader waits */
   minCommitIntervalMs?: number;
-  /** write each request's funnel postings (default); false for a store that keeps no insights */
-  postings?: boolean;
+  /** write each request's funnel postings and custom events' counts (default); false for a store keeping no insights */
+  insights?: boolean;
   onError?: (error: unknown, what: string) => void;
   onCommit?: (commit: LoaderCommit) => void;
 }
@@ -48,7 +48,7 @@ export class IngestLog {
     readonly loader: LogLoader,
     readonly node: string,
     private readonly waiting: { events: number },
-    private readonly postings: boolean,
+    private readonly insights: boolean,
   ) {}
 
   static async open(dataDir: string, store: EventStore, options: IngestLogOptions): Promise<IngestLog> {
@@ -76,12 +76,12 @@ export class IngestLog {
       },
     });
     loader.start();
-    return new IngestLog(log, loader, node, waiting, options.postings ?? true);
+    return new IngestLog(log, loader, node, waiting, options.insights ?? true);
   }
 
   /** resolves once the rows of one request (one app, one receive time) are durably in the log */
   async append(rows: EventRow[], bytes: number): Promise<void> {
-    await this.log.append(encodeRequest(rows, bytes, this.postings));
+    await this.log.append(encodeRequest(rows, bytes, this.insights));
     this.waiting.events += rows.length;
     this.loader.notify();
   }

@@ -28,12 +28,12 @@ const CLOSE = Buffer.from(']');
 
 /**
  * rows of one request (one app, one receive time), with their summary and, unless the store keeps no insights, their
- * funnel postings
+ * funnel postings and their custom events' counts
  */
-export function encodeRequest(rows: EventRow[], bytes: number, postings = true): Buffer {
+export function encodeRequest(rows: EventRow[], bytes: number, insights = true): Buffer {
   const first = rows[0]!;
-  const postingBytes = postings ? encodeRequestPostings(rows) : Buffer.alloc(0);
-  const summary = encodeRequestSummary(rows);
+  const postingBytes = insights ? encodeRequestPostings(rows) : Buffer.alloc(0);
+  const summary = encodeRequestSummary(rows, insights);
   let text = '';
   for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(rowValues(rows[i]!));
   return Buffer.concat([
@@ -111,7 +111,7 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
     usage: [...usage.values()],
     users: summary.usersJson(),
     customEvents: summary.customEventsJson(),
-    postings: postings.toJson(),
+    postings: postings.toParams(),
     logOffset,
   };
 }

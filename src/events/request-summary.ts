@@ -158,9 +158,12 @@ function requestCustomEvents(rows: EventRow[]): CustomCountValues[] {
   ]);
 }
 
-/** a request's summary (one app), as its log record keeps it: JSON, [users, custom events] */
-export function encodeRequestSummary(rows: EventRow[]): Buffer {
-  return Buffer.from(JSON.stringify([requestUsers(rows), requestCustomEvents(rows)]), 'utf8');
+/**
+ * a request's summary (one app), as its log record keeps it: JSON, [users, custom events]; without the custom events
+ * (none listed) for a store that keeps no insights
+ */
+export function encodeRequestSummary(rows: EventRow[], customEvents = true): Buffer {
+  return Buffer.from(JSON.stringify([requestUsers(rows), customEvents ? requestCustomEvents(rows) : []]), 'utf8');
 }
 
 /** a batch's users by app, user and day, and its custom events by app, day and name, from its requests' records */

@@ -12,7 +12,7 @@ import {
   rollupText,
 } from './custom-events.ts';
 import { FUNNEL, FUNNEL_STEP_BITS, WALLET_CONNECTION_EVENT } from './funnel.ts';
-import { BatchPostings, encodeRequestPostings, postingRowsSql } from './funnel-postings.ts';
+import { BatchPostings, type BatchPostingParams, encodeRequestPostings, postingRowsSql } from './funnel-postings.ts';
 import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
 
 export interface EventRow {
@@ -61,8 +61,8 @@ export interface EventBatch {
   users: string;
   /** the events' custom events per day and name, as BatchSummary.customEventsJson() makes them */
   customEvents: string;
-  /** the events' funnel postings, as BatchPostings.toJson() makes them */
-  postings: string;
+  /** the events' funnel postings, as BatchPostings.toParams() makes them */
+  postings: BatchPostingParams;
   /** the ingest node whose log holds the batch, and the log's last record in it: stored in the same commit */
   logOffset?: { node: string; through: number };
 }
@@ -111,7 +111,7 @@ export const EVENT_PLANE_TABLES = [
 // parameter (taken from the rows, the batch would be read twice and materialised), and so do the
 // daily quotas' counts: one row per app and UTC day of receipt (events and bytes, duplicates included, as
 // the quota admitted them). Duplicates are skipped by the primary key, and only rows really inserted reach the
-// counts: the per-user rows, custom events and funnel postings come from what ingest gathered ($6 to $8) when every
+// counts: the per-user rows, custom events and funnel postings come from what ingest gathered ($6 to $9) when every
 // event of the batch is new, from the rows inserted otherwise. Rollup rows are
 // written in key order so concurrent commits from several nodes lock them in the same order (event keys compared
 // bytewise, COLLATE "C", whatever the database's locale: only the order's consistency matters). Rows of an
@@ -125,12 +125,14 @@ export const EVENT_PLANE_TABLES = [
 const EARLIER_FIRST = `(excluded.first_at < u.first_at OR (u.first_at IS NULL AND excluded.first_day < u.first_day))`;
 
 /**
- * The batch's funnel postings: those ingest made ($7: [app id, step, day, base64 entries]) when every event of the
- * batch is new, else those of the events really inserted, so an event's posting is stored once, with the time stored
+ * The batch's funnel postings: those ingest made ($7: [app id, step, day, start, length] of each row, whose entries
+ * are the bytes of $9 from start on) when every event of the batch is new, else those of the events really inserted,
+ * so an event's posting is stored once, with the time stored
  */
 const POSTINGS = `, postings AS (
   INSERT INTO funnel_postings (app_id, step, day, entries)
-  SELECT (p->>0)::int, p->>1, (p->>2)::date, decode(p->>3, 'base64') FROM jsonb_array_elements($7::jsonb) AS p
+  SELECT (p->>0)::int, p->>1, (p->>2)::date, substring($9::bytea FROM (p->>3)::int + 1 FOR (p->>4)::int)
+  FROM jsonb_array_elements($7::jsonb) AS p
   WHERE (SELECT all_new FROM batch_new) AND (p->>0)::int IN (SELECT id FROM live_apps)
   UNION ALL${postingRowsSql('fresh_rows e')}
 )`;
@@ -378,9 +380,9 @@ export function rowOfValues(values: unknown[]): EventRow {
   };
 }
 
-/** the event insert's parameters for a batch ($7 and $8, the postings and custom events, are read only with the insights) */
+/** the event insert's parameters for a batch ($7 to $9, the postings and custom events, are read only with the insights) */
 export function insertParams(batch: EventBatch, insights = true): unknown[] {
-  const params = [
+  const params: unknown[] = [
     new Utf8Text(batch.rows),
     intArrayLiteral(new Set(batch.appIds)),
     JSON.stringify(batch.usage),
@@ -388,7 +390,7 @@ export function insertParams(batch: EventBatch, insights = true): unknown[] {
     batch.logOffset?.through ?? null,
     batch.users,
   ];
-  if (insights) params.push(batch.postings, batch.customEvents);
+  if (insights) params.push(batch.postings.groups, batch.customEvents, batch.postings.entries);
   return params;
 }
 
@@ -453,7 +455,7 @@ export class SqlEventStore implements EventStore {
       usage: dailyUsage(rows),
       users: summary.usersJson(),
       customEvents: summary.customEventsJson(),
-      postings: postings.toJson(),
+      postings: postings.toParams(),
     });
   }
 

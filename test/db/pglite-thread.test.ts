@@ -30,6 +30,17 @@ describe('PGlite on its own thread', () => {
     expect(row!.tags).toEqual(['one', 'two']);
   });
 
+  it('takes bytes as the bytea parameter of a named statement, every byte as it was', async () => {
+    const bytes = Buffer.from([0x00, 0x27, 0x5c, 0x78, 0xff, 0x22, 0x0a]); // NUL, quote, backslash, x, 0xff, ", newline
+    const [row] = await store.sql.query<{ data: Uint8Array; length: number }>(
+      `SELECT $1::bytea AS data, octet_length($1::bytea) AS length`,
+      [bytes],
+      { name: 'thread_check_bytes' },
+    );
+    expect(Buffer.from(row!.data).equals(bytes)).toBe(true);
+    expect(row!.length).toBe(bytes.length);
+  });
+
   it('rolls a transaction back when its work throws, and keeps it when it completes', async () => {
     const before = await count();
     await expect(

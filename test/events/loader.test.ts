@@ -289,3 +289,20 @@ for (const backend of STORE_BACKENDS) {
     });
   });
 }
+
+describe('log records for a store that keeps no insights', () => {
+  it('hold no funnel postings and no custom events, and still their users', () => {
+    const rows = [row(1, 1, { props: { custom_data: { name: 'buy', sku: 'a' } } }), row(1, 2)];
+    const [kept, plain] = [encodeRequest(rows, 200), encodeRequest(rows, 200, false)].map((value) =>
+      batchOf([decodeRequest(value)]),
+    );
+    expect(JSON.parse(kept!.customEvents)).toEqual([
+      [1, DAY, 'buy', 1, [['sku', 'a', 1]]],
+      [1, DAY, '(no name)', 1, [['seq', '2', 1]]],
+    ]);
+    expect(kept!.postings.entries.length).toBeGreaterThan(0);
+    expect(JSON.parse(plain!.customEvents)).toEqual([]);
+    expect(plain!.postings.entries.length).toBe(0);
+    expect(plain!.users).toBe(kept!.users);
+  });
+});
