@@ -10,12 +10,10 @@ import type { EventRow } from './store.ts';
 /** how a custom event's name is told from the service's own event names where both share one column */
 export const CUSTOM_STEP_PREFIX = 'custom-event:';
 
-/** the name a funnel step finds an event by: its event name, or for a custom event its own name after the prefix */
-export function stepOf(eventName: string, props: Record<string, unknown>): string {
-  return eventName === 'custom-event' ? CUSTOM_STEP_PREFIX + customEventName(props) : eventName;
-}
-
-/** SQL of stepOf() over the events table's columns (alias: the events table's) */
+/**
+ * SQL: the name a funnel step finds an event by, over the events table's columns (alias: the events table's): its
+ * event name, or for a custom event its own name after the prefix, as encodeRequestPostings() names its steps
+ */
 const stepNameSql = (alias = '') => {
   const at = alias ? `${alias}.` : '';
   return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
@@ -112,7 +110,9 @@ interface Run {
   row: EventRow;
   head: Buffer;
   dayStart: number;
+  /** by the event's name; a custom event's by its own name (no prefix made for each event) */
   steps: Map<string, Group>;
+  customSteps: Map<string, Group>;
 }
 
 /** a row's launch attributes, user and session as one string */
@@ -147,15 +147,18 @@ export function encodeRequestPostings(rows: EventRow[]): Buffer {
       if (!run) {
         let head = heads.get(person);
         if (!head) heads.set(person, (head = chunkHead(row)));
-        runs.set(`${row.day} ${person}`, (run = { row, head, dayStart: Date.parse(row.day), steps: new Map() }));
+        const dayStart = Date.parse(row.day);
+        runs.set(`${row.day} ${person}`, (run = { row, head, dayStart, steps: new Map(), customSteps: new Map() }));
       }
     }
-    const step = stepOf(row.eventName, row.props);
-    let group = run.steps.get(step);
+    const custom = row.eventName === 'custom-event';
+    const key = custom ? customEventName(row.props) : row.eventName;
+    const steps = custom ? run.customSteps : run.steps;
+    let group = steps.get(key);
     if (!group) {
-      const name = Buffer.from(step, 'utf8');
+      const name = Buffer.from(custom ? CUSTOM_STEP_PREFIX + key : key, 'utf8');
       group = { step: name, day: row.day, dayStart: run.dayStart, head: run.head, rows: [] };
-      run.steps.set(step, group);
+      steps.set(key, group);
       groups.push(group);
       size += 2 + name.length + DAY_BYTES + run.head.length + 4;
     }

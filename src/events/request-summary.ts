@@ -97,7 +97,7 @@ function requestUsers(rows: EventRow[]): UserDayValues[] {
 }
 
 /** a custom event name's events of a day: [day, name, events, [property, value, events][]] */
-type CustomCountValues = [string, string, number, [string, string, number][]];
+type CustomCountValues = [string, string, number, PairCount[]];
 
 /**
  * A number as the store's jsonb prints it: the JSON text the service wrote for it, in plain notation where JSON
@@ -128,34 +128,52 @@ function propertyValue(value: unknown): string | null {
   return null;
 }
 
+/** a property value's count as the summaries keep it: [property, value, events] */
+type PairCount = [string, string, number];
+
+/**
+ * Counts of property values by property and value: each count's array is made once and counted in place, so a
+ * summary lists them as they are
+ */
+class PairCounts {
+  private readonly byProperty = new Map<string, Map<string, PairCount>>();
+  readonly list: PairCount[] = [];
+
+  add(property: string, value: string, events: number): void {
+    let values = this.byProperty.get(property);
+    if (!values) this.byProperty.set(property, (values = new Map()));
+    const known = values.get(value);
+    if (known) known[2] += events;
+    else {
+      const count: PairCount = [property, value, events];
+      values.set(value, count);
+      this.list.push(count);
+    }
+  }
+}
+
 /** a request's custom events per day and name, with their property values' counts */
 function requestCustomEvents(rows: EventRow[]): CustomCountValues[] {
-  const counts = new Map<string, { day: string; name: string; events: number; pairs: Map<string, number> }>();
+  const counts = new Map<string, { values: CustomCountValues; pairs: PairCounts }>();
   for (const row of rows) {
     if (row.eventName !== 'custom-event') continue;
     const name = customEventName(row.props);
     const key = `${row.day} ${name}`;
     let count = counts.get(key);
-    if (!count) counts.set(key, (count = { day: row.day, name, events: 0, pairs: new Map() }));
-    count.events++;
-    const data = row.props.custom_data;
+    if (!count) {
+      const pairs = new PairCounts();
+      counts.set(key, (count = { values: [row.day, name, 0, pairs.list], pairs }));
+    }
+    count.values[2]++;
+    const data = row.props.custom_data as Record<string, unknown> | null | undefined;
     if (data === null || typeof data !== 'object' || Array.isArray(data)) continue;
-    for (const [property, raw] of Object.entries(data)) {
-      const value = property === 'name' ? null : propertyValue(raw);
-      if (value === null) continue;
-      const pair = `${cutText(property)}\u0000${value}`;
-      count.pairs.set(pair, (count.pairs.get(pair) ?? 0) + 1);
+    // custom_data is parsed JSON: a plain object whose own fields are all it has
+    for (const property in data) {
+      const value = property === 'name' ? null : propertyValue(data[property]);
+      if (value !== null) count.pairs.add(cutText(property), value, 1);
     }
   }
-  return [...counts.values()].map(({ day, name, events, pairs }) => [
-    day,
-    name,
-    events,
-    [...pairs].map(([pair, n]) => {
-      const [property, value] = pair.split('\u0000') as [string, string];
-      return [property, value, n];
-    }),
-  ]);
+  return [...counts.values()].map((count) => count.values);
 }
 
 /**
@@ -171,7 +189,7 @@ export class BatchSummary {
   private readonly days = new Map<string, UserDay & { appId: number }>();
   private readonly custom = new Map<
     string,
-    { appId: number; day: string; name: string; events: number; pairs: Map<string, [string, string, number]> }
+    { appId: number; day: string; name: string; events: number; pairs: PairCounts }
   >();
 
   /** adds a request's summary (encodeRequestSummary) */
@@ -188,14 +206,9 @@ export class BatchSummary {
     for (const [day, name, events, pairs] of custom) {
       const key = `${appId} ${day} ${name}`;
       let count = this.custom.get(key);
-      if (!count) this.custom.set(key, (count = { appId, day, name, events: 0, pairs: new Map() }));
+      if (!count) this.custom.set(key, (count = { appId, day, name, events: 0, pairs: new PairCounts() }));
       count.events += events;
-      for (const [property, value, n] of pairs) {
-        const pair = `${property}\u0000${value}`;
-        const known = count.pairs.get(pair);
-        if (known) known[2] += n;
-        else count.pairs.set(pair, [property, value, n]);
-      }
+      for (const [property, value, n] of pairs) count.pairs.add(property, value, n);
     }
   }
 
@@ -215,13 +228,7 @@ export class BatchSummary {
   /** the event insert's parameter for custom events: a JSON array of [app id, ...CustomCountValues] */
   customEventsJson(): string {
     return JSON.stringify(
-      [...this.custom.values()].map(({ appId, day, name, events, pairs }) => [
-        appId,
-        day,
-        name,
-        events,
-        [...pairs.values()],
-      ]),
+      [...this.custom.values()].map(({ appId, day, name, events, pairs }) => [appId, day, name, events, pairs.list]),
     );
   }
 }
