@@ -71,11 +71,12 @@ function catalogMatch(level: number, keys: string[], alias: string): string {
 
 /**
  * Whether the row `alias` (app_id and the level's key columns) was in the catalog before this statement: one index
- * probe, in a select list so it stays one. As a join, the planner (which estimates a CTE over the batch at one row)
- * may scan the catalog once per row.
+ * probe, as a scalar subquery in a select list so it stays one. As a join, the planner (which estimates a CTE over the
+ * batch at one row) may scan the catalog once per row; as an EXISTS, the plan made once per connection may instead
+ * hash the whole catalog, every app's, at each batch (chosen while the catalog was small, kept as it grows).
  */
 function inCatalog(level: number, keys: string[], alias: string): string {
-  return `EXISTS (SELECT 1 FROM custom_catalog known WHERE ${catalogMatch(level, keys, alias)})`;
+  return `coalesce((SELECT true FROM custom_catalog known WHERE ${catalogMatch(level, keys, alias)}), false)`;
 }
 
 /**
@@ -148,9 +149,9 @@ export function customEventsSql(): string {
   SELECT app_id, name, row_number() OVER (PARTITION BY app_id ORDER BY name) AS place,
          count(*) OVER (PARTITION BY app_id) AS candidates
   FROM custom_keys k WHERE slot IS NULL
-    -- a full app's names beyond the limit need no slot, nor the lock of its row: its slots only grow
-    AND NOT EXISTS (SELECT 1 FROM custom_catalog known WHERE ${catalogMatch(NEXT_SLOT, [], 'k')}
-                    AND known.slot >= ${MAX_CUSTOM_NAMES})
+    -- a full app's names beyond the limit need no slot, nor the lock of its row: its slots only grow (its next free
+    -- slot probed per app's candidate, a scalar subquery as inCatalog's, never a scan of every app's catalog)
+    AND coalesce((SELECT known.slot FROM custom_catalog known WHERE ${catalogMatch(NEXT_SLOT, [], 'k')}), 0) < ${MAX_CUSTOM_NAMES}
 ), name_slots AS (
   -- the app's next free slot moves past its candidates; the row's lock orders commits adding names to one app
   INSERT INTO custom_catalog AS c (app_id, level, name, property, value, slot)

@@ -62,4 +62,41 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
     );
     expect(statement).toEqual({ generic_plans: 8, custom_plans: 0 });
   });
+
+  it('reads only the batch entries of the custom event catalog, however large the catalog grew after its plan', async () => {
+    const [{ id }] = (await sql.query<{ id: number }>(
+      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('catalog_app', '@catalog_bot', '{c.example}', now()) RETURNING id`,
+    )) as [{ id: number }];
+    const events = new SqlEventStore(sql);
+    const batch = (seed: number) =>
+      events.insert(
+        Array.from({ length: 40 }, (_, n) =>
+          eventRow(id, {
+            eventName: 'custom-event',
+            props: { custom_data: { name: `buy_${n % 4}`, sku: `sku_${(seed + n) % 9}` } },
+          }),
+        ),
+      );
+    await batch(0); // planned while the catalog holds a few entries
+    // other apps' property values, as a service with many apps gathers them
+    await sql.query(
+      `INSERT INTO custom_catalog (app_id, level, name, property, value)
+       SELECT 100000 + g / 1000, 2, 'name', 'sku', 'value ' || g FROM generate_series(1, 20000) AS g`,
+    );
+    const catalogRowsRead = async () => {
+      await sql.query('SELECT pg_stat_clear_snapshot()');
+      const [row] = await sql.query<{ read: number }>(
+        `SELECT (seq_tup_read + coalesce(idx_tup_fetch, 0))::int AS read FROM pg_stat_user_tables WHERE relname = 'custom_catalog'`,
+      );
+      return row!.read;
+    };
+    await sql.query('SELECT pg_stat_force_next_flush()');
+    const before = await catalogRowsRead();
+    await batch(1);
+    await sql.query('SELECT pg_stat_force_next_flush()');
+    const read = (await catalogRowsRead()) - before;
+    // each of the batch's names, properties and values is probed once (a few dozen entries), not the whole catalog
+    expect(read).toBeGreaterThan(0);
+    expect(read).toBeLessThan(200);
+  });
 });
