@@ -68,8 +68,8 @@ const userDayOf = (row: EventRow, user: string): RequestUserDay => ({
   wallet: false,
 });
 
-/** a request's users (one app): a UserDayValues array per user and day */
-function requestUsers(rows: EventRow[]): UserDayValues[] {
+/** a request's users (one app): a UserDayValues array per user and day; `names`: with their custom events' names */
+function requestUsers(rows: EventRow[], names: boolean): UserDayValues[] {
   const days = new Map<string, RequestUserDay>();
   let entry: RequestUserDay | undefined;
   for (const row of rows) {
@@ -89,6 +89,7 @@ function requestUsers(rows: EventRow[]): UserDayValues[] {
         startParam: row.startParam,
       });
     if (row.eventName === 'custom-event') {
+      if (!names) continue;
       const name = customEventName(row.props);
       if (!entry.names.includes(name)) entry.names.push(name);
     } else if (row.eventName === WALLET_CONNECTION_EVENT) entry.wallet = true;
@@ -177,11 +178,11 @@ function requestCustomEvents(rows: EventRow[]): CustomCountValues[] {
 }
 
 /**
- * a request's summary (one app), as its log record keeps it: JSON, [users, custom events]; without the custom events
- * (none listed) for a store that keeps no insights
+ * a request's summary (one app), as its log record keeps it: JSON, [users, custom events]; for a store that keeps no
+ * insights, without custom events (none listed, and none named in the users')
  */
-export function encodeRequestSummary(rows: EventRow[], customEvents = true): Buffer {
-  return Buffer.from(JSON.stringify([requestUsers(rows), customEvents ? requestCustomEvents(rows) : []]), 'utf8');
+export function encodeRequestSummary(rows: EventRow[], insights = true): Buffer {
+  return Buffer.from(JSON.stringify([requestUsers(rows, insights), insights ? requestCustomEvents(rows) : []]), 'utf8');
 }
 
 /** a batch's users by app, user and day, and its custom events by app, day and name, from its requests' records */

@@ -303,6 +303,9 @@ describe('log records for a store that keeps no insights', () => {
     expect(kept!.postings.entries.length).toBeGreaterThan(0);
     expect(JSON.parse(plain!.customEvents)).toEqual([]);
     expect(plain!.postings.entries.length).toBe(0);
-    expect(plain!.users).toBe(kept!.users);
+    // the same users, without the names of their custom events
+    expect(kept!.users).toContain('["buy"]');
+    expect(kept!.users).toContain('["(no name)"]');
+    expect(plain!.users).toBe(kept!.users.replace('["buy"]', '[]').replace('["(no name)"]', '[]'));
   });
 });
