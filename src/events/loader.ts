@@ -1,11 +1,11 @@
 // The loader: reads this node's durable log from the store's offset, stores the records in batches that grow
 // with the backlog (the offset written by the same statement, so a crash replays at most the batch in flight),
 // then releases them from the log. While the store fails it retries with backoff; ingestion goes on meanwhile.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import { blamesData } from '../db/errors.ts';
 import type { DurableLog, LogRecord } from '../log/durable-log.ts';
-import { batchOf, decodeRequest } from './log-record.ts';
-import type { EventStore } from './store.ts';
+import { batchOf, decodeRequest, decodeRequestHeader } from './log-record.ts';
+import type { EventBatch, EventStore } from './store.ts';
 
 export interface LoaderOptions {
   /** this node's name in the store's log offsets */
@@ -36,6 +36,12 @@ export interface LoaderCommit {
   seconds: number;
   /** when each request was appended to the log (ms since the epoch): its wait from acknowledgement to the store */
   appendedAt: number[];
+}
+
+/** records read from the log, with the batch they make for the store */
+interface Prepared {
+  records: LogRecord[];
+  batch: EventBatch;
 }
 
 const FIRST_RETRY_MS = 100;
@@ -109,24 +115,36 @@ export class LogLoader {
 
   private async run(): Promise<void> {
     let retryMs = 0;
+    /** the next full batch, made while the store took the one before it */
+    let next: Prepared | undefined;
     while (!this.stopping) {
-      if (retryMs === 0) await this.pace();
+      if (retryMs === 0 && !next) await this.pace();
       if (this.stopping) break;
       // after a failure one record probes the store: no batch of megabytes is built again and again while it is down
-      const records = this.log.read(
-        this.through,
-        retryMs > 0
-          ? { maxRecords: 1 }
-          : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 },
-      );
+      const records =
+        next?.records ??
+        this.log.read(
+          this.through,
+          retryMs > 0
+            ? { maxRecords: 1 }
+            : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 },
+        );
       if (records.length === 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
         continue;
       }
+      const prepared = next;
+      next = undefined;
       try {
+        const batch = prepared?.batch ?? this.batchOf(records);
         this.lastCommitAt = performance.now();
-        await this.commit(records);
+        // the statement goes out at once; the next batch is made while the store takes this one (not while a record
+        // probes a store that failed)
+        const storing = this.commit(records, batch);
+        const following = retryMs === 0 ? this.prepareFollowing(records) : undefined;
+        await storing;
+        next = await following;
         retryMs = 0;
         this.lastFailure = null;
       } catch (error) {
@@ -145,6 +163,35 @@ export class LogLoader {
     }
   }
 
+  /** the store's batch of records (a run of the log, in order), with the offset of the last one */
+  private batchOf(records: LogRecord[]): EventBatch {
+    return batchOf(
+      records.map((record) => decodeRequest(record.value)),
+      { node: this.options.node, through: records.at(-1)!.seq },
+    );
+  }
+
+  /**
+   * While the store takes `records`: the batch after them, when a full one waits beyond them (so the next commit
+   * would not wait for more, as pace() has it), for the store to start on as soon as it is done; never fails
+   */
+  private async prepareFollowing(records: LogRecord[]): Promise<Prepared | undefined> {
+    // the statement in flight goes out first
+    await yieldToIo();
+    const inFlight = records.reduce((sum, record) => sum + record.value.length, 0);
+    if (this.stopping || this.log.stats().bytes - inFlight < this.options.maxBatchBytes) return undefined;
+    try {
+      const following = this.log.read(records.at(-1)!.seq, {
+        maxBytes: this.options.maxBatchBytes,
+        maxRecords: this.options.maxBatchRecords ?? 50_000,
+      });
+      return following.length > 0 ? { records: following, batch: this.batchOf(following) } : undefined;
+    } catch {
+      // the batch is then read and made again after the commit
+      return undefined;
+    }
+  }
+
   /** waits out the least interval between commits, unless a full batch or a reader waits */
   private async pace(): Promise<void> {
     const wait = this.lastCommitAt + (this.options.minCommitIntervalMs ?? 0) - performance.now();
@@ -157,32 +204,30 @@ export class LogLoader {
     this.hurry = undefined;
   }
 
-  /** stores records (a run of the log, in order) with the offset of the last one */
-  private async commit(records: LogRecord[]): Promise<void> {
-    const decoded = records.map((record) => decodeRequest(record.value));
+  /** stores records (a run of the log, in order) as `batch`, with the offset of the last one */
+  private async commit(records: LogRecord[], batch: EventBatch): Promise<void> {
     const through = records.at(-1)!.seq;
     const started = performance.now();
     let inserted: number;
     try {
-      inserted = await this.store.insertBatch(batchOf(decoded, { node: this.options.node, through }));
+      inserted = await this.store.insertBatch(batch);
     } catch (error) {
       if (!blamesData(error)) throw error;
       // a record the statement refuses would stop the loader for good: find it by halves, store the rest
       if (records.length > 1) {
         const half = Math.ceil(records.length / 2);
-        await this.commit(records.slice(0, half));
-        await this.commit(records.slice(half));
+        for (const part of [records.slice(0, half), records.slice(half)]) await this.commit(part, this.batchOf(part));
         return;
       }
       this.options.onError?.(
         error,
-        `log record ${through} cannot be stored; its ${decoded[0]!.events} events are dropped`,
+        `log record ${through} cannot be stored; its ${decodeRequest(records[0]!.value).events} events are dropped`,
       );
       inserted = await this.store.insertBatch(batchOf([], { node: this.options.node, through }));
     }
     this.options.onCommit?.({
       records: records.length,
-      events: decoded.reduce((sum, record) => sum + record.events, 0),
+      events: records.reduce((sum, record) => sum + decodeRequestHeader(record.value).events, 0),
       inserted,
       seconds: (performance.now() - started) / 1000,
       appendedAt: records.map((record) => record.appendedAt),
