@@ -252,8 +252,8 @@ export class BatchPostings {
   }
 
   /**
-   * The event insert's parameters: a JSON array of [app id, step, day, start, length] and every row's entries joined
-   * as bytes, where each row's start at the given byte: the entries travel as they are, not as text to decode
+   * The event insert's parameters: a JSON array of [app id, step, day, start, length], one per row, and every row's
+   * entries joined as bytes (a row's from its start byte on): the entries travel as they are, not as text to decode
    */
   toParams(): BatchPostingParams {
     const groups: [number, string, string, number, number][] = [];
