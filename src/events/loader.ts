@@ -4,7 +4,7 @@
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import { blamesData } from '../db/errors.ts';
 import type { DurableLog, LogRecord } from '../log/durable-log.ts';
-import { batchOf, decodeRequest, decodeRequestHeader } from './log-record.ts';
+import { batchOf, decodeRequest } from './log-record.ts';
 import type { EventBatch, EventStore } from './store.ts';
 
 export interface LoaderOptions {
@@ -122,13 +122,7 @@ export class LogLoader {
       if (this.stopping) break;
       // after a failure one record probes the store: no batch of megabytes is built again and again while it is down
       const records =
-        next?.records ??
-        this.log.read(
-          this.through,
-          retryMs > 0
-            ? { maxRecords: 1 }
-            : { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 },
-        );
+        next?.records ?? this.log.read(this.through, retryMs > 0 ? { maxRecords: 1 } : this.batchLimits());
       if (records.length === 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
@@ -163,6 +157,11 @@ export class LogLoader {
     }
   }
 
+  /** how much of the log one batch takes */
+  private batchLimits(): { maxBytes: number; maxRecords: number } {
+    return { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 };
+  }
+
   /** the store's batch of records (a run of the log, in order), with the offset of the last one */
   private batchOf(records: LogRecord[]): EventBatch {
     return batchOf(
@@ -181,10 +180,7 @@ export class LogLoader {
     const inFlight = records.reduce((sum, record) => sum + record.value.length, 0);
     if (this.stopping || this.log.stats().bytes - inFlight < this.options.maxBatchBytes) return undefined;
     try {
-      const following = this.log.read(records.at(-1)!.seq, {
-        maxBytes: this.options.maxBatchBytes,
-        maxRecords: this.options.maxBatchRecords ?? 50_000,
-      });
+      const following = this.log.read(records.at(-1)!.seq, this.batchLimits());
       return following.length > 0 ? { records: following, batch: this.batchOf(following) } : undefined;
     } catch {
       // the batch is then read and made again after the commit
@@ -227,7 +223,7 @@ export class LogLoader {
     }
     this.options.onCommit?.({
       records: records.length,
-      events: records.reduce((sum, record) => sum + decodeRequestHeader(record.value).events, 0),
+      events: batch.usage.reduce((sum, [, , events]) => sum + events, 0),
       inserted,
       seconds: (performance.now() - started) / 1000,
       appendedAt: records.map((record) => record.appendedAt),
