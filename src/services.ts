@@ -75,8 +75,8 @@ export interface ServicesOptions {
 const READ_YOUR_WRITES_MS = 2_000;
 
 /**
- * most bytes of log records stored by one commit: PGlite's WebAssembly memory grows to its largest statement,
- * and on PostgreSQL larger statements were slower per event (their rollup sorts grow faster than the batch)
+ * most bytes of events (their rows) stored by one commit: PGlite's WebAssembly memory grows to its largest
+ * statement, and on PostgreSQL larger statements were slower per event (their rollup sorts grow faster than the batch)
  */
 const LOAD_BATCH_BYTES = 4 * 1024 ** 2;
 /**

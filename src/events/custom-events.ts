@@ -139,7 +139,7 @@ export function customEventsSql(): string {
   FROM fresh_rows WHERE event_name = 'custom-event'
 ), custom_summary AS (
   SELECT (c->>0)::int AS app_id, (c->>1)::date AS day, c->>2 AS name, (c->>3)::bigint AS events, c->4 AS pairs
-  FROM jsonb_array_elements($8::jsonb) AS c
+  FROM jsonb_array_elements($8::text::jsonb) AS c
   WHERE (SELECT all_new FROM batch_new) AND (c->>0)::int IN (SELECT id FROM live_apps)
 ), custom_keys AS (
   -- one catalog probe per name of the batch's users (those of its new events among them), not per event
@@ -184,9 +184,12 @@ export function customEventsSql(): string {
          events, pairs
   FROM (SELECT s.*, ((SELECT slots FROM name_map) ->> (s.app_id || ' ' || s.name))::smallint AS slot FROM custom_summary s) s
 ), custom_pairs AS (
+  -- a value in the catalog has its property there (a value is added only under a tracked property, and the catalog
+  -- loses entries only with its app): the property is probed only for the values the catalog does not hold
+  SELECT v.*, CASE WHEN v.value_known THEN true ELSE ${inCatalog(PROPERTY, ['name', 'property'], 'v')} END AS property_known
+  FROM (
   -- counted first, so the catalog is checked once per property value of a day, not once per event
-  SELECT p.*, ${inCatalog(PROPERTY, ['name', 'property'], 'p')} AS property_known,
-         ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
+  SELECT p.*, ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
     SELECT app_id, day, name, property, value, sum(events) AS events FROM (
       SELECT n.app_id, n.day, n.name, ${cutTextSql('p.key')} AS property, ${propertyValueSql('p.value')} AS value, 1 AS events
@@ -196,6 +199,8 @@ export function customEventsSql(): string {
       SELECT s.app_id, s.day, s.name, v->>0, v->>1, (v->>2)::bigint
       FROM custom_summary_named s CROSS JOIN LATERAL jsonb_array_elements(s.pairs) AS v WHERE s.tracked) AS pairs
     GROUP BY 1, 2, 3, 4, 5) p
+  -- kept a subquery of its own, so its probe is not copied into the expression above
+  OFFSET 0) v
 ), ${catalogLevel('custom_properties', 'custom_pairs', 'property_known', PROPERTY, ['name', 'property'], MAX_CUSTOM_PROPERTIES)}, custom_tracked_pairs AS (
   SELECT p.* FROM custom_pairs p WHERE ${tracked('property_known', ['name', 'property'], 'p', 'custom_properties')}
 ), ${catalogLevel('custom_values', 'custom_tracked_pairs', 'value_known', VALUE, ['name', 'property', 'value'], MAX_CUSTOM_VALUES)}, custom_counts AS (

@@ -70,6 +70,7 @@ export const byTime = (a: PostingEvent, b: PostingEvent) =>
 
 /** a step and day's events of a request that share their launch attributes, user and session */
 interface Group {
+  /** the step's name as a request's postings begin its group: stepBytes() */
   step: Buffer;
   day: string;
   dayStart: number;
@@ -115,6 +116,26 @@ interface Run {
   customSteps: Map<string, Group>;
 }
 
+/** the bytes of step names met lately, by event name and by custom event name: most requests name the same few */
+const stepNames = { events: new Map<string, Buffer>(), custom: new Map<string, Buffer>() };
+/** names kept at most, per kind: a noisy app's ever new names do not grow the cache without bound */
+const STEP_NAMES_KEPT = 1_000;
+
+/** a step's name as a request's postings begin its group: 2-byte length, then UTF-8 (a custom event's prefixed) */
+function stepBytes(name: string, custom: boolean): Buffer {
+  const names = custom ? stepNames.custom : stepNames.events;
+  let bytes = names.get(name);
+  if (!bytes) {
+    const text = Buffer.from(custom ? CUSTOM_STEP_PREFIX + name : name, 'utf8');
+    bytes = Buffer.alloc(2 + text.length);
+    bytes.writeUInt16BE(text.length);
+    text.copy(bytes, 2);
+    if (names.size >= STEP_NAMES_KEPT) names.clear();
+    names.set(name, bytes);
+  }
+  return bytes;
+}
+
 /** a row's launch attributes, user and session as one string */
 const personKey = (row: EventRow) =>
   JSON.stringify([
@@ -156,11 +177,11 @@ export function encodeRequestPostings(rows: EventRow[]): Buffer {
     const steps = custom ? run.customSteps : run.steps;
     let group = steps.get(key);
     if (!group) {
-      const name = Buffer.from(custom ? CUSTOM_STEP_PREFIX + key : key, 'utf8');
-      group = { step: name, day: row.day, dayStart: run.dayStart, head: run.head, rows: [] };
+      const step = stepBytes(key, custom);
+      group = { step, day: row.day, dayStart: run.dayStart, head: run.head, rows: [] };
       steps.set(key, group);
       groups.push(group);
-      size += 2 + name.length + DAY_BYTES + run.head.length + 4;
+      size += step.length + DAY_BYTES + run.head.length + 4;
     }
     group.rows.push(row);
     size += ENTRY_BYTES;
@@ -168,7 +189,6 @@ export function encodeRequestPostings(rows: EventRow[]): Buffer {
   const bytes = Buffer.allocUnsafe(size);
   let at = 0;
   for (const group of groups) {
-    at = bytes.writeUInt16BE(group.step.length, at);
     bytes.set(group.step, at);
     at += group.step.length;
     at += bytes.write(group.day, at, 'latin1');
@@ -233,20 +253,40 @@ export function entryBytes(bytes: Buffer, chunk: Chunk, index: number): Buffer {
   return bytes.subarray(at, at + ENTRY_BYTES);
 }
 
-/** a batch's postings by app, step and day, gathered from its requests' records without copying */
+/** a step and day's chunks of a batch: where each is, as [source, start, end] triples */
+interface PostingGroup {
+  appId: number;
+  /** the step's name and the day, as the records hold them */
+  stepAndDay: Buffer;
+  chunks: number[];
+  bytes: number;
+}
+
+/** a batch's postings by app, step and day, gathered from its requests' records: where each chunk is, not copied */
 export class BatchPostings {
-  /** by app, then by the step's name and the day as the record holds them (read as latin1: one string, no decoding) */
-  private readonly groups = new Map<string, { appId: number; stepAndDay: Buffer; chunks: Buffer[] }>();
+  /** the requests' postings, each once */
+  private readonly sources: Buffer[] = [];
+  /** in the order met, and by app, then by the step's name and the day as the records hold them (read as latin1) */
+  private readonly groups: PostingGroup[] = [];
+  private readonly byApp = new Map<number, Map<string, PostingGroup>>();
 
   /** adds a request's postings (encodeRequestPostings) */
   add(appId: number, postings: Buffer): void {
+    const source = this.sources.push(postings) - 1;
+    let groups = this.byApp.get(appId);
+    if (!groups) this.byApp.set(appId, (groups = new Map()));
     for (let at = 0; at < postings.length; ) {
       const chunkStart = at + 2 + postings.readUInt16BE(at) + DAY_BYTES;
       const end = chunkEnd(postings, chunkStart);
-      const key = `${appId} ${postings.toString('latin1', at, chunkStart)}`;
-      let group = this.groups.get(key);
-      if (!group) this.groups.set(key, (group = { appId, stepAndDay: postings.subarray(at, chunkStart), chunks: [] }));
-      group.chunks.push(postings.subarray(chunkStart, end));
+      const key = postings.toString('latin1', at, chunkStart);
+      let group = groups.get(key);
+      if (!group) {
+        group = { appId, stepAndDay: postings.subarray(at, chunkStart), chunks: [], bytes: 0 };
+        groups.set(key, group);
+        this.groups.push(group);
+      }
+      group.chunks.push(source, chunkStart, end);
+      group.bytes += end - chunkStart;
       at = end;
     }
   }
@@ -257,24 +297,24 @@ export class BatchPostings {
    */
   toParams(): BatchPostingParams {
     const groups: [number, string, string, number, number][] = [];
-    const parts: Buffer[] = [];
+    let total = 0;
+    for (const group of this.groups) total += group.bytes;
+    const entries = Buffer.allocUnsafe(total);
     let start = 0;
-    for (const { appId, stepAndDay, chunks } of this.groups.values()) {
-      let length = 0;
-      for (const chunk of chunks) {
-        parts.push(chunk);
-        length += chunk.length;
-      }
+    for (const { appId, stepAndDay, chunks, bytes } of this.groups) {
+      let at = start;
+      for (let i = 0; i < chunks.length; i += 3)
+        at += this.sources[chunks[i]!]!.copy(entries, at, chunks[i + 1], chunks[i + 2]);
       groups.push([
         appId,
         stepAndDay.toString('utf8', 2, stepAndDay.length - DAY_BYTES),
         stepAndDay.toString('latin1', stepAndDay.length - DAY_BYTES),
         start,
-        length,
+        bytes,
       ]);
-      start += length;
+      start += bytes;
     }
-    return { groups: JSON.stringify(groups), entries: Buffer.concat(parts, start) };
+    return { groups: JSON.stringify(groups), entries };
   }
 }
 

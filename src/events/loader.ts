@@ -3,14 +3,17 @@
 // then releases them from the log. While the store fails it retries with backoff; ingestion goes on meanwhile.
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
 import { blamesData } from '../db/errors.ts';
-import type { DurableLog, LogRecord } from '../log/durable-log.ts';
-import { batchOf, decodeRequest } from './log-record.ts';
+import type { DurableLog, LogRecord, ReadLimits } from '../log/durable-log.ts';
+import { batchOf, decodeRequest, rowBytesOf } from './log-record.ts';
 import type { EventBatch, EventStore } from './store.ts';
 
 export interface LoaderOptions {
   /** this node's name in the store's log offsets */
   node: string;
-  /** most bytes of records in one commit (PGlite's WebAssembly memory grows to its largest statement) */
+  /**
+   * most bytes of events in one commit, as the event insert's rows (PGlite's WebAssembly memory grows to its largest
+   * statement); a record's funnel postings and summary are not counted, as a batch merges them smaller
+   */
   maxBatchBytes: number;
   /** most records (requests) in one commit */
   maxBatchRecords?: number;
@@ -158,8 +161,12 @@ export class LogLoader {
   }
 
   /** how much of the log one batch takes */
-  private batchLimits(): { maxBytes: number; maxRecords: number } {
-    return { maxBytes: this.options.maxBatchBytes, maxRecords: this.options.maxBatchRecords ?? 50_000 };
+  private batchLimits(): ReadLimits {
+    return {
+      maxBytes: this.options.maxBatchBytes,
+      maxRecords: this.options.maxBatchRecords ?? 50_000,
+      sizeOf: rowBytesOf,
+    };
   }
 
   /** the store's batch of records (a run of the log, in order), with the offset of the last one */
@@ -178,7 +185,7 @@ export class LogLoader {
     // the statement in flight goes out first
     await yieldToIo();
     const inFlight = records.reduce((sum, record) => sum + record.value.length, 0);
-    if (this.stopping || this.log.stats().bytes - inFlight < this.options.maxBatchBytes) return undefined;
+    if (this.stopping || !this.fullBatchWaits(inFlight)) return undefined;
     try {
       const following = this.log.read(records.at(-1)!.seq, this.batchLimits());
       return following.length > 0 ? { records: following, batch: this.batchOf(following) } : undefined;
@@ -188,11 +195,19 @@ export class LogLoader {
     }
   }
 
+  /**
+   * Whether a full batch waits in the log beyond `inFlightBytes` of records being stored. Judged by the log's bytes,
+   * which count records whole: with their postings and summaries they weigh more than the rows a batch is filled by,
+   * so this errs toward a batch not quite full, never toward waiting with a full one.
+   */
+  private fullBatchWaits(inFlightBytes = 0): boolean {
+    return this.log.stats().bytes - inFlightBytes >= this.options.maxBatchBytes;
+  }
+
   /** waits out the least interval between commits, unless a full batch or a reader waits */
   private async pace(): Promise<void> {
     const wait = this.lastCommitAt + (this.options.minCommitIntervalMs ?? 0) - performance.now();
-    if (wait <= 0 || this.waiters.length > 0 || this.stopping || this.log.stats().bytes >= this.options.maxBatchBytes)
-      return;
+    if (wait <= 0 || this.waiters.length > 0 || this.stopping || this.fullBatchWaits()) return;
     await Promise.race([
       sleep(wait, undefined, { ref: false }),
       new Promise<void>((resolve) => (this.hurry = resolve)),

@@ -68,6 +68,9 @@ export function decodeRequestHeader(
   };
 }
 
+/** the bytes of a record's rows: what its events weigh in the event insert (its postings and summary merge smaller) */
+export const rowBytesOf = (value: Buffer): number => value.length - decodeRequestHeader(value).rowsAt;
+
 export function decodeRequest(value: Buffer): RequestRecord {
   const { postingsAt, summaryAt, rowsAt, ...header } = decodeRequestHeader(value);
   return {

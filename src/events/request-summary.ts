@@ -1,11 +1,13 @@
 // What a request's events add up to, gathered at ingest so the event insert reads a few rows per batch instead of
 // every event: its users per day (their first event's time and launch attributes, the names of their custom events,
 // whether they completed a wallet connection) and its custom events' counts per day and name, with their property
-// values. They hold when every event of the batch is new, which the event insert checks (it reads the events it
-// really inserted otherwise).
+// values, as lines the loader merges by their bytes. They hold when every event of the batch is new, which the event
+// insert checks (it reads the events it really inserted otherwise).
 import { customEventName, cutText } from './custom-events.ts';
 import { WALLET_CONNECTION_EVENT } from './funnel.ts';
 import type { EventRow } from './store.ts';
+
+const NEWLINE = 0x0a;
 
 /** a user's day as a request or a batch knows it */
 interface UserDay {
@@ -97,8 +99,8 @@ function requestUsers(rows: EventRow[], names: boolean): UserDayValues[] {
   return [...days.values()].map(valuesOf);
 }
 
-/** a custom event name's events of a day: [day, name, events, [property, value, events][]] */
-type CustomCountValues = [string, string, number, PairCount[]];
+/** a custom event name's events of a day, as an earlier log record kept them: [day, name, events, [property, value, events][]] */
+type CustomCountValues = [string, string, number, [string, string, number][]];
 
 /**
  * A number as the store's jsonb prints it: the JSON text the service wrote for it, in plain notation where JSON
@@ -129,73 +131,100 @@ function propertyValue(value: unknown): string | null {
   return null;
 }
 
-/** a property value's count as the summaries keep it: [property, value, events] */
-type PairCount = [string, string, number];
-
 /**
- * Counts of property values by property and value: each count's array is made once and counted in place, so a
- * summary lists them as they are
+ * How a record lists its custom events: a line per day and name, `=` then its JSON texts `"day","name"`, a tab and its
+ * events, followed by a line per property value of its events, `"property","value"`, a tab and its events. JSON text
+ * holds no raw newline or tab, and UTF-8 no byte of either inside a character: the loader splits the lines as bytes
+ * and merges them by their texts, never parsing them, and writes the texts as they are into the event insert's JSON.
  */
-class PairCounts {
-  private readonly byProperty = new Map<string, Map<string, PairCount>>();
-  readonly list: PairCount[] = [];
+const GROUP_MARK = '=';
+const GROUP_MARK_CODE = GROUP_MARK.charCodeAt(0);
+const ZERO = '0'.charCodeAt(0);
 
-  add(property: string, value: string, events: number): void {
-    let values = this.byProperty.get(property);
-    if (!values) this.byProperty.set(property, (values = new Map()));
-    const known = values.get(value);
-    if (known) known[2] += events;
-    else {
-      const count: PairCount = [property, value, events];
-      values.set(value, count);
-      this.list.push(count);
-    }
-  }
-}
+/** a custom event line of a day and name (their JSON texts, `"day","name"`) */
+const groupLine = (text: string, events: number) => `${GROUP_MARK}${text}\t${events}\n`;
+/** a custom event line of a property value (its JSON texts, `"property","value"`) */
+const pairLine = (text: string, events: number) => `${text}\t${events}\n`;
 
-/** a request's custom events per day and name, with their property values' counts */
-function requestCustomEvents(rows: EventRow[]): CustomCountValues[] {
-  const counts = new Map<string, { values: CustomCountValues; pairs: PairCounts }>();
+/** what JSON escapes in a string: a quote, a backslash, a control character or half of a surrogate pair */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters JSON escapes are what it looks for
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** a string as JSON text (most need no escape: they are quoted as they are) */
+const jsonText = (text: string) => (ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`);
+
+/** a request's custom events per day and name, with their property values, as custom event lines */
+function requestCustomLines(rows: EventRow[]): string {
+  const groups = new Map<string, { text: string; events: number; pairs: string }>();
   for (const row of rows) {
     if (row.eventName !== 'custom-event') continue;
     const name = customEventName(row.props);
     const key = `${row.day} ${name}`;
-    let count = counts.get(key);
-    if (!count) {
-      const pairs = new PairCounts();
-      counts.set(key, (count = { values: [row.day, name, 0, pairs.list], pairs }));
-    }
-    count.values[2]++;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { text: `"${row.day}",${jsonText(name)}`, events: 0, pairs: '' }));
+    group.events++;
     const data = row.props.custom_data as Record<string, unknown> | null | undefined;
     if (data === null || typeof data !== 'object' || Array.isArray(data)) continue;
     // custom_data is parsed JSON: a plain object whose own fields are all it has
     for (const property in data) {
       const value = property === 'name' ? null : propertyValue(data[property]);
-      if (value !== null) count.pairs.add(cutText(property), value, 1);
+      if (value !== null) group.pairs += pairLine(`${jsonText(cutText(property))},${jsonText(value)}`, 1);
     }
   }
-  return [...counts.values()].map((count) => count.values);
+  let text = '';
+  for (const group of groups.values()) text += groupLine(group.text, group.events) + group.pairs;
+  return text;
 }
 
+/** custom event lines of the counts an earlier log record kept as JSON */
+const linesOfCounts = (custom: CustomCountValues[]) =>
+  custom
+    .map(
+      ([day, name, events, pairs]) =>
+        groupLine(`${jsonText(day)},${jsonText(name)}`, events) +
+        pairs.map(([property, value, n]) => pairLine(`${jsonText(property)},${jsonText(value)}`, n)).join(''),
+    )
+    .join('');
+
 /**
- * a request's summary (one app), as its log record keeps it: JSON, [users, custom events]; for a store that keeps no
- * insights, without custom events (none listed, and none named in the users')
+ * a request's summary (one app), as its log record keeps it: its users as a JSON line, then its custom event lines;
+ * for a store that keeps no insights, no custom events (none listed, and none named in the users')
  */
 export function encodeRequestSummary(rows: EventRow[], insights = true): Buffer {
-  return Buffer.from(JSON.stringify([requestUsers(rows, insights), insights ? requestCustomEvents(rows) : []]), 'utf8');
+  return Buffer.from(
+    `${JSON.stringify(requestUsers(rows, insights))}\n${insights ? requestCustomLines(rows) : ''}`,
+    'utf8',
+  );
+}
+
+/** a day and name's events of a batch, with its property values' events by their JSON texts */
+interface CustomGroup {
+  appId: number;
+  /** `"day","name"`, as latin1 text of its UTF-8 bytes */
+  text: string;
+  events: number;
+  /** each property value's events, in an array counted in place (one lookup per line) */
+  pairs: Map<string, [number]>;
 }
 
 /** a batch's users by app, user and day, and its custom events by app, day and name, from its requests' records */
 export class BatchSummary {
   private readonly days = new Map<string, UserDay & { appId: number }>();
-  private readonly custom = new Map<
-    string,
-    { appId: number; day: string; name: string; events: number; pairs: PairCounts }
-  >();
+  /** by app and the JSON texts of day and name */
+  private readonly custom = new Map<string, CustomGroup>();
 
-  /** adds a request's summary (encodeRequestSummary) */
+  /** adds a request's summary (encodeRequestSummary, or the JSON [users, custom events] of an earlier record) */
   add(appId: number, summary: Buffer): void {
-    const [users, custom] = JSON.parse(summary.toString('utf8')) as [UserDayValues[], CustomCountValues[]];
+    const newline = summary.indexOf(NEWLINE);
+    let users: UserDayValues[];
+    if (newline < 0) {
+      const [earlierUsers, custom] = JSON.parse(summary.toString('utf8')) as [UserDayValues[], CustomCountValues[]];
+      users = earlierUsers;
+      this.addCustomLines(appId, Buffer.from(linesOfCounts(custom), 'utf8').toString('latin1'));
+    } else {
+      users = JSON.parse(summary.toString('utf8', 0, newline)) as UserDayValues[];
+      if (newline + 1 < summary.length) this.addCustomLines(appId, summary.toString('latin1', newline + 1));
+    }
     for (const values of users) {
       const [day, user, firstAt, platform, locale, premium, startParam, names, wallet] = values;
       const entry = { appId, day, user, firstAt, platform, locale, premium, startParam, names, wallet };
@@ -204,12 +233,29 @@ export class BatchSummary {
       if (known) merge(known, entry);
       else this.days.set(key, entry);
     }
-    for (const [day, name, events, pairs] of custom) {
-      const key = `${appId} ${day} ${name}`;
-      let count = this.custom.get(key);
-      if (!count) this.custom.set(key, (count = { appId, day, name, events: 0, pairs: new PairCounts() }));
-      count.events += events;
-      for (const [property, value, n] of pairs) count.pairs.add(property, value, n);
+  }
+
+  /** merges custom event lines, read as latin1 text of their UTF-8 bytes (so a line's texts are kept byte for byte) */
+  private addCustomLines(appId: number, lines: string): void {
+    let group: CustomGroup | undefined;
+    for (let at = 0; at < lines.length; ) {
+      const end = lines.indexOf('\n', at);
+      const tab = lines.lastIndexOf('\t', end);
+      let events = 0;
+      for (let digit = tab + 1; digit < end; digit++) events = events * 10 + lines.charCodeAt(digit) - ZERO;
+      if (lines.charCodeAt(at) === GROUP_MARK_CODE) {
+        const text = lines.slice(at + 1, tab);
+        const key = `${appId} ${text}`;
+        group = this.custom.get(key);
+        if (!group) this.custom.set(key, (group = { appId, text, events: 0, pairs: new Map() }));
+        group.events += events;
+      } else {
+        const text = lines.slice(at, tab);
+        const count = group!.pairs.get(text);
+        if (count) count[0] += events;
+        else group!.pairs.set(text, [events]);
+      }
+      at = end + 1;
     }
   }
 
@@ -226,10 +272,17 @@ export class BatchSummary {
     );
   }
 
-  /** the event insert's parameter for custom events: a JSON array of [app id, ...CustomCountValues] */
-  customEventsJson(): string {
-    return JSON.stringify(
-      [...this.custom.values()].map(({ appId, day, name, events, pairs }) => [appId, day, name, events, pairs.list]),
-    );
+  /**
+   * the event insert's parameter for custom events, as UTF-8 JSON: an array of [app id, day, name, events,
+   * [property, value, events][]]
+   */
+  customEventsJson(): Buffer {
+    const parts: string[] = [];
+    for (const { appId, text, events, pairs } of this.custom.values()) {
+      let values = '';
+      for (const [pair, [n]] of pairs) values += `${values ? ',' : ''}[${pair},${n}]`;
+      parts.push(`[${appId},${text},${events},[${values}]]`);
+    }
+    return Buffer.from(`[${parts.join(',')}]`, 'latin1');
   }
 }

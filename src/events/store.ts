@@ -59,8 +59,8 @@ export interface EventBatch {
   usage: [number, string, number, number][];
   /** the events' users per day, as BatchSummary.usersJson() makes them */
   users: string;
-  /** the events' custom events per day and name, as BatchSummary.customEventsJson() makes them */
-  customEvents: string;
+  /** the events' custom events per day and name, as UTF-8 JSON: BatchSummary.customEventsJson() */
+  customEvents: Buffer;
   /** the events' funnel postings, as BatchPostings.toParams() makes them */
   postings: BatchPostingParams;
   /** the ingest node whose log holds the batch, and the log's last record in it: stored in the same commit */
@@ -390,7 +390,7 @@ export function insertParams(batch: EventBatch, insights = true): unknown[] {
     batch.logOffset?.through ?? null,
     batch.users,
   ];
-  if (insights) params.push(batch.postings.groups, batch.customEvents, batch.postings.entries);
+  if (insights) params.push(batch.postings.groups, new Utf8Text(batch.customEvents), batch.postings.entries);
   return params;
 }
 

@@ -61,6 +61,8 @@ export interface ReadLimits {
   maxRecords?: number;
   /** at most this many bytes of values, but always at least one record (default 16 MiB) */
   maxBytes?: number;
+  /** what a record's value counts against maxBytes (default: its length) */
+  sizeOf?: (value: Buffer) => number;
 }
 
 export interface LogStats {
@@ -221,6 +223,7 @@ export class DurableLog {
     if (this.closed) throw new LogClosedError();
     const maxRecords = limits.maxRecords ?? 1000;
     const maxBytes = limits.maxBytes ?? 16 * 1024 ** 2;
+    const sizeOf = limits.sizeOf ?? ((value: Buffer) => value.length);
     const records: LogRecord[] = [];
     let bytes = 0;
     const range = { start: Math.max(afterSeq, this.releasedThrough) + 1, end: this.lastDurable + 1 };
@@ -230,9 +233,10 @@ export class DurableLog {
         this.reportDamage(key);
         continue;
       }
-      if (records.length > 0 && bytes + decoded.payload.length > maxBytes) break;
+      const size = sizeOf(decoded.payload);
+      if (records.length > 0 && bytes + size > maxBytes) break;
       records.push({ seq: key, value: decoded.payload, appendedAt: decoded.appendedAt });
-      bytes += decoded.payload.length;
+      bytes += size;
       if (records.length >= maxRecords) break;
     }
     return records;

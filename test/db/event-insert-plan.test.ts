@@ -99,4 +99,36 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
     expect(read).toBeGreaterThan(0);
     expect(read).toBeLessThan(200);
   });
+
+  it('probes the catalog once for a property value it holds, not again for its property', async () => {
+    const [{ id }] = (await sql.query<{ id: number }>(
+      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('probe_app', '@probe_bot', '{q.example}', now()) RETURNING id`,
+    )) as [{ id: number }];
+    const events = new SqlEventStore(sql);
+    // 4 names and 9 values of one property: 36 property values, each in every batch
+    const batch = () =>
+      events.insert(
+        Array.from({ length: 36 }, (_, n) =>
+          eventRow(id, {
+            eventName: 'custom-event',
+            props: { custom_data: { name: `buy_${n % 4}`, sku: `sku_${n % 9}` } },
+          }),
+        ),
+      );
+    await batch(); // the catalog takes them
+    const catalogProbes = async () => {
+      await sql.query('SELECT pg_stat_force_next_flush()');
+      await sql.query('SELECT pg_stat_clear_snapshot()');
+      const [row] = await sql.query<{ scans: number }>(
+        `SELECT idx_scan::int AS scans FROM pg_stat_user_tables WHERE relname = 'custom_catalog'`,
+      );
+      return row!.scans;
+    };
+    const before = await catalogProbes();
+    await batch();
+    const probes = (await catalogProbes()) - before;
+    // a probe per property value and per name (and none for the property of a value the catalog holds)
+    expect(probes).toBeGreaterThanOrEqual(36);
+    expect(probes).toBeLessThan(36 + 10);
+  });
 });

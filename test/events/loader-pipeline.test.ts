@@ -59,22 +59,20 @@ afterEach(async () => {
  * a loader over a held store (or one that is down), with `requests` requests of 20 events appended (batches of about
  * 16 requests) while the store holds the loader's first batch
  */
-async function backlog(requests: number, down = false) {
+async function backlog(requests: number, down = false, rows = () => Array.from({ length: 20 }, () => eventRow(1))) {
   const store = new HeldStore();
   store.down = down;
   const log = await IngestLog.open(tempDir('tma-pipeline-'), store, {
     maxBytes: 64 * 1024 ** 2,
     minFreeBytes: 0,
-    maxBatchBytes: 16 * 1024,
+    maxBatchBytes: BATCH_BYTES,
   });
   opened.push({ log, store });
-  for (let n = 0; n < requests; n++)
-    await log.append(
-      Array.from({ length: 20 }, () => eventRow(1)),
-      2_000,
-    );
+  for (let n = 0; n < requests; n++) await log.append(rows(), 2_000);
   return { store, log };
 }
+
+const BATCH_BYTES = 16 * 1024;
 
 /** lets the loader run what it has to do now (its I/O turns included) */
 const settle = async () => {
@@ -113,5 +111,20 @@ describe('the loader under a backlog', () => {
     // each try after the first failure is one record, and nothing more is made
     expect(batchesMade()).toBe(store.taken.length);
     expect(store.taken.slice(1).every((batch) => batch.usage[0]![2] === 20)).toBe(true);
+  });
+
+  it('fills a batch by its events, not by the funnel postings and custom events its records add to them', async () => {
+    // custom events of a name each, with properties: their records hold half as much again beside their rows
+    const customRows = () =>
+      Array.from({ length: 20 }, (_, n) =>
+        eventRow(1, { eventName: 'custom-event', props: { custom_data: { name: `step ${n}`, screen: `s${n}` } } }),
+      );
+    const sample = logRecord.encodeRequest(customRows(), 2_000);
+    const perBatch = Math.floor(BATCH_BYTES / logRecord.rowBytesOf(sample));
+    expect(sample.length * perBatch).toBeGreaterThan(1.4 * BATCH_BYTES);
+    const { store } = await backlog(3 * perBatch, false, customRows);
+    store.letGo();
+    await vi.waitFor(() => expect(store.taken).toHaveLength(2));
+    expect(store.taken[1]!.usage[0]![2]).toBe(20 * perBatch);
   });
 });

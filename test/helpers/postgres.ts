@@ -30,3 +30,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/** a checkpoint of the whole server, now (a bench's runs each start from one) */
+export async function checkpoint(): Promise<void> {
+  await admin((client) => client.query('CHECKPOINT'));
+}
