@@ -1,10 +1,11 @@
-// Pipeline step "decode": reads the body (plain or gzip/deflate/br), caps its decoded size, parses JSON
-// safely (no prototype pollution). Replaces Fastify's JSON parser for the whole service.
+// Pipeline step "decode": reads the body (plain or gzip/deflate/br), caps its decoded size and nesting, parses
+// JSON safely (no prototype pollution). Replaces Fastify's JSON parser for the whole service.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { encodingUnsupported, HttpError, tooLarge, validationError } from './http-error.ts';
+import { nestsDeeperThan } from './json-depth.ts';
 
 const gunzip = promisify(zlib.gunzip);
 const inflate = promisify(zlib.inflate);
@@ -16,6 +17,17 @@ const brotli = promisify(zlib.brotliDecompress);
  * at maxBodyBytes.
  */
 const INFLATE_IN_PLACE_BYTES = 16 * 1024;
+
+/**
+ * Bodies larger than this have their nesting measured before they are parsed: a smaller one cannot nest deeply
+ * enough to cost much, and measuring costs half as much as parsing.
+ */
+const MEASURE_NESTING_FROM_BYTES = 16 * 1024;
+/**
+ * The deepest nesting a large body may have to be parsed at all: well above what a valid event carries (an array,
+ * the event, then 16 levels inside it), so moderately deep bodies still hear exactly where they go too deep.
+ */
+const MAX_BODY_NESTING = 64;
 
 async function decompress(encoding: string, body: Buffer, maxBodyBytes: number): Promise<Buffer> {
   const limits = { maxOutputLength: maxBodyBytes };
@@ -38,6 +50,12 @@ async function decompress(encoding: string, body: Buffer, maxBodyBytes: number):
     throw validationError([`body is not valid ${encoding} data`]);
   }
   throw encodingUnsupported(encoding);
+}
+
+/** refuses a large body nested absurdly deep before the parser builds it */
+function refuseDeepNesting(body: Buffer): void {
+  if (body.length > MEASURE_NESTING_FROM_BYTES && nestsDeeperThan(body, MAX_BODY_NESTING))
+    throw validationError([`body is nested too deeply (at most ${MAX_BODY_NESTING} levels)`]);
 }
 
 export function parseJson(text: string): unknown {
@@ -76,6 +94,7 @@ export function registerDecoder(app: FastifyInstance, maxBodyBytes: number): voi
         .toLowerCase();
       try {
         const decoded = await decompress(encoding, raw, maxBodyBytes);
+        refuseDeepNesting(decoded);
         return parseJson(decoded.toString('utf8'));
       } catch (error) {
         throw request.routeOptions.url === '/events' ? error : plainRefusal(error);

@@ -69,6 +69,34 @@ describe('limits', () => {
     expect(await send('a=1', { 'content-type': 'application/x-www-form-urlencoded' })).toMatchObject({ status: 415 });
   });
 
+  it('refuses a body 400,000 arrays deep as nested too deeply, compressed or not, without building it', async () => {
+    const deep = '['.repeat(400_000) + ']'.repeat(400_000);
+    const refused = {
+      status: 400,
+      json: {
+        status: 400,
+        message: 'VALIDATION_MISMATCH_REPORT',
+        errors: ['body is nested too deeply (at most 64 levels)'],
+      },
+    };
+    expect(await send(deep)).toMatchObject(refused);
+    expect(await send(new Uint8Array(zlib.gzipSync(deep)), { 'content-encoding': 'gzip' })).toMatchObject(refused);
+  });
+
+  it('counts no brackets inside strings, and still says which event nests too deeply', async () => {
+    const brackets = '[{'.repeat(20_000);
+    const quoted = makeEvent('limits_app', { custom_data: { note: `"\\${brackets}` } });
+    expect(await send(JSON.stringify(quoted))).toMatchObject({ status: 201 });
+
+    let nested: unknown = 0;
+    for (let level = 0; level < 17; level++) nested = { level: nested };
+    const tooDeep = [makeEvent('limits_app', { custom_data: { pad: brackets, nested } })];
+    expect(await send(JSON.stringify(tooDeep))).toMatchObject({
+      status: 400,
+      json: { errors: ['events[0] is nested too deeply (at most 16 levels)'] },
+    });
+  });
+
   it('refuses prototype-polluting keys', async () => {
     const polluted = `{"__proto__":{"admin":true},${JSON.stringify(makeEvent('limits_app')).slice(1)}`;
     expect(await send(polluted)).toMatchObject({ status: 400, json: { message: 'VALIDATION_MISMATCH_REPORT' } });
