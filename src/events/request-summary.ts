@@ -141,11 +141,6 @@ const GROUP_MARK = '=';
 const GROUP_MARK_CODE = GROUP_MARK.charCodeAt(0);
 const ZERO = '0'.charCodeAt(0);
 
-/** a custom event line of a day and name (their JSON texts, `"day","name"`) */
-const groupLine = (text: string, events: number) => `${GROUP_MARK}${text}\t${events}\n`;
-/** a custom event line of a property value (its JSON texts, `"property","value"`) */
-const pairLine = (text: string, events: number) => `${text}\t${events}\n`;
-
 /** what JSON escapes in a string: a quote, a backslash, a control character or half of a surrogate pair */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters JSON escapes are what it looks for
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -153,26 +148,33 @@ const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** a string as JSON text (most need no escape: they are quoted as they are) */
 const jsonText = (text: string) => (ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`);
 
+/** a custom event line of a day and name */
+const groupLine = (day: string, name: string, events: number) =>
+  `${GROUP_MARK}${jsonText(day)},${jsonText(name)}\t${events}\n`;
+/** a custom event line of a property value */
+const pairLine = (property: string, value: string, events: number) =>
+  `${jsonText(property)},${jsonText(value)}\t${events}\n`;
+
 /** a request's custom events per day and name, with their property values, as custom event lines */
 function requestCustomLines(rows: EventRow[]): string {
-  const groups = new Map<string, { text: string; events: number; pairs: string }>();
+  const groups = new Map<string, { day: string; name: string; events: number; pairs: string }>();
   for (const row of rows) {
     if (row.eventName !== 'custom-event') continue;
     const name = customEventName(row.props);
     const key = `${row.day} ${name}`;
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = { text: `"${row.day}",${jsonText(name)}`, events: 0, pairs: '' }));
+    if (!group) groups.set(key, (group = { day: row.day, name, events: 0, pairs: '' }));
     group.events++;
     const data = row.props.custom_data as Record<string, unknown> | null | undefined;
     if (data === null || typeof data !== 'object' || Array.isArray(data)) continue;
     // custom_data is parsed JSON: a plain object whose own fields are all it has
     for (const property in data) {
       const value = property === 'name' ? null : propertyValue(data[property]);
-      if (value !== null) group.pairs += pairLine(`${jsonText(cutText(property))},${jsonText(value)}`, 1);
+      if (value !== null) group.pairs += pairLine(cutText(property), value, 1);
     }
   }
   let text = '';
-  for (const group of groups.values()) text += groupLine(group.text, group.events) + group.pairs;
+  for (const { day, name, events, pairs } of groups.values()) text += groupLine(day, name, events) + pairs;
   return text;
 }
 
@@ -181,8 +183,7 @@ const linesOfCounts = (custom: CustomCountValues[]) =>
   custom
     .map(
       ([day, name, events, pairs]) =>
-        groupLine(`${jsonText(day)},${jsonText(name)}`, events) +
-        pairs.map(([property, value, n]) => pairLine(`${jsonText(property)},${jsonText(value)}`, n)).join(''),
+        groupLine(day, name, events) + pairs.map(([property, value, n]) => pairLine(property, value, n)).join(''),
     )
     .join('');
 
