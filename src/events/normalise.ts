@@ -134,7 +134,7 @@ export function normaliseEvent(raw: RawEvent, serialised: string, receivedAt: Da
   return {
     eventName: event.event_name as string,
     sessionId: (event.session_id as string).toLowerCase(),
-    userId: String(event.user_id), // validation lets through safe integers (written without exponent) and digit strings
+    userId: String(event.user_id), // validation lets through safe integers only, which String writes without exponent
     isPremium: event.is_premium === true,
     isSuccess: event.is_success === true,
     platform: optionalText(event.platform),

@@ -8,10 +8,11 @@ export const SESSION_ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 export const AUTH_TYPES = [0, 1, 'wallet_addr', 'wallet_proof', 'ton_addr', 'ton_proof'] as const;
 
 /**
- * A Telegram user id: a positive integer JSON numbers carry exactly (at most 2^53 - 1; 2^53 + 1 would arrive as
- * 2^53 and merge two users), or a string of decimal digits for larger ones. 123 and "123" are the same user.
+ * A Telegram user id, as the contract types it: a JSON integer. Telegram's ids fit in 52 bits, and a JSON number
+ * carries every integer up to 2^53 - 1 exactly (2^53 + 1 would arrive as 2^53 and merge two users).
  */
-export const USER_ID_RULE = 'must be a positive integer below 2^53 or a string of digits';
+export const USER_ID_RULE = 'must be an integer from 1 to 2^53 - 1';
+/** a Telegram user id typed by a person (erasure forms, the CLI): decimal digits, no sign, no leading zero */
 export const USER_ID_DIGITS_PATTERN = '^[1-9][0-9]{0,19}$';
 
 // optional fields may also be null, which means "not given" (TON Connect sends null wallet fields)
@@ -43,13 +44,12 @@ export const eventSchema = {
   },
   properties: {
     user_id: {
-      anyOf: [
-        { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-        { type: 'string', pattern: USER_ID_DIGITS_PATTERN },
-      ],
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
       description:
-        'Telegram user id: a positive integer below 2^53, or a string of 1 to 20 decimal digits (no sign, no leading zero) for ' +
-        'larger ones; 123 and "123" are the same user. Stored only as a keyed per-app hash',
+        'Telegram user id: a JSON integer from 1 to 2^53 - 1 (a string, a fraction or a larger number is refused). ' +
+        'Stored only as a keyed per-app hash',
     },
     event_name: { type: 'string', enum: EVENT_NAMES, description: 'one of the supported event names' },
     session_id: { type: 'string', pattern: SESSION_ID_PATTERN, description: 'UUID of the user session' },

@@ -2,7 +2,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { eventSchema, USER_ID_RULE } from './schema.ts';
 
-export type RawEvent = Record<string, unknown> & { app_name: string; user_id: number | string };
+export type RawEvent = Record<string, unknown> & { app_name: string; user_id: number };
 
 export type BodyCheck = { ok: true; events: RawEvent[] } | { ok: false; errors: string[] };
 
@@ -38,7 +38,7 @@ function pathOf(instancePath: string): string {
 
 function describe(error: ErrorObject, where: string): string {
   const at = where + pathOf(error.instancePath);
-  if (error.schemaPath.startsWith('#/properties/user_id/')) return `${at} ${USER_ID_RULE}`; // one rule, whichever branch failed
+  if (error.schemaPath.startsWith('#/properties/user_id/')) return `${at} ${USER_ID_RULE}`; // one rule, whichever keyword failed
   switch (error.keyword) {
     case 'required':
       return `${at}.${(error.params as { missingProperty: string }).missingProperty} is required`;

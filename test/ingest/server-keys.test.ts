@@ -54,7 +54,7 @@ describe.each(SERVICE_BACKENDS)('server keys on $name', ({ open }) => {
         session_id: session,
         custom_data: { amount: 50, currency: 'XTR', invoice_payload: 'gold' },
       }),
-      makeEvent('bot_app', { event_name: 'app-init', user_id: String(RAW_USER_ID), session_id: session }),
+      makeEvent('bot_app', { event_name: 'app-init', user_id: RAW_USER_ID, session_id: session }),
     ]);
     expect(sent.status, sent.text).toBe(201);
     expect(sent.json).toEqual(SUCCESS);
