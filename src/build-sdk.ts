@@ -143,8 +143,9 @@ export async function buildSdk(
 }
 
 /**
- * The grammY middleware: an unminified ES module for Node (the integrator's server reads its stack traces), grammy
- * left to the integrator's own copy as a peer dependency, its declarations and its `npm pack` tarball.
+ * The grammY middleware: unminified for Node (the integrator's server reads its stack traces), as an ES module for
+ * `import` and as CommonJS in `cjs/` for `require` (most grammY bots are CommonJS), each with its declarations;
+ * grammy is left to the integrator's own copy as a peer dependency; and its `npm pack` tarball.
  */
 export async function buildGrammyPackage(): Promise<{ tarballBytes: number }> {
   const staging = `${GRAMMY_DIR}.tmp-${process.pid}`;
@@ -152,22 +153,30 @@ export async function buildGrammyPackage(): Promise<{ tarballBytes: number }> {
   fs.rmSync(staging, { recursive: true, force: true });
   const { build } = await import('esbuild');
   try {
-    await build({
-      entryPoints: [path.join(ROOT, 'src/grammy-middleware/index.ts')],
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node18',
-      external: ['grammy'],
-      legalComments: 'none',
-      logLevel: 'warning',
-      outfile: path.join(packageDir, 'index.js'),
-    });
-    await emitDeclarations(packageDir, {
-      sourceDir: path.join(ROOT, 'src/grammy-middleware'),
-      lib: ['lib.es2022.d.ts'],
-      types: ['node'],
-    });
+    const commonJsDir = path.join(packageDir, 'cjs');
+    for (const [format, outDir] of [
+      ['esm', packageDir],
+      ['cjs', commonJsDir],
+    ] as const) {
+      await build({
+        entryPoints: [path.join(ROOT, 'src/grammy-middleware/index.ts')],
+        bundle: true,
+        format,
+        platform: 'node',
+        target: 'node18',
+        external: ['grammy'],
+        legalComments: 'none',
+        logLevel: 'warning',
+        outfile: path.join(outDir, 'index.js'),
+      });
+      await emitDeclarations(outDir, {
+        sourceDir: path.join(ROOT, 'src/grammy-middleware'),
+        lib: ['lib.es2022.d.ts'],
+        types: ['node'],
+      });
+    }
+    // the package is a module: this folder's own manifest makes its .js and .d.ts files CommonJS for Node and tsc
+    fs.writeFileSync(path.join(commonJsDir, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
     const manifest = {
       name: GRAMMY_PACKAGE_NAME,
       version: SDK_PACKAGE_VERSION,
@@ -175,10 +184,15 @@ export async function buildGrammyPackage(): Promise<{ tarballBytes: number }> {
         'grammY middleware: /start payloads, commands and Telegram Stars payments from your bot to tma-analytics',
       license: 'MIT',
       type: 'module',
-      main: './index.js',
+      main: './cjs/index.js',
       module: './index.js',
       types: './index.d.ts',
-      exports: { '.': { types: './index.d.ts', import: './index.js' } },
+      exports: {
+        '.': {
+          import: { types: './index.d.ts', default: './index.js' },
+          require: { types: './cjs/index.d.ts', default: './cjs/index.js' },
+        },
+      },
       engines: { node: '>=18' },
       peerDependencies: { grammy: '^1' },
       sideEffects: false,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
 import { escapeHtml } from '../../src/bot/texts.ts';
 import { GRAMMY_PACKAGE_NAME, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
-import { expectInstalledFrom, INSTALL_TIMEOUT_MS, runInstallLine } from '../helpers/npm-install.ts';
+import { expectInstalledFrom, INSTALL_TIMEOUT_MS, run, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
 import { waitForEvents } from '../sdk/browser-harness.ts';
 import { create, startSiteApi } from '../site/api-harness.ts';
@@ -88,6 +88,46 @@ afterAll(async () => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
+/** the install line as shown, run once in the bot project (each test that needs the package waits for it) */
+let installing: Promise<string> | undefined;
+const installed = () => (installing ??= runInstallLine(siteSnippets.install, project()));
+
+/** runs a bot file of the project until the service holds its bot-start with this payload */
+async function expectBotStart(file: string, source: string, payload: string): Promise<void> {
+  const bot = path.join(project(), file);
+  fs.writeFileSync(bot, source);
+  let child: ChildProcess | undefined;
+  let output = '';
+  try {
+    child = spawn(process.execPath, [bot], { cwd: project(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+    const events = await waitForEvents(service, APP_NAME, (stored) =>
+      stored.some((event) => event.event_name === 'bot-start' && event.start_param === payload),
+    );
+    expect(
+      events.find((event) => event.event_name === 'bot-start' && event.start_param === payload),
+      output,
+    ).toBeDefined();
+  } finally {
+    child?.kill();
+  }
+}
+
+/** a /start with a payload as Telegram delivers it, then the process stays until the test has seen the event */
+const startUpdate = (payload: string) => `
+const botInfo = { id: 7000001, is_bot: true, first_name: 'Shop', username: 'scratch_shop_bot', can_join_groups: true,
+  can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false,
+  has_main_web_app: false };
+const bot = new Bot('7000001:scratch', { botInfo });
+BOT_LINES
+bot.handleUpdate({ update_id: 1, message: { message_id: 1, date: Math.floor(Date.now() / 1000),
+  chat: { id: 730009999, type: 'private', first_name: 'Bob' }, from: { id: 730009999, is_bot: false, first_name: 'Bob' },
+  text: '/start ${payload}', entities: [{ type: 'bot_command', offset: 0, length: 6 }] } });
+// the middleware sends in the background
+setInterval(() => {}, 1000);
+`;
+
 describe('the grammY middleware package installed from the running service', () => {
   const versionedUrl = () => `${service.url}/sdk/${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`;
 
@@ -106,47 +146,57 @@ describe('the grammY middleware package installed from the running service', () 
   it(
     'installs with the npm install line as shown, and its two lines send a /start payload from a grammY bot',
     async () => {
-      const url = await runInstallLine(siteSnippets.install, project());
+      const url = await installed();
       expectInstalledFrom(
         project(),
         { name: GRAMMY_PACKAGE_NAME, url, tarball: GRAMMY_TARBALL, version: SDK_PACKAGE_VERSION },
         botDependencies,
       );
-
-      // the bot: the two lines as shown, then a /start with a payload as Telegram delivers it
-      const bot = path.join(project(), 'bot.js');
-      fs.writeFileSync(
-        bot,
-        `import { Bot } from 'grammy';
-const botInfo = { id: 7000001, is_bot: true, first_name: 'Shop', username: 'scratch_shop_bot', can_join_groups: true,
-  can_read_all_group_messages: false, supports_inline_queries: false, can_connect_to_business: false,
-  has_main_web_app: false };
-const bot = new Bot('7000001:scratch', { botInfo });
-${siteSnippets.lines}
-await bot.handleUpdate({ update_id: 1, message: { message_id: 1, date: Math.floor(Date.now() / 1000),
-  chat: { id: 730009999, type: 'private', first_name: 'Bob' }, from: { id: 730009999, is_bot: false, first_name: 'Bob' },
-  text: '/start spring', entities: [{ type: 'bot_command', offset: 0, length: 6 }] } });
-// the middleware sends in the background: the process stays until the test has seen the event
-setInterval(() => {}, 1000);
-`,
+      await expectBotStart(
+        'bot.js',
+        `import { Bot } from 'grammy';\n${startUpdate('spring').replace('BOT_LINES', siteSnippets.lines)}`,
+        'spring',
       );
-      let child: ChildProcess | undefined;
-      let output = '';
-      try {
-        child = spawn(process.execPath, [bot], { cwd: project(), stdio: ['ignore', 'pipe', 'pipe'] });
-        child.stdout?.on('data', (chunk) => (output += chunk));
-        child.stderr?.on('data', (chunk) => (output += chunk));
-        const events = await waitForEvents(service, APP_NAME, (stored) =>
-          stored.some((event) => event.event_name === 'bot-start'),
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'loads with require in a CommonJS bot, which sends a /start payload the same way',
+    async () => {
+      await installed();
+      const lines = siteSnippets.lines.replace(
+        `import { analytics } from '${GRAMMY_PACKAGE_NAME}';`,
+        `const { analytics } = require('${GRAMMY_PACKAGE_NAME}');`,
+      );
+      expect(lines).toContain('require(');
+      await expectBotStart(
+        'bot.cjs',
+        `const { Bot } = require('grammy');\n${startUpdate('autumn').replace('BOT_LINES', lines)}`,
+        'autumn',
+      );
+    },
+    INSTALL_TIMEOUT_MS,
+  );
+
+  it(
+    'has types for require and for import: a CommonJS and an ES module file type-check against it',
+    async () => {
+      await installed();
+      const use = `import { analytics } from '${GRAMMY_PACKAGE_NAME}';
+const tracking: { stop(): Promise<void> } = analytics({ serverKey: 'tma_server_x', appName: 'a', endpoint: 'https://h' });
+export { tracking };
+`;
+      fs.writeFileSync(path.join(project(), 'check-require.cts'), use);
+      fs.writeFileSync(path.join(project(), 'check-import.mts'), use);
+      const tsc = path.join(ROOT, 'node_modules/typescript/bin/tsc');
+      const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', 'node16', '--moduleResolution', 'node16'];
+      for (const file of ['check-require.cts', 'check-import.mts']) {
+        const result = await run(process.execPath, [tsc, ...args, file], { cwd: project() }).then(
+          () => 'ok',
+          (error: { stdout?: string }) => error.stdout ?? String(error),
         );
-        expect(
-          events.find((event) => event.event_name === 'bot-start'),
-          output,
-        ).toMatchObject({
-          start_param: 'spring',
-        });
-      } finally {
-        child?.kill();
+        expect(result, file).toBe('ok');
       }
     },
     INSTALL_TIMEOUT_MS,
