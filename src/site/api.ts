@@ -85,9 +85,12 @@ const CSV_COLUMNS = [
 
 /** a spreadsheet runs a cell starting with one of these as a formula (values come from mini app users) */
 const FORMULA_START = /^[=+\-@\t\r]/;
-/** characters a spreadsheet may split a line on (its locale's separator, tab, pipe), besides the comma */
-const SEPARATOR = /[,;\t|]/;
-const FORMULA_AFTER_SEPARATOR = /([,;\t|])(?=[=+\-@\t\r])/g;
+/**
+ * characters a spreadsheet may split a line on (its locale's separator, tab, pipe), besides the comma, and the line
+ * breaks a quoted cell may hold: one that splits lines before honouring quotes starts a cell after them
+ */
+const SEPARATOR = /[,;\t|\r\n]/;
+const FORMULA_AFTER_SEPARATOR = /([,;\t|\r\n])(?=[=+\-@\t\r])/g;
 
 /**
  * JSON whose strings never hold a formula start right after a separator: those characters are written as
