@@ -3,6 +3,7 @@
 // and one 409; a member made owner and back keeps their name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Actor, OPERATOR } from '../../src/tokens/registry.ts';
+import { ServerKeys } from '../../src/tokens/server-keys.ts';
 import { alertsOf, BotHarness, textsOf } from '../helpers/bot-harness.ts';
 import { runCli } from '../helpers/cli.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
@@ -114,6 +115,18 @@ describe.each(SERVICE_BACKENDS)('keys have owners on $name', ({ open }) => {
     expect((await owner.get(`/api/apps/${appName}/share`)).json).toEqual({ link: null });
   });
 
+  it("another node refuses a removed member's key once its cached answer is older than the cache's time", async () => {
+    const { appName, bob } = await team();
+    const { key } = await service.services.serverKeys.create(appName, { surface: 'bot', telegramId: String(BOB.id) });
+    // another node's server keys: the same store, a cache of its own
+    const elsewhere = new ServerKeys(service.store.prisma, service.services.registry, { cacheMs: 300 });
+    expect(await elsewhere.authenticate(key)).toMatchObject({ appName });
+    await service.services.members.remove(appName, bob, alice);
+    expect(await service.services.serverKeys.authenticate(key)).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(await elsewhere.authenticate(key)).toBeNull();
+  });
+
   it('the CLI says what removing a member revokes, and the operator names what they made', async () => {
     const { appName, bob } = await team();
     const bobActor: Actor = { surface: 'bot', telegramId: String(BOB.id) };
@@ -159,6 +172,21 @@ describe.each(SERVICE_BACKENDS)('keys have owners on $name', ({ open }) => {
     expect(runs.find((run) => run.exitCode === 1)!.stderr).toBe(
       `The team of ${appName} changed meanwhile: nothing changed. Look at it again.\n`,
     );
+
+    // the owner pressing "Yes, hand it over" on two screens at once in the bot: the second is told in words
+    const { members: now } = await service.services.members.list(appName, OPERATOR);
+    const ownerNow = now.find((member) => member.role === 'owner')!;
+    const ownerId = [ALICE, BOB, CAROL].find((user) => user.first_name === ownerNow.name)?.id ?? ALICE.id;
+    const { appId } = await service.services.registry.getApp(appName, OPERATOR);
+    const harness = new BotHarness(service.services);
+    const others = now.filter((member) => member.role === 'editor').map((member) => member.ref);
+    const pressed = await Promise.all(others.map((ref) => harness.click(ownerId, `xfer!:${appId}:${ref}`)));
+    const alerts = pressed.flatMap(alertsOf);
+    expect(alerts).toContain('Handed over');
+    expect(
+      alerts.some((text) => /changed meanwhile|Only the owner can transfer/.test(text)),
+      alerts.join(' | '),
+    ).toBe(true);
   });
 
   it('a member made owner and back keeps their name', async () => {
