@@ -14,6 +14,7 @@ import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './eve
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
+import { Makers } from './tokens/makers.ts';
 import { Members } from './tokens/members.ts';
 import { ReadKeys } from './tokens/read-keys.ts';
 import { ServerKeys } from './tokens/server-keys.ts';
@@ -129,6 +130,9 @@ export async function createServices(config: Config, store: Store, options: Serv
   quota.start();
   const pseudonymiser = new Pseudonymiser(secrets);
   const alertSubscriptions = new AlertSubscriptions(store.prisma, secrets);
+  const makers = new Makers(store.prisma, secrets);
+  const readKeys = new ReadKeys(store.prisma, registry, { makers });
+  const serverKeys = new ServerKeys(store.prisma, registry, { makers });
   const retention = new RetentionPurger(store.sql, (error) => onBackgroundError(error, 'retention purge failed'));
   return {
     config,
@@ -138,12 +142,16 @@ export async function createServices(config: Config, store: Store, options: Serv
     tokens,
     tokenScreen,
     registry,
-    readKeys: new ReadKeys(store.prisma, registry),
-    serverKeys: new ServerKeys(store.prisma, registry),
+    readKeys,
+    serverKeys,
     alertSubscriptions,
-    members: new Members(store.prisma, registry, secrets, alertSubscriptions),
+    // a removed member's keys are refused at once on this node (other nodes: within the key cache's time)
+    members: new Members(store.prisma, registry, secrets, alertSubscriptions, (revoked) => {
+      readKeys.forget(revoked.readKeys);
+      serverKeys.forget(revoked.serverKeys);
+    }),
     alertChecker: new AlertChecker(store.sql, secrets),
-    shareLinks: new ShareLinks(store.prisma, registry),
+    shareLinks: new ShareLinks(store.prisma, registry, makers),
     ingestLog,
     pseudonymiser,
     rejections,

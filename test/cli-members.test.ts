@@ -8,6 +8,8 @@ import { startTestService, type TestService } from './helpers/service.ts';
 
 const OWNER = '1001';
 const TEAMMATE = 2002;
+/** what a member made that still works: here, nothing */
+const NOTHING = { keys: 0, share_link: false };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let service: TestService;
@@ -43,13 +45,21 @@ describe('members commands', () => {
     const listed = await cli('members', 'list', '--app-name', 'cli_team', '--json');
     expect(listed.json.app_name).toBe('cli_team');
     expect(listed.json.members).toEqual([
-      { ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/), role: 'owner', name: null, added_at: null, you: false },
+      {
+        ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
+        role: 'owner',
+        name: null,
+        added_at: null,
+        you: false,
+        made: NOTHING,
+      },
       {
         ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
         role: 'editor',
         name: `User${TEAMMATE}`,
         added_at: expect.stringMatching(ISO),
         you: false,
+        made: NOTHING,
       },
     ]);
     const [owner, bob] = listed.json.members;
@@ -103,7 +113,8 @@ describe('members commands', () => {
     const transferred = await cli('members', 'transfer', '--app-name', 'cli_ownerless', '--member', viewer.ref);
     expect(transferred.stdout).toBe(`${viewer.ref} now owns cli_ownerless.\n`);
     expect((await cli('members', 'list', '--app-name', 'cli_ownerless', '--json')).json.members).toEqual([
-      { ...viewer, role: 'owner', name: null, added_at: null },
+      // the name they joined with stays theirs as the owner
+      { ...viewer, role: 'owner', added_at: null },
     ]);
     // a second hand-over names the owner before
     const next = await cli('members', 'invite', '--app-name', 'cli_ownerless', '--role', 'editor', '--json');

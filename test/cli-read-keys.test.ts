@@ -5,6 +5,8 @@ import { runCli } from './helpers/service-process.ts';
 import { tempDir } from './helpers/service.ts';
 
 /** each CLI run is a new Node process that opens the store: seconds apiece on a loaded 2-core machine */
+/** who made what the operator CLI makes, as lists name them */
+const OPERATOR_MADE = { ref: null, name: null, role: 'operator' };
 const CLI_TEST_TIMEOUT = 240_000;
 
 function json(result: { exitCode: number | null; stdout: string; stderr: string }) {
@@ -53,7 +55,8 @@ describe('read-keys commands', () => {
       const keys = json(listed);
       expect(keys).toHaveLength(2);
       for (const key of keys) {
-        expect(Object.keys(key)).toEqual(['prefix', 'app_name', 'created_at', 'revoked_at']);
+        expect(Object.keys(key)).toEqual(['prefix', 'app_name', 'created_at', 'revoked_at', 'made_by']);
+        expect(key.made_by).toEqual(OPERATOR_MADE);
         expect(key).toMatchObject({
           app_name: 'reader_demo',
           created_at: expect.stringMatching(ISO),
@@ -70,6 +73,7 @@ describe('read-keys commands', () => {
         app_name: 'reader_demo',
         created_at: keys.find((key: { prefix: string }) => key.prefix === prefix).created_at,
         revoked_at: expect.stringMatching(ISO),
+        made_by: OPERATOR_MADE,
       });
       // active first: the revoked key comes last
       const after = json(await runCli(env, ['read-keys', 'list', '--app-name', 'reader_demo', '--json']));
@@ -79,7 +83,9 @@ describe('read-keys commands', () => {
       ]);
 
       const listText = await runCli(env, ['read-keys', 'list', '--app-name', 'reader_demo']);
-      expect(listText.stdout).toContain(`${prefix}…\tcreated ${revoked.created_at}\trevoked ${revoked.revoked_at}`);
+      expect(listText.stdout).toContain(
+        `${prefix}…\tcreated ${revoked.created_at} by the operator\trevoked ${revoked.revoked_at}`,
+      );
       expect(listText.stdout).toContain(`${second![1]!.slice(0, 17)}…\tcreated`);
     },
     CLI_TEST_TIMEOUT,

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './helpers/cli.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
+/** who made what the operator CLI makes, as lists name them */
+const OPERATOR_MADE = { ref: null, name: null, role: 'operator' };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let service: TestService;
@@ -30,7 +32,8 @@ describe('server-keys commands', () => {
     expect(listed.stdout).not.toContain(created.json.key);
     expect(listed.json).toHaveLength(2);
     for (const key of listed.json) {
-      expect(Object.keys(key)).toEqual(['prefix', 'app_name', 'created_at', 'revoked_at']);
+      expect(Object.keys(key)).toEqual(['prefix', 'app_name', 'created_at', 'revoked_at', 'made_by']);
+      expect(key.made_by).toEqual(OPERATOR_MADE);
       expect(key).toMatchObject({ app_name: 'cli_srv', created_at: expect.stringMatching(ISO), revoked_at: null });
     }
     // read keys are another list

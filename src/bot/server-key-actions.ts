@@ -3,6 +3,7 @@
 import { InlineKeyboard } from 'grammy';
 import { grammyInstallSnippet, grammySnippet, serverKeySnippet } from '../integration-snippet.ts';
 import { utcTime } from '../time-format.ts';
+import { makerText } from '../tokens/makers.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import { type AppRecord, RegistryError } from '../tokens/registry.ts';
 import { SERVER_KEY_PREFIX } from '../tokens/server-keys.ts';
@@ -24,7 +25,10 @@ export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
     '',
     ...(active.length === 0
       ? ['No active server keys.']
-      : active.map((key) => `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)}`)),
+      : active.map(
+          (key) =>
+            `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)} by ${escapeHtml(makerText(key.madeBy))}`,
+        )),
   ].join('\n');
 }
 

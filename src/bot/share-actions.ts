@@ -1,6 +1,7 @@
 // What the buttons of an app's public link do: the screen (whether a link is active), a new link (shown once; the
 // one before stops working) and revoking it.
 import { InlineKeyboard } from 'grammy';
+import { makerText } from '../tokens/makers.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import { type ShareLinkInfo, sharePath } from '../tokens/share-links.ts';
 import { utcTime } from '../time-format.ts';
@@ -17,7 +18,7 @@ function shareText(app: AppRecord, link: ShareLinkInfo | null): string {
       'or events.',
     '',
     link
-      ? `A link is active: <code>${escapeHtml(link.prefix)}…</code> made ${utcTime(link.createdAt)}`
+      ? `A link is active: <code>${escapeHtml(link.prefix)}…</code> made ${utcTime(link.createdAt)} by ${escapeHtml(makerText(link.madeBy))}`
       : 'No link yet.',
   ].join('\n');
 }

@@ -1,7 +1,7 @@
 // What the buttons of an app's team do: the member list (owner and editors), invites as deep links, removing a member
 // and handing the app over (owner, each asked first), a member leaving; and /start join_<code> accepting an invite.
 import { InlineKeyboard } from 'grammy';
-import { INVITE_PAYLOAD, isMemberRole, type Member } from '../tokens/members.ts';
+import { INVITE_PAYLOAD, isMemberRole, madeText, type Member } from '../tokens/members.ts';
 import { RegistryError } from '../tokens/registry.ts';
 import { utcTime } from '../time-format.ts';
 import type { AppContext, OnAppAction } from './app-actions.ts';
@@ -85,9 +85,11 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
     const member = await named(ctx);
     if (!member) return;
     await ctx.answerCallbackQuery();
+    const made = madeText(member.made);
     return screens.show(
       ctx,
-      `Remove ${escapeHtml(memberLabel(member))} from <b>${escapeHtml(ctx.app.appName)}</b>? Their alerts of it stop.`,
+      `Remove ${escapeHtml(memberLabel(member))} from <b>${escapeHtml(ctx.app.appName)}</b>? Their alerts of it stop` +
+        (made ? `, and it revokes ${made} they made.` : '.'),
       new InlineKeyboard()
         .text('➖ Yes, remove', appData('mdel!', ctx.app.appId, member.ref))
         .text('Cancel', appData('team', ctx.app.appId)),
@@ -95,8 +97,9 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
   });
   on('mdel!', (ctx) =>
     told(ctx, async () => {
-      await members.remove(ctx.app.appName, ctx.match[2] ?? '', deps.actorOf(ctx));
-      await ctx.answerCallbackQuery({ text: 'Removed' });
+      const { revoked } = await members.remove(ctx.app.appName, ctx.match[2] ?? '', deps.actorOf(ctx));
+      const made = madeText(revoked);
+      await ctx.answerCallbackQuery({ text: made ? `Removed; ${made} they made revoked` : 'Removed' });
       return teamScreen(ctx);
     }),
   );
@@ -125,7 +128,8 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
     answered((ctx) =>
       screens.show(
         ctx,
-        `Leave the team of <b>${escapeHtml(ctx.app.appName)}</b>? Only a new invite brings you back.`,
+        `Leave the team of <b>${escapeHtml(ctx.app.appName)}</b>? Only a new invite brings you back, and the read ` +
+          'keys, server keys and public link you made are revoked.',
         new InlineKeyboard()
           .text('🚪 Yes, leave', appData('leave!', ctx.app.appId))
           .text('Cancel', appData('app', ctx.app.appId)),

@@ -15,6 +15,7 @@ import {
 } from '../integration-snippet.ts';
 import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
 import { timeAgo, utcTime } from '../time-format.ts';
+import { makerText } from '../tokens/makers.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 
@@ -99,7 +100,10 @@ export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
     '',
     ...(active.length === 0
       ? ['No active read keys.']
-      : active.map((key) => `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)}`)),
+      : active.map(
+          (key) =>
+            `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)} by ${escapeHtml(makerText(key.madeBy))}`,
+        )),
   ].join('\n');
 }
 

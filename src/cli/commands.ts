@@ -10,7 +10,8 @@ import type { Services } from '../services.ts';
 import { LoginLinks } from '../site/login-links.ts';
 import { SiteSessions } from '../site/session-store.ts';
 import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
-import { isMemberRole, memberDocument, type Members } from '../tokens/members.ts';
+import { makerText } from '../tokens/makers.ts';
+import { isMemberRole, madeText, memberDocument, type Members } from '../tokens/members.ts';
 import { type AppKeys, givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { utcTime } from '../time-format.ts';
@@ -37,18 +38,19 @@ const USAGE = `Usage: npm run -s cli -- <command> [options]
   users erase --app-name <name> --telegram-user-id <id> [--json]
                                                erase every event and per-user row of one user of the app
   read-keys create --app-name <name> [--json]  a key of the read API (/api/v1/apps/<name>/…); shown once
-  read-keys list --app-name <name> [--json]    the app's read keys (prefixes only), active first
+  read-keys list --app-name <name> [--json]    the app's read keys (prefixes only, who made each), active first
   read-keys revoke --key-prefix <prefix> [--json]
                                                revoke the key the prefix (as listed, or its first 4+ characters) names
   server-keys create --app-name <name> [--json]  a key for POST /events from the app's own bot or backend
                                                (Authorization: Bearer tma_server_…, no Origin needed); shown once
-  server-keys list --app-name <name> [--json]  the app's server keys (prefixes only), active first
+  server-keys list --app-name <name> [--json]  the app's server keys (prefixes only, who made each), active first
   server-keys revoke --key-prefix <prefix> [--json]
   members list --app-name <name> [--json]     the app's owner and team, with the references the commands below take
   members invite --app-name <name> --role <viewer|editor> [--json]
                                                a single-use invite: the teammate sends it to the management bot
   members remove --app-name <name> --member <ref> [--json]
-                                               remove a member from the app's team (their alerts for it stop)
+                                               remove a member from the app's team: their alerts for it stop, the
+                                               read keys, server keys and public link they made are revoked
   members transfer --app-name <name> --member <ref> [--json]
                                                make a member the app's owner (the owner before becomes an editor)
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
@@ -321,6 +323,7 @@ async function membersCommand(
                   member.role,
                   member.name ?? '-',
                   ...(member.addedAt ? [`joined ${utcTime(member.addedAt)}`] : []),
+                  ...(member.made.keys > 0 || member.made.shareLink ? [`made ${madeText(member.made)}`] : []),
                 ].join('\t'),
               )
               .join('\n');
@@ -337,10 +340,15 @@ async function membersCommand(
       };
     }
     case 'remove': {
-      const { app, member } = await members.remove(appName, required(values.member, 'member'), OPERATOR);
+      const { app, member, revoked } = await members.remove(appName, required(values.member, 'member'), OPERATOR);
+      const alsoRevoked = madeText(revoked);
       return {
-        json: { app_name: app.appName, member: memberDocument(member) },
-        text: `Removed ${member.ref} (${member.role}) from ${app.appName}.`,
+        json: {
+          app_name: app.appName,
+          member: memberDocument(member),
+          revoked: { keys: revoked.keys, share_link: revoked.shareLink },
+        },
+        text: `Removed ${member.name ? `${member.name} (${member.ref}, ${member.role})` : `${member.ref} (${member.role})`} from ${app.appName}${alsoRevoked ? ` and revoked ${alsoRevoked} they made` : ''}.`,
       };
     }
     default: {
@@ -369,17 +377,17 @@ async function keysCommand(
       };
     }
     case 'list': {
-      const listed = (await keys.list(required(values['app-name'], 'app-name'), OPERATOR)).map(readKeyDocument);
+      const listed = await keys.list(required(values['app-name'], 'app-name'), OPERATOR);
       const text =
         listed.length === 0
           ? `No ${noun}s.`
           : listed
               .map(
                 (key) =>
-                  `${key.prefix}…\tcreated ${key.created_at}\t${key.revoked_at ? `revoked ${key.revoked_at}` : 'active'}`,
+                  `${key.prefix}…\tcreated ${key.createdAt.toISOString()} by ${makerText(key.madeBy)}\t${key.revokedAt ? `revoked ${key.revokedAt.toISOString()}` : 'active'}`,
               )
               .join('\n');
-      return { json: listed, text };
+      return { json: listed.map(readKeyDocument), text };
     }
     default: {
       const given = required(values['key-prefix'], 'key-prefix');

@@ -13,6 +13,7 @@ import { parseRetention } from '../events/retention.ts';
 import { lastDays, RollupReader, type ExportRow, type Period } from '../events/rollups.ts';
 import { SavedFunnels } from '../events/saved-funnels.ts';
 import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import { makerDocument } from '../tokens/makers.ts';
 import { inviteLink, isMemberRole, memberDocument } from '../tokens/members.ts';
 import type { Permission } from '../tokens/policy.ts';
 import { givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
@@ -45,6 +46,7 @@ const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
   invite_expired: 410,
   member_not_found: 404,
   own_app: 409,
+  team_changed: 409,
   key_not_found: 404,
   key_ambiguous: 409,
   key_revoked: 409,
@@ -85,9 +87,12 @@ const CSV_COLUMNS = [
 
 /** a spreadsheet runs a cell starting with one of these as a formula (values come from mini app users) */
 const FORMULA_START = /^[=+\-@\t\r]/;
-/** characters a spreadsheet may split a line on (its locale's separator, tab, pipe), besides the comma */
-const SEPARATOR = /[,;\t|]/;
-const FORMULA_AFTER_SEPARATOR = /([,;\t|])(?=[=+\-@\t\r])/g;
+/**
+ * characters a spreadsheet may split a line on (its locale's separator, tab, pipe), besides the comma, and the line
+ * breaks a quoted cell may hold: one that splits lines before honouring quotes starts a cell after them
+ */
+const SEPARATOR = /[,;\t|\r\n]/;
+const FORMULA_AFTER_SEPARATOR = /([,;\t|\r\n])(?=[=+\-@\t\r])/g;
 
 /**
  * JSON whose strings never hold a formula start right after a separator: those characters are written as
@@ -302,7 +307,15 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
 
     // the app's public read-only link: its secret is shown when made, never again
     const shareDocument = (info: ShareLinkInfo | null) =>
-      info === null ? { link: null } : { link: { prefix: info.prefix, created_at: info.createdAt.toISOString() } };
+      info === null
+        ? { link: null }
+        : {
+            link: {
+              prefix: info.prefix,
+              created_at: info.createdAt.toISOString(),
+              made_by: makerDocument(info.madeBy),
+            },
+          };
     api.get<{ Params: { name: string } }>('/api/apps/:name/share', nameOnly, async (request) =>
       shareDocument(await services.shareLinks.current(request.params.name, actorOf(await guard(request)))),
     );

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
 import { hashToken } from './format.ts';
+import { memberReference } from './makers.ts';
 import { MEMBER_ROLES, type MemberRole } from './policy.ts';
 import { RegistryError, type Actor, type AppRecord, type TokenRegistry } from './registry.ts';
 
@@ -11,8 +12,6 @@ export const INVITE_DAYS = 7;
 /** 128 random bits as base64url: fits a /start payload (64 characters of [A-Za-z0-9_-]) with its prefix */
 const CODE_BYTES = 16;
 const CODE_PATTERN = /^[A-Za-z0-9_-]{22}$/;
-/** characters of a member's reference: enough to tell an app's members apart, never their id */
-const REFERENCE_LENGTH = 12;
 const REFERENCE_PATTERN = /^[A-Za-z0-9_-]{12}$/;
 const MAX_NAME = 64;
 
@@ -28,11 +27,46 @@ export interface Member {
   /** a short keyed reference of the member in this app, what removal and transfer name them by */
   ref: string;
   role: 'owner' | MemberRole;
-  /** the Telegram first name given when they joined; null for the owner and unknown names */
+  /** the Telegram first name given when they joined (kept when they own the app); null when unknown */
   name: string | null;
   addedAt: Date | null;
   /** the actor themselves */
   you: boolean;
+  /** what they made that still works: removing them revokes it */
+  made: Made;
+}
+
+/** the active keys (read and server) and public link a member made */
+export interface Made {
+  keys: number;
+  shareLink: boolean;
+}
+
+/** "the 2 keys and the public link"; null when they made nothing that works */
+export function madeText(made: Made): string | null {
+  const parts = [
+    ...(made.keys === 0 ? [] : [made.keys === 1 ? 'the key' : `the ${made.keys} keys`]),
+    ...(made.shareLink ? ['the public link'] : []),
+  ];
+  return parts.length === 0 ? null : parts.join(' and ');
+}
+
+/** what a removal revoked, for this node's key caches: the hashes of the read keys and server keys */
+export interface RevokedKeys {
+  readKeys: string[];
+  serverKeys: string[];
+}
+
+/** the transaction options of team changes: a busy embedded store may take a while to start one */
+const TEAM_TRANSACTION = { maxWait: 10_000, timeout: 10_000 };
+
+const teamChanged = (appName: string) =>
+  new RegistryError('team_changed', `The team of ${appName} changed meanwhile: nothing changed. Look at it again.`);
+
+/** a unique violation or a serialization failure: another change of the same team won the race */
+function isRaceLoss(error: unknown): boolean {
+  const text = `${(error as { code?: string })?.code ?? ''} ${(error as Error)?.message ?? ''}`;
+  return /P2002|P2034|40001|40P01|23505|duplicate key|could not serialize|deadlock/i.test(text);
 }
 
 /** a /start payload that joins a team: this prefix and the invite's code */
@@ -69,6 +103,8 @@ export class Members {
     private readonly secrets: Secrets,
     /** the alert subscriptions' chat keys (src/alerts/subscriptions.ts): a leaver's alerts go with them */
     private readonly alertChats: AlertChats,
+    /** drops this node's cached answers for revoked keys, so they are refused at once here */
+    private readonly onRevoked: (revoked: RevokedKeys) => void = () => {},
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -142,29 +178,49 @@ export class Members {
     return { app, members: await this.membersOf(app, actor) };
   }
 
-  /** Removes the member the reference names: the owner removes anyone, a member may remove themselves (leave). */
-  async remove(appName: string, ref: string, actor: Actor): Promise<{ app: AppRecord; member: Member }> {
+  /**
+   * Removes the member the reference names: the owner removes anyone, a member may remove themselves (leave). The
+   * read keys, server keys and public link they made are revoked with them; `revoked` says what was.
+   */
+  async remove(appName: string, ref: string, actor: Actor): Promise<{ app: AppRecord; member: Member; revoked: Made }> {
     const app = await this.registry.authorize({ appName }, actor, 'view');
     const { member, key, chatKey } = await this.entryByRef(app, ref, actor);
     if (member.role === 'owner')
       throw new RegistryError('forbidden', 'The owner cannot leave or be removed: transfer the app first.');
     if (!member.you) await this.registry.authorize({ appName }, actor, 'manage-members');
-    await this.prisma.$transaction([
-      this.prisma.appMember.deleteMany({ where: { appId: app.appId, memberKey: key } }),
+    const revokedAt = this.now();
+    const { revoked, hashes } = await this.prisma.$transaction(async (tx) => {
+      // the app row's lock orders this after a key creation that counts on the same row (read-keys.ts)
+      await tx.$queryRaw`SELECT id FROM apps WHERE id = ${app.appId} FOR UPDATE`;
+      const removed = await tx.appMember.deleteMany({ where: { appId: app.appId, memberKey: key } });
+      if (removed.count === 0) throw teamChanged(app.appName);
       // what the bot warns their chat about this app stops with them
-      ...(chatKey ? [this.prisma.alertSubscription.deleteMany({ where: { appId: app.appId, chatKey } })] : []),
-      this.prisma.auditLog.create({
+      if (chatKey) await tx.alertSubscription.deleteMany({ where: { appId: app.appId, chatKey } });
+      const theirs = { appId: app.appId, createdBy: key, revokedAt: null };
+      const readKeys = (await tx.readKey.findMany({ where: theirs, select: { hash: true } })).map((row) => row.hash);
+      const serverKeys = (await tx.serverKey.findMany({ where: theirs, select: { hash: true } })).map(
+        (row) => row.hash,
+      );
+      await tx.readKey.updateMany({ where: theirs, data: { revokedAt } });
+      await tx.serverKey.updateMany({ where: theirs, data: { revokedAt } });
+      const links = await tx.shareLink.updateMany({ where: theirs, data: { revokedAt } });
+      const revoked: Made = { keys: readKeys.length + serverKeys.length, shareLink: links.count > 0 };
+      await tx.auditLog.create({
         data: this.registry.auditRecord(app, actor, member.you ? 'member.leave' : 'member.remove', {
           member: ref,
           role: member.role,
+          revoked_keys: revoked.keys,
+          revoked_share_link: revoked.shareLink,
         }),
-      }),
-    ]);
-    return { app, member };
+      });
+      return { revoked, hashes: { readKeys, serverKeys } };
+    }, TEAM_TRANSACTION);
+    this.onRevoked(hashes);
+    return { app, member, revoked };
   }
 
   /** The actor leaves the app's team. */
-  async leave(appName: string, actor: Actor): Promise<{ app: AppRecord; member: Member }> {
+  async leave(appName: string, actor: Actor): Promise<{ app: AppRecord; member: Member; revoked: Made }> {
     const app = await this.registry.authorize({ appName }, actor, 'view');
     const own = (await this.entries(app, actor)).find((entry) => entry.member.you);
     if (!own) throw new RegistryError('member_not_found', `You are not a member of ${app.appName}.`);
@@ -172,8 +228,9 @@ export class Members {
   }
 
   /**
-   * Hands the app to a member: they become its owner, the owner before them an editor. Also answers the reference of
-   * the owner before (null for an app that had none).
+   * Hands the app to a member: they become its owner, the owner before them an editor, each keeping their name. Also
+   * answers the reference of the owner before (null for an app that had none). Of two transfers at once, one is
+   * made and the other refused (team_changed).
    */
   async transfer(
     appName: string,
@@ -192,18 +249,35 @@ export class Members {
         : app.ownerKey === null
           ? null
           : await this.alertChats.chatKeyWhere(app.appId, (chatId) => this.registry.ownerKey(chatId) === app.ownerKey);
-    await this.prisma.$transaction([
-      this.prisma.appMember.deleteMany({ where: { appId: app.appId, memberKey: key } }),
-      ...(app.ownerKey === null
-        ? []
-        : [
-            this.prisma.appMember.create({
-              data: { appId: app.appId, memberKey: app.ownerKey, role: 'editor', chatKey: ownerChatKey },
-            }),
-          ]),
-      this.prisma.app.update({ where: { id: app.appId }, data: { ownerKey: key } }),
-      this.prisma.auditLog.create({ data: this.registry.auditRecord(app, actor, 'app.transfer', { member: ref }) }),
-    ]);
+    try {
+      await this.prisma.$transaction(async (tx) => {
+        // the app row's lock orders two transfers: the second finds the owner it was asked about gone
+        const [locked] = await tx.$queryRaw<{ owner_key: string | null; owner_name: string | null }[]>`
+          SELECT owner_key, owner_name FROM apps WHERE id = ${app.appId} FOR UPDATE`;
+        if (!locked || locked.owner_key !== app.ownerKey) throw teamChanged(app.appName);
+        const newOwner = await tx.appMember.findUnique({
+          where: { appId_memberKey: { appId: app.appId, memberKey: key } },
+          select: { name: true },
+        });
+        if (!newOwner) throw teamChanged(app.appName);
+        await tx.appMember.delete({ where: { appId_memberKey: { appId: app.appId, memberKey: key } } });
+        if (app.ownerKey !== null)
+          await tx.appMember.create({
+            data: {
+              appId: app.appId,
+              memberKey: app.ownerKey,
+              role: 'editor',
+              name: locked.owner_name,
+              chatKey: ownerChatKey,
+            },
+          });
+        await tx.app.update({ where: { id: app.appId }, data: { ownerKey: key, ownerName: newOwner.name } });
+        await tx.auditLog.create({ data: this.registry.auditRecord(app, actor, 'app.transfer', { member: ref }) });
+      }, TEAM_TRANSACTION);
+    } catch (error) {
+      if (!(error instanceof RegistryError) && isRaceLoss(error)) throw teamChanged(app.appName);
+      throw error;
+    }
     return {
       app: await this.registry.authorize({ appName }, actor, 'view'),
       member,
@@ -218,13 +292,28 @@ export class Members {
   /** the owner and the members, each with their stored key (never shown) */
   private async entries(app: AppRecord, actor: Actor): Promise<MemberEntry[]> {
     const actorKey = actor.telegramId === undefined ? undefined : this.registry.ownerKey(actor.telegramId);
-    const rows = await this.prisma.appMember.findMany({ where: { appId: app.appId }, orderBy: { addedAt: 'asc' } });
+    const active = { appId: app.appId, revokedAt: null };
+    const [rows, owner, readKeys, serverKeys, links] = await Promise.all([
+      this.prisma.appMember.findMany({ where: { appId: app.appId }, orderBy: { addedAt: 'asc' } }),
+      this.prisma.app.findUnique({ where: { id: app.appId }, select: { ownerName: true } }),
+      this.prisma.readKey.groupBy({ by: ['createdBy'], where: active, _count: { _all: true } }),
+      this.prisma.serverKey.groupBy({ by: ['createdBy'], where: active, _count: { _all: true } }),
+      this.prisma.shareLink.findMany({ where: active, select: { createdBy: true } }),
+    ]);
+    const madeBy = (key: string): Made => ({
+      keys: [...readKeys, ...serverKeys]
+        .filter((group) => group.createdBy === key)
+        .reduce((sum, group) => sum + group._count._all, 0),
+      shareLink: links.some((link) => link.createdBy === key),
+    });
     const entry = (key: string, role: Member['role'], name: string | null, addedAt: Date | null) => ({
-      member: { ref: this.reference(app, key), role, name, addedAt, you: key === actorKey },
+      member: { ref: this.reference(app, key), role, name, addedAt, you: key === actorKey, made: madeBy(key) },
       key,
     });
     return [
-      ...(app.ownerKey === null ? [] : [{ ...entry(app.ownerKey, 'owner', null, null), chatKey: null }]),
+      ...(app.ownerKey === null
+        ? []
+        : [{ ...entry(app.ownerKey, 'owner', owner?.ownerName ?? null, null), chatKey: null }]),
       ...rows.map((row) => ({
         ...entry(row.memberKey, isMemberRole(row.role) ? row.role : 'viewer', row.name, row.addedAt),
         chatKey: row.chatKey,
@@ -241,7 +330,7 @@ export class Members {
   }
 
   private reference(app: AppRecord, memberKey: string): string {
-    return this.secrets.shortHash('member-reference', `${app.appId}:${memberKey}`).slice(0, REFERENCE_LENGTH);
+    return memberReference(this.secrets, app.appId, memberKey);
   }
 }
 
@@ -253,5 +342,6 @@ export function memberDocument(member: Member) {
     name: member.name,
     added_at: member.addedAt?.toISOString() ?? null,
     you: member.you,
+    made: { keys: member.made.keys, share_link: member.made.shareLink },
   };
 }

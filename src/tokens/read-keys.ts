@@ -3,6 +3,7 @@
 import { nanoid } from 'nanoid';
 import type { PrismaClient } from '../db/store.ts';
 import { hashToken } from './format.ts';
+import { type Maker, type Makers, makerDocument, makerKeyOf } from './makers.ts';
 import { RegistryError, type Actor, type AppRecord, type TokenRegistry } from './registry.ts';
 
 /** secret scanners can match /tma_read_[A-Za-z0-9_-]{32}/ */
@@ -53,6 +54,8 @@ export interface ReadKeyInfo {
   appName: string;
   createdAt: Date;
   revokedAt: Date | null;
+  /** who made it; lists say, and removing the member revokes it */
+  madeBy: Maker;
 }
 
 /** what an accepted key may read */
@@ -63,10 +66,13 @@ export interface ReadKeyGrant {
 
 export interface ReadKeysOptions {
   cacheMs?: number;
+  /** names the makers in lists; without it they are listed as unknown */
+  makers?: Makers;
   now?: () => number;
 }
 
 type KeyRow = { prefix: string; createdAt: Date; revokedAt: Date | null };
+const UNKNOWN_MAKER: Maker = { ref: null, name: null, role: 'unknown' };
 
 /** the full key's shape: anything else is refused without a lookup */
 export function hasReadKeyShape(key: unknown): key is string {
@@ -82,11 +88,12 @@ export function givenReadKey(text: string, prefix = READ_KEY_PREFIX): string | n
   return givenPrefixPattern(prefix).test(given) || keyPattern(prefix).test(given) ? given : null;
 }
 
-const infoOf = (row: KeyRow, appName: string): ReadKeyInfo => ({
+const infoOf = (row: KeyRow, appName: string, madeBy: Maker = UNKNOWN_MAKER): ReadKeyInfo => ({
   prefix: row.prefix,
   appName,
   createdAt: row.createdAt,
   revokedAt: row.revokedAt,
+  madeBy,
 });
 
 export class AppKeys {
@@ -96,6 +103,7 @@ export class AppKeys {
   private readonly cacheMs: number;
   private readonly now: () => number;
   private readonly keyShape: RegExp;
+  private readonly makers: Makers | undefined;
 
   constructor(
     readonly kind: KeyKind,
@@ -107,6 +115,7 @@ export class AppKeys {
     this.cacheMs = options.cacheMs ?? CACHE_MS;
     this.now = options.now ?? Date.now;
     this.keyShape = keyPattern(kind.prefix);
+    this.makers = options.makers;
   }
 
   /** the full key's shape: anything else is refused without a lookup */
@@ -125,6 +134,12 @@ export class AppKeys {
         // the app row's lock makes two creations count one after the other, so the limit holds under races
         const locked = await tx.$queryRaw<{ id: number }[]>`SELECT id FROM apps WHERE id = ${app.appId} FOR UPDATE`;
         if (locked.length === 0) throw new RegistryError('app_not_found', `There is no app named "${appName}".`);
+        // a member removed meanwhile makes nothing: their removal revoked what they made under this same lock
+        if (app.role === 'editor' && actor.telegramId !== undefined) {
+          const memberKey = this.registry.ownerKey(actor.telegramId);
+          if ((await tx.appMember.count({ where: { appId: app.appId, memberKey } })) === 0)
+            throw new RegistryError('app_not_found', `There is no app named "${appName}".`);
+        }
         const active = await tableOf(tx, this.kind).count({ where: { appId: app.appId, revokedAt: null } });
         if (active >= MAX_ACTIVE_READ_KEYS) {
           throw new RegistryError(
@@ -133,7 +148,7 @@ export class AppKeys {
           );
         }
         const created = await tableOf(tx, this.kind).create({
-          data: { appId: app.appId, hash: hashToken(key), prefix },
+          data: { appId: app.appId, hash: hashToken(key), prefix, createdBy: makerKeyOf(this.registry, actor) },
         });
         await tx.auditLog.create({
           data: this.registry.auditRecord(app, actor, `${this.kind.audit}.create`, { prefix }),
@@ -143,14 +158,15 @@ export class AppKeys {
       // a busy embedded store (one connection, shared with the loader) may take a while to start the transaction
       { maxWait: 10_000, timeout: 10_000 },
     );
-    return { key, readKey: infoOf(row, app.appName) };
+    const describe = await this.makers?.describer(app);
+    return { key, readKey: infoOf(row, app.appName, describe?.(row.createdBy)) };
   }
 
   /** The app's active keys, newest first, then its most recently revoked ones; never the keys themselves. */
   async list(appName: string, actor: Actor): Promise<ReadKeyInfo[]> {
     const app = await this.registry.authorize({ appName }, actor, 'manage-tokens');
-    const select = { prefix: true, createdAt: true, revokedAt: true } as const;
-    const [active, revoked] = await Promise.all([
+    const select = { prefix: true, createdAt: true, revokedAt: true, createdBy: true } as const;
+    const [active, revoked, describe] = await Promise.all([
       tableOf(this.prisma, this.kind).findMany({
         where: { appId: app.appId, revokedAt: null },
         orderBy: { id: 'desc' },
@@ -162,8 +178,9 @@ export class AppKeys {
         take: LISTED_REVOKED,
         select,
       }),
+      this.makers?.describer(app),
     ]);
-    return [...active, ...revoked].map((row) => infoOf(row, app.appName));
+    return [...active, ...revoked].map((row) => infoOf(row, app.appName, describe?.(row.createdBy)));
   }
 
   /**
@@ -230,7 +247,14 @@ export class AppKeys {
     // refused on this node from now on; other nodes drop their cached answer within CACHE_MS
     this.revocations++;
     this.cache.delete(target.hash);
-    return infoOf({ ...target, revokedAt }, app.appName);
+    const describe = await this.makers?.describer(app);
+    return infoOf({ ...target, revokedAt }, app.appName, describe?.(target.createdBy));
+  }
+
+  /** Drops this node's cached answers for the keys of these hashes: revoked elsewhere (a member's removal). */
+  forget(hashes: readonly string[]): void {
+    this.revocations++;
+    for (const hash of hashes) this.cache.delete(hash);
   }
 
   /** The app a read key may read; null for a malformed, unknown or revoked key (malformed ones cost no lookup). */
@@ -278,5 +302,6 @@ export function readKeyDocument(info: ReadKeyInfo) {
     app_name: info.appName,
     created_at: info.createdAt.toISOString(),
     revoked_at: info.revokedAt?.toISOString() ?? null,
+    made_by: makerDocument(info.madeBy),
   };
 }

@@ -51,6 +51,8 @@ export type RegistryErrorCode =
   | 'invite_expired'
   | 'member_not_found'
   | 'own_app'
+  // the team changed while a transfer or removal waited (another one went first)
+  | 'team_changed'
   // read keys (read-keys.ts): none matches, several match, already revoked, too many active
   | 'key_not_found'
   | 'key_ambiguous'

@@ -3,6 +3,7 @@
 import { nanoid } from 'nanoid';
 import type { PrismaClient } from '../db/store.ts';
 import { hashToken } from './format.ts';
+import { type Maker, type Makers, makerKeyOf } from './makers.ts';
 import type { Actor, AppRecord, TokenRegistry } from './registry.ts';
 
 export const SHARE_LINK_PREFIX = 'tma_share_';
@@ -15,6 +16,8 @@ export interface ShareLinkInfo {
   /** the secret's first characters, to recognise the link */
   prefix: string;
   createdAt: Date;
+  /** who made it; removing the member revokes it */
+  madeBy: Maker;
 }
 
 /** where a share link's page lives under the service's address */
@@ -24,6 +27,7 @@ export class ShareLinks {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly registry: TokenRegistry,
+    private readonly makers: Makers,
   ) {}
 
   /** the app's active link (without its secret), or null */
@@ -33,7 +37,9 @@ export class ShareLinks {
       where: { appId: app.appId, revokedAt: null },
       orderBy: { id: 'desc' },
     });
-    return row ? { prefix: row.prefix, createdAt: row.createdAt } : null;
+    if (!row) return null;
+    const describe = await this.makers.describer(app);
+    return { prefix: row.prefix, createdAt: row.createdAt, madeBy: describe(row.createdBy) };
   }
 
   /** a new link; the one before stops working. The secret is returned once and never again. */
@@ -46,10 +52,13 @@ export class ShareLinks {
         where: { appId: app.appId, revokedAt: null },
         data: { revokedAt: new Date() },
       }),
-      this.prisma.shareLink.create({ data: { appId: app.appId, hash: hashToken(secret), prefix } }),
+      this.prisma.shareLink.create({
+        data: { appId: app.appId, hash: hashToken(secret), prefix, createdBy: makerKeyOf(this.registry, actor) },
+      }),
       this.prisma.auditLog.create({ data: this.registry.auditRecord(app, actor, 'share_link.create', { prefix }) }),
     ]);
-    return { secret, app, info: { prefix, createdAt: created.createdAt } };
+    const describe = await this.makers.describer(app);
+    return { secret, app, info: { prefix, createdAt: created.createdAt, madeBy: describe(created.createdBy) } };
   }
 
   /** revokes the app's active link; false when it had none */

@@ -249,3 +249,41 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
     ]);
   });
 });
+
+describe.each(BARE_BACKENDS)('the key makers migration on $name', ({ open }) => {
+  let sql: SqlRunner;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ sql, cleanup } = await open());
+  });
+  afterAll(() => cleanup?.());
+
+  it('gives stored keys and links the maker their audit entry names, the operator for the CLI, else unknown', async () => {
+    const migration = '20261127000000_key_makers';
+    await applyMigrations(sql, migrationsBefore(migration));
+    await sql.query(
+      `INSERT INTO apps (id, app_name, bot, domains, owner_key, updated_at) VALUES (1, 'made', '@made_bot', '{}', 'OWNERKEY', now())`,
+    );
+    await sql.query(
+      `INSERT INTO read_keys (app_id, hash, prefix) VALUES (1, 'h1', 'tma_read_aaaaaaaa'), (1, 'h2', 'tma_read_bbbbbbbb'), (1, 'h3', 'tma_read_cccccccc')`,
+    );
+    await sql.query(`INSERT INTO server_keys (app_id, hash, prefix) VALUES (1, 'h4', 'tma_server_dddddddd')`);
+    await sql.query(`INSERT INTO share_links (app_id, hash, prefix) VALUES (1, 'h5', 'tma_share_eeeeee')`);
+    await sql.query(
+      `INSERT INTO audit_log (surface, actor_key, action, app_id, app_name, detail) VALUES
+         ('bot', 'MEMBERKEY', 'read_key.create', 1, 'made', '{"prefix": "tma_read_aaaaaaaa"}'),
+         ('cli', NULL, 'read_key.create', 1, 'made', '{"prefix": "tma_read_bbbbbbbb"}'),
+         ('site', 'MEMBERKEY', 'server_key.create', 1, 'made', '{"prefix": "tma_server_dddddddd"}'),
+         ('site', 'OWNERKEY', 'share_link.create', 1, 'made', '{"prefix": "tma_share_eeeeee"}')`,
+    );
+    await applyMigrations(sql);
+    const makers = async (table: string) =>
+      (await sql.query<{ created_by: string | null }>(`SELECT created_by FROM ${table} ORDER BY id`)).map(
+        (row) => row.created_by,
+      );
+    expect(await makers('read_keys')).toEqual(['MEMBERKEY', 'operator', null]);
+    expect(await makers('server_keys')).toEqual(['MEMBERKEY']);
+    expect(await makers('share_links')).toEqual(['OWNERKEY']);
+  });
+});

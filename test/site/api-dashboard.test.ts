@@ -480,17 +480,19 @@ describe('dashboard numbers and exports', () => {
         custom_data: { note: hostile, list: ['a;-1+2', 'b|=3'], n: -5 },
       }),
       makeEvent('csv_formula', { platform: 'ios', custom_data: { note: 'plain' } }),
+      // a line break inside a quoted cell: a spreadsheet that splits lines first starts a cell after it
+      makeEvent('csv_formula', { platform: 'web', locale: 'en\r\n+1', start_param: 'line one\n=1+1' }),
     ];
     const posted = await postEvents(service.url, events, { token, origin: 'https://csv-formula.example.com' });
     expect(posted.status, posted.text).toBe(201);
     const answer = await eventually(async () => {
       const csv = await alice.get('/api/apps/csv_formula/export.csv?days=7');
-      return csv.text.trimEnd().split('\n').length === 3 ? csv : undefined;
-    }, 'both events in the export');
+      return parseCsv(csv.text).length === 4 ? csv : undefined;
+    }, 'the three events in the export');
     const [header, ...lines] = answer.text.trimEnd().split('\n');
     expect(header).toBe(CSV_HEADER);
     // what a spreadsheet sees when it splits on any of these, with or without honouring quotes
-    for (const separator of [',', ';', '\t', '|']) {
+    for (const separator of [',', ';', '\t', '|', '\r']) {
       for (const line of lines) {
         for (const piece of line!.split(separator)) {
           expect(piece.replace(/^"/, ''), `split on ${JSON.stringify(separator)}: ${piece}`).not.toMatch(
@@ -512,6 +514,9 @@ describe('dashboard numbers and exports', () => {
     expect(record[5]).toBe(`'=cmd|" /C calc"!A0`);
     expect(record[6]).toBe(`en;'=1+1`);
     expect(record[7]).toBe(`'@import`);
+    const broken = rows.find((row) => row[5] === 'web')!;
+    expect(broken[6]).toBe(`en\r\n'+1`);
+    expect(broken[7]).toBe(`line one\n'=1+1`);
   });
 
   it('narrows every card to a filter, and the site, the read API and the CSV export agree on the numbers', async () => {

@@ -44,7 +44,13 @@ describe('read API keys in the site API', () => {
     expect(listed.status).toBe(200);
     expect(listed.text).not.toContain(key);
     expect(listed.json).toEqual([
-      { prefix, app_name: 'alice_reads', created_at: created.json.created_at, revoked_at: null },
+      {
+        prefix,
+        app_name: 'alice_reads',
+        created_at: created.json.created_at,
+        revoked_at: null,
+        made_by: { ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/), name: null, role: 'owner' },
+      },
     ]);
 
     const revoked = await alice.post('/api/apps/alice_reads/read-keys/revoke', { prefix });
@@ -54,6 +60,7 @@ describe('read API keys in the site API', () => {
       app_name: 'alice_reads',
       created_at: created.json.created_at,
       revoked_at: expect.stringMatching(ISO),
+      made_by: listed.json[0].made_by,
     });
     expect(await authenticate(key)).toBeNull();
     expect((await alice.get('/api/apps/alice_reads/read-keys')).json).toEqual([revoked.json]);

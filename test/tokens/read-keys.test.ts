@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import { Secrets } from '../../src/secret.ts';
 import { hashToken } from '../../src/tokens/format.ts';
+import { Makers } from '../../src/tokens/makers.ts';
 import { MAX_ACTIVE_READ_KEYS, ReadKeys } from '../../src/tokens/read-keys.ts';
 import { OPERATOR, TokenRegistry, type Actor } from '../../src/tokens/registry.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -22,7 +23,8 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
 
   beforeAll(async () => {
     ({ store, cleanup } = await open());
-    registry = new TokenRegistry(store.prisma, new Secrets(Buffer.from('read-keys-test-secret')));
+    const secrets = new Secrets(Buffer.from('read-keys-test-secret'));
+    registry = new TokenRegistry(store.prisma, secrets);
     // counts every use of the readKey model, so a test can tell whether a lookup happened
     const counted = new Proxy(store.prisma, {
       get(target, property, receiver) {
@@ -30,7 +32,7 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
         return Reflect.get(target, property, receiver);
       },
     });
-    readKeys = new ReadKeys(counted, registry);
+    readKeys = new ReadKeys(counted, registry, { makers: new Makers(store.prisma, secrets) });
     for (const [appName, owner] of [
       ['alice_app', alice],
       ['alice_other', alice],
@@ -52,6 +54,8 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
       appName: 'alice_app',
       createdAt: expect.any(Date),
       revokedAt: null,
+      // the owner made it, and lists say so
+      madeBy: { ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/), name: null, role: 'owner' },
     });
     const app = await registry.getApp('alice_app', alice);
     expect(await readKeys.authenticate(key)).toEqual({ appId: app.appId, appName: 'alice_app' });
@@ -81,7 +85,7 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
       [first.readKey.prefix, false],
     ]);
     for (const info of listed)
-      expect(Object.keys(info).sort()).toEqual(['appName', 'createdAt', 'prefix', 'revokedAt']);
+      expect(Object.keys(info).sort()).toEqual(['appName', 'createdAt', 'madeBy', 'prefix', 'revokedAt']);
     expect(JSON.stringify(listed)).not.toContain(second.key);
     expect(JSON.stringify(listed)).not.toContain(first.key);
   });

@@ -1,7 +1,7 @@
 // The Analytics section: my apps (owned, or joined as a member) with last event time and last rejection, the
 // actions the user's role allows (the API is what enforces), the team; new token.
 (() => {
-  const { api, esc, ago, utc } = window.site;
+  const { api, esc, ago, utc, made } = window.site;
   const list = document.getElementById('apps');
   const all = list.dataset.all === '1';
 
@@ -87,7 +87,7 @@
         .map(
           (member) =>
             '<div class="row"><span>' +
-            esc(member.role === 'owner' ? 'owner' : member.name || member.ref) +
+            esc(member.name || (member.role === 'owner' ? 'owner' : member.ref)) +
             (member.you ? ' (you)' : '') +
             '</span><span class="chip">' +
             esc(member.role) +
@@ -97,6 +97,8 @@
                 esc(member.ref) +
                 '">Make owner</button><button class="danger small" data-action="remove-member" data-ref="' +
                 esc(member.ref) +
+                '" data-made="' +
+                esc(made(member.made)) +
                 '">Remove</button>'
               : '') +
             '</div>',
@@ -168,7 +170,15 @@
           return;
         }
         case 'remove-member':
-          if (!confirm('Remove this member from ' + name + '?')) return;
+          if (
+            !confirm(
+              'Remove this member from ' +
+                name +
+                '?' +
+                (button.dataset.made ? ' It also revokes ' + button.dataset.made + ' they made.' : ''),
+            )
+          )
+            return;
           await api('DELETE', path + '/members/' + encodeURIComponent(button.dataset.ref));
           return await showTeam(item, path);
         case 'transfer':
@@ -176,7 +186,14 @@
           await api('POST', path + '/transfer', { ref: button.dataset.ref });
           break;
         case 'leave':
-          if (!confirm('Leave the team of ' + name + '? Only a new invite brings you back.')) return;
+          if (
+            !confirm(
+              'Leave the team of ' +
+                name +
+                '? Only a new invite brings you back, and the read keys, server keys and public link you made are revoked.',
+            )
+          )
+            return;
           await api('DELETE', path + '/members/me');
           break;
         case 'revoke':

@@ -43,6 +43,20 @@ window.site = {
   utc(iso) {
     return new Date(iso).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
   },
+  /** who made a key or link, as the API's made_by tells (src/tokens/makers.ts makerText) */
+  maker(made) {
+    if (made.role === 'operator') return 'the operator';
+    if (made.role === 'unknown') return 'unknown';
+    const what = made.role === 'former' ? 'not in the team' : made.role;
+    return (made.name || made.ref) + ' (' + what + (made.name ? ', ' + made.ref : '') + ')';
+  },
+  /** "the 2 keys and the public link" a member made, or '' (src/tokens/members.ts madeText) */
+  made(made) {
+    const parts = [];
+    if (made.keys > 0) parts.push(made.keys === 1 ? 'the key' : 'the ' + made.keys + ' keys');
+    if (made.share_link) parts.push('the public link');
+    return parts.join(' and ');
+  },
   /** one key figure; `value` is HTML */
   kpi(label, value) {
     return (

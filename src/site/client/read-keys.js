@@ -1,7 +1,7 @@
 // The read API keys and the server keys of one app in the Analytics section, one card each: its keys with Revoke, and
 // "New read key" / "New server key" showing the key once.
 function keysCard({ cards, one, noun, open }) {
-  const { api, esc, utc } = window.site;
+  const { api, esc, utc, maker } = window.site;
   const card = document.getElementById(cards);
   const list = document.getElementById(cards + '-list');
   const issued = document.getElementById(one + '-issued');
@@ -16,6 +16,8 @@ function keysCard({ cards, one, noun, open }) {
       '…</td><td>' +
       esc(utc(key.created_at)) +
       '</td><td>' +
+      esc(maker(key.made_by)) +
+      '</td><td>' +
       (key.revoked_at
         ? '<span class="muted">revoked ' + esc(utc(key.revoked_at)) + '</span>'
         : '<button class="secondary small" data-prefix="' + esc(key.prefix) + '">Revoke</button>') +
@@ -28,7 +30,7 @@ function keysCard({ cards, one, noun, open }) {
     list.innerHTML =
       keys.length === 0
         ? '<p class="muted">No ' + noun + 's yet.</p>'
-        : '<table><thead><tr><th>Key</th><th>Created</th><th></th></tr></thead><tbody>' +
+        : '<table><thead><tr><th>Key</th><th>Created</th><th>Made by</th><th></th></tr></thead><tbody>' +
           keys.map(row).join('') +
           '</tbody></table>';
   }

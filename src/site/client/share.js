@@ -1,6 +1,6 @@
 // The app page's public link card: make, replace or revoke the read-only link of the dashboard, through the site API.
 (() => {
-  const { api, esc } = window.site;
+  const { api, esc, maker } = window.site;
   const card = document.getElementById('share');
   const path = '/api/apps/' + encodeURIComponent(card.dataset.app) + '/share';
 
@@ -11,7 +11,11 @@
       (made
         ? '<p>Copy it now, it is not shown again:</p><pre id="share-url">' + esc(made) + '</pre>'
         : state.link
-          ? '<p>A link is active (<code>' + esc(state.link.prefix) + '…</code>).</p>'
+          ? '<p>A link is active (<code>' +
+            esc(state.link.prefix) +
+            '…</code>), made by ' +
+            esc(maker(state.link.made_by)) +
+            '.</p>'
           : '<p>No link yet.</p>') +
       '<p class="error" role="alert"></p><p class="row"><button type="button" id="share-new">' +
       (state.link ? 'Replace the link' : 'Make a link') +
