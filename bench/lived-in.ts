@@ -14,8 +14,8 @@ import zlib from 'node:zlib';
 import pg from 'pg';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { runCliJson } from '../test/helpers/service-process.ts';
-import { type NodeProcess, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
+import { runCliJson, startNodeServer } from '../test/helpers/service-process.ts';
+import { type NodeProcess, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { drainedWithin } from './lib/service-metrics.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
 
@@ -31,6 +31,8 @@ const ORIGIN = 'https://lived.example.com';
 const OWNER = '7007';
 const DAY_MS = 86_400_000;
 const SENDERS = 4;
+/** a start on a busy machine (a PGlite cluster made, migrations applied) */
+const startService = (env: Record<string, string>) => startNodeServer('src/main.ts', env, 180_000);
 
 const log = (message: string) => console.error(`[bench lived-in ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
@@ -249,7 +251,7 @@ async function runStore(name: 'embedded' | 'postgres'): Promise<StoreResult> {
     ...UNLIMITED_SERVICE_SETTINGS,
     READ_API_RATE_LIMIT_MAX: '1000000',
   };
-  let service = await startNode('src/main.ts', env);
+  let service = await startService(env);
   try {
     if (database) {
       // the issue's server: no autovacuum to fall back on
@@ -278,7 +280,7 @@ async function runStore(name: 'embedded' | 'postgres'): Promise<StoreResult> {
     await runCliJson(env, ['users', 'erase', '--app-name', APP, '--telegram-user-id', String(100_000_000 + 7)]);
     await runCliJson(env, ['apps', 'retention', '--app-name', APP, '--days', '90']);
     await service.stop();
-    service = await startNode('src/main.ts', env);
+    service = await startService(env);
     h.service = service;
     await load(h, half, all.length, all);
     await drainedWithin(service.url, 600_000);

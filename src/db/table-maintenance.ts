@@ -75,6 +75,8 @@ export interface TableMaintenanceOptions {
   onMaintained?: (done: TableMaintained) => void;
 }
 
+const RETRY_FAILED_AFTER_MS = 600_000;
+
 /** a table name as the catalog gives it, quoted for a statement */
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -107,6 +109,8 @@ export class TableMaintenance {
   private lastPassAt = -Infinity;
   private stopped = false;
   private readonly checkEveryMs: number;
+  /** tables whose statement failed, left alone until then (a statement timeout would fail again at every pass) */
+  private readonly failedUntil = new Map<string, number>();
 
   constructor(
     private readonly sql: SqlRunner,
@@ -151,12 +155,16 @@ export class TableMaintenance {
       }
       for (const table of tables) {
         const statement = maintenanceDue(table, this.sql.kind, this.options.thresholds);
-        if (!statement || this.stopped) continue;
+        if (!statement || this.stopped || (this.failedUntil.get(table.name) ?? 0) > performance.now()) continue;
         const started = performance.now();
         try {
           await this.sql.query(statement);
         } catch (error) {
-          this.options.onError?.(error, `${statement} failed`);
+          this.failedUntil.set(table.name, performance.now() + RETRY_FAILED_AFTER_MS);
+          this.options.onError?.(
+            error,
+            `${statement} failed; tried again in ${RETRY_FAILED_AFTER_MS / 60_000} minutes`,
+          );
           continue;
         }
         const maintained = { table: table.name, statement, seconds: (performance.now() - started) / 1000 };
