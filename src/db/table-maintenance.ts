@@ -147,7 +147,8 @@ export class TableMaintenance {
       let tables: TableState[];
       try {
         // a connection publishes its counters at most once a second, after a statement: this one publishes them now
-        await this.sql.query('SELECT pg_stat_force_next_flush()');
+        // (PostgreSQL 15 and later; before it, they are at most a second old anyway)
+        await this.sql.query('SELECT pg_stat_force_next_flush()').catch(() => undefined);
         tables = await this.sql.query<TableState>(TABLES);
       } catch (error) {
         this.options.onError?.(error, 'reading table statistics failed');
