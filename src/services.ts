@@ -3,6 +3,7 @@ import { AlertChecker } from './alerts/checker.ts';
 import { AlertSubscriptions } from './alerts/subscriptions.ts';
 import type { Config } from './config.ts';
 import type { Store } from './db/store.ts';
+import { TableMaintenance } from './db/table-maintenance.ts';
 import { DataControls } from './events/data-controls.ts';
 import { IngestLog } from './events/ingest-log.ts';
 import { Pseudonymiser } from './events/pseudonym.ts';
@@ -52,6 +53,8 @@ export interface Services {
   purger: DeletedAppPurger;
   /** deletes what apps with a retention period keep no longer; main starts it */
   retention: RetentionPurger;
+  /** ANALYZE (and VACUUM where no autovacuum runs) of the tables whose changes crossed a threshold; null in the CLI */
+  maintenance: TableMaintenance | null;
   /** the owner's retention period and erasing one user's data */
   dataControls: DataControls;
   metrics: Metrics;
@@ -95,11 +98,16 @@ export async function createServices(config: Config, store: Store, options: Serv
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
   const tokenScreen = await TokenScreen.load(store.prisma, secrets);
   const purger = new DeletedAppPurger(store.sql, onBackgroundError);
+  // the service keeps the planner's statistics itself: PGlite runs no autovacuum, and a server's may be off
+  const maintenance =
+    options.ingest === false
+      ? null
+      : new TableMaintenance(store.sql, { onError: (error, what) => onBackgroundError(error, what) });
   const registry = new TokenRegistry(
     store.prisma,
     secrets,
     (hash) => tokens.invalidate(hash),
-    () => void purger.purgeDeletedApps(),
+    () => void purger.purgeDeletedApps().then(() => maintenance?.changed()),
   );
   const ingestLog =
     options.ingest === false
@@ -115,6 +123,7 @@ export async function createServices(config: Config, store: Store, options: Serv
             metrics.commitSeconds.observe(commit.seconds);
             metrics.commitEvents.observe(commit.events);
             metrics.eventsStored.inc(commit.inserted);
+            maintenance?.changed();
             const now = Date.now();
             for (const appendedAt of commit.appendedAt) metrics.freshnessSeconds.observe((now - appendedAt) / 1000);
           },
@@ -134,6 +143,7 @@ export async function createServices(config: Config, store: Store, options: Serv
   const readKeys = new ReadKeys(store.prisma, registry, { makers });
   const serverKeys = new ServerKeys(store.prisma, registry, { makers });
   const retention = new RetentionPurger(store.sql, (error) => onBackgroundError(error, 'retention purge failed'));
+  maintenance?.start();
   return {
     config,
     store,
@@ -158,6 +168,7 @@ export async function createServices(config: Config, store: Store, options: Serv
     quota,
     purger,
     retention,
+    maintenance,
     dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets),
     metrics,
     async caughtUp() {
@@ -169,6 +180,7 @@ export async function createServices(config: Config, store: Store, options: Serv
       await quota.stop();
       await purger.stop();
       await retention.stop();
+      await maintenance?.stop();
     },
   };
 }

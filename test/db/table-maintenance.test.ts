@@ -1,0 +1,43 @@
+// The service's table maintenance on each store: what a pass does to a table after inserts and deletes.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/db/store.ts';
+import { TableMaintenance } from '../../src/db/table-maintenance.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+/** a table of the store's schema with `rows` rows, then `deleted` of them deleted */
+async function churn(store: Store, rows: number, deleted: number): Promise<void> {
+  await store.sql.exec(`CREATE TABLE churn (id int PRIMARY KEY, day date NOT NULL)`);
+  await store.sql.query(`INSERT INTO churn SELECT g, DATE '2026-01-01' + (g % 90) FROM generate_series(1, ${rows}) g`);
+  await store.sql.query(`DELETE FROM churn WHERE id <= ${deleted}`);
+}
+
+const statistics = async (store: Store) =>
+  (
+    await store.sql.query<{ reltuples: number; columns: number }>(
+      `SELECT c.reltuples::float8 AS reltuples,
+              (SELECT count(*)::int FROM pg_stats WHERE tablename = 'churn' AND schemaname = current_schema()) AS columns
+       FROM pg_class c WHERE c.relname = 'churn' AND c.relnamespace = current_schema()::regnamespace`,
+    )
+  )[0]!;
+
+describe.each(STORE_BACKENDS)('table maintenance ($name)', (backend) => {
+  it('analyses a changed table and, where no autovacuum runs, vacuums its dead rows; a second pass has nothing to do', async () => {
+    const opened = await backend.open();
+    cleanup = opened.cleanup;
+    const { store } = opened;
+    await churn(store, 5_000, 2_000);
+    if (store.kind === 'server') await store.sql.exec(`ALTER TABLE churn SET (autovacuum_enabled = off)`);
+    const maintenance = new TableMaintenance(store.sql);
+    const done = await maintenance.pass();
+    expect(done.find((step) => step.table === 'churn')?.statement).toBe('VACUUM (ANALYZE) "churn"');
+    expect(await statistics(store)).toEqual({ reltuples: 3_000, columns: 2 });
+    expect((await maintenance.pass()).map((step) => step.table)).not.toContain('churn');
+    await maintenance.stop();
+  });
+});
