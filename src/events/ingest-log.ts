@@ -86,6 +86,11 @@ export class IngestLog {
     this.loader.notify();
   }
 
+  /** rewrites the log's file so records already stored leave no bytes in it (after an erase) */
+  compact(): Promise<void> {
+    return this.log.compact();
+  }
+
   stats(): IngestBacklog {
     const stats = this.log.stats();
     // a request loaded before its append's continuation ran is subtracted first; none waiting means none
