@@ -116,12 +116,14 @@ export class DataControls {
   private async erase(app: AppRecord, userKey: Buffer, actor: Actor): Promise<ErasureResult> {
     const reference = this.reference(userKey);
     const { deleted, complete } = await eraseUser(this.sql, app.appId, userKey, this.erasureOptions);
-    await scrubDeletedRows(this.sql, ERASED_TABLES);
-    await markErasure(this.sql);
-    await this.compactLog();
+    // the deletion is audited and the logs are told before the rewrite, which can fail (a full disk): erasing again
+    // then rewrites what is left
     await this.prisma.auditLog.create({
       data: this.registry.auditRecord(app, actor, 'user.erase', { user: reference, deleted, complete }),
     });
+    await markErasure(this.sql);
+    await scrubDeletedRows(this.sql, ERASED_TABLES);
+    await this.compactLog();
     return { app, reference, deleted, complete };
   }
 
