@@ -87,8 +87,13 @@ export class IngestLog {
   }
 
   /** rewrites the log's file so records already stored leave no bytes in it (after an erase) */
-  compact(): Promise<void> {
-    return this.log.compact();
+  async compact(): Promise<void> {
+    try {
+      await this.log.compact();
+    } finally {
+      // the loader found nothing to read meanwhile and waits for an append: records waiting wake it instead
+      this.loader.notify();
+    }
   }
 
   stats(): IngestBacklog {
