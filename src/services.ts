@@ -6,6 +6,7 @@ import type { Store } from './db/store.ts';
 import { TableMaintenance } from './db/table-maintenance.ts';
 import { DataControls } from './events/data-controls.ts';
 import { IngestLog } from './events/ingest-log.ts';
+import { ErasureWatch } from './events/erasure-watch.ts';
 import { Pseudonymiser } from './events/pseudonym.ts';
 import { DeletedAppPurger } from './events/purge.ts';
 import { DailyQuota } from './events/quota.ts';
@@ -57,6 +58,8 @@ export interface Services {
   maintenance: TableMaintenance | null;
   /** the owner's retention period and erasing one user's data */
   dataControls: DataControls;
+  /** compacts this node's durable log after an erase that ran anywhere; null without a log */
+  erasureWatch: ErasureWatch | null;
   metrics: Metrics;
   /**
    * Waits until the store holds every event this node acknowledged (for at most a couple of seconds), so
@@ -129,6 +132,15 @@ export async function createServices(config: Config, store: Store, options: Serv
           },
         });
   if (ingestLog) metrics.watchBacklog(() => ingestLog.stats());
+  // an erase that ran elsewhere (another node, the CLI on a server store) reaches this node's log
+  const erasureWatch = ingestLog
+    ? new ErasureWatch(
+        store.sql,
+        () => ingestLog.compact(),
+        (error, message) => onBackgroundError(error, message),
+      )
+    : null;
+  erasureWatch?.start();
   const rejections = new RejectionLog(events, 1_000, onBackgroundError);
   rejections.start();
   const quota = new DailyQuota(
@@ -169,12 +181,16 @@ export async function createServices(config: Config, store: Store, options: Serv
     purger,
     retention,
     maintenance,
-    dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets),
+    dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets, {}, async () => {
+      await ingestLog?.compact();
+    }),
+    erasureWatch,
     metrics,
     async caughtUp() {
       await ingestLog?.loader.caughtUp(READ_YOUR_WRITES_MS);
     },
     async stop() {
+      await erasureWatch?.stop();
       await ingestLog?.close();
       await rejections.stop();
       await quota.stop();

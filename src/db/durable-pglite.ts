@@ -6,11 +6,17 @@ import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 
 /**
+ * WAL segments a checkpoint no longer needs are deleted, not renamed to serve as future ones: a recycled segment
+ * keeps its old records past the point written, so rows an erase deleted (src/db/scrub.ts) would stay in pg_wal.
+ */
+const NO_WAL_RECYCLING = ['-c', 'wal_recycle=off'];
+
+/**
  * PGlite starts PostgreSQL with -F (fsync off). Without it, PostgreSQL syncs the WAL at every commit and the
  * data files at every checkpoint; wal_sync_method=fsync because PGlite's fdatasync() is a no-op while fsync()
  * reaches the file system's fsync operation.
  */
-const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync'];
+const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync', ...NO_WAL_RECYCLING];
 
 /**
  * PostgreSQL's page cache, allocated and touched at start inside the WebAssembly heap, which never gives memory

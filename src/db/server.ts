@@ -96,6 +96,25 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
         throw error;
       }
     },
+    async maintain(statements, maxMs) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query(`SET statement_timeout = ${Math.ceil(maxMs)}`);
+        for (const text of statements) {
+          // the pool's client-side bound as well (pg reads query_timeout from a query's config; its types omit it)
+          const unbounded: pg.QueryConfig & { query_timeout: number } = { text, query_timeout: maxMs + 1_000 };
+          await client.query(unbounded);
+        }
+        await client.query('RESET statement_timeout');
+      } catch (error) {
+        // the session's timeout may still be lifted: the connection is not handed to anyone else
+        broken = error as Error;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
     async copyBinary(select) {
       const client = await pool.connect();
       try {

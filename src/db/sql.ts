@@ -44,6 +44,12 @@ export interface SqlRunner extends SqlQueryable {
    * a server has it; PGlite hands bytea over as bytes.
    */
   copyBinary?(select: string): Promise<(Buffer | null)[][]>;
+  /**
+   * Maintenance statements (a VACUUM FULL) one after another on one connection, outside any transaction and without
+   * the reads' time limit, up to maxMs in all. Only a server has it: the embedded engine runs every statement to its
+   * end anyway.
+   */
+  maintain?(statements: string[], maxMs: number): Promise<void>;
   /** runs fn on one connection between BEGIN and COMMIT; ROLLBACK when fn throws */
   transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

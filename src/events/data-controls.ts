@@ -3,12 +3,14 @@
 // or erases, policy.ts); every change is written to the audit log, never with
 // a raw Telegram user id (an erased user appears by a keyed reference to their key).
 import type { PrismaClient } from '../db/store.ts';
+import { scrubDeletedRows } from '../db/scrub.ts';
 import type { SqlRunner } from '../db/sql.ts';
 import type { Secrets } from '../secret.ts';
 import type { Actor, AppRecord, TokenRegistry } from '../tokens/registry.ts';
+import { markErasure } from './erasure-watch.ts';
 import type { Pseudonymiser } from './pseudonym.ts';
 import { RETENTION_CHOICES, type RetentionDays } from './retention.ts';
-import { eraseUser, type ErasedRows, type ErasureOptions } from './user-erasure.ts';
+import { ERASED_TABLES, eraseUser, type ErasedRows, type ErasureOptions } from './user-erasure.ts';
 
 /** a user of an app as an erase names them: their key in the app's events, and a reference safe to show and keep */
 export interface ErasureSubject {
@@ -56,6 +58,8 @@ export class DataControls {
     private readonly pseudonymiser: Pseudonymiser,
     private readonly secrets: Secrets,
     private readonly erasureOptions: ErasureOptions = {},
+    /** rewrites this node's durable log without the records already stored, which may hold the erased user */
+    private readonly compactLog: () => Promise<void> = async () => {},
   ) {}
 
   async retention(appName: string, actor: Actor): Promise<{ app: AppRecord; days: RetentionDays }> {
@@ -104,12 +108,22 @@ export class DataControls {
     return this.erase(await this.registry.authorize({ appName }, actor, 'manage-data'), userKey, actor);
   }
 
+  /**
+   * Deletes the user's rows, then rewrites what held them: the tables (and on the embedded store its WAL), this
+   * node's durable log, and, through the mark, every other node's (erasure-watch.ts), so none of the user's bytes
+   * stay readable in a file of DATA_DIR or in the tables' files
+   */
   private async erase(app: AppRecord, userKey: Buffer, actor: Actor): Promise<ErasureResult> {
     const reference = this.reference(userKey);
     const { deleted, complete } = await eraseUser(this.sql, app.appId, userKey, this.erasureOptions);
+    // the deletion is audited and the logs are told before the rewrite, which can fail (a full disk): erasing again
+    // then rewrites what is left
     await this.prisma.auditLog.create({
       data: this.registry.auditRecord(app, actor, 'user.erase', { user: reference, deleted, complete }),
     });
+    await markErasure(this.sql);
+    await scrubDeletedRows(this.sql, ERASED_TABLES);
+    await this.compactLog();
     return { app, reference, deleted, complete };
   }
 

@@ -86,6 +86,16 @@ export class IngestLog {
     this.loader.notify();
   }
 
+  /** rewrites the log's file so records already stored leave no bytes in it (after an erase) */
+  async compact(): Promise<void> {
+    try {
+      await this.log.compact();
+    } finally {
+      // the loader found nothing to read meanwhile and waits for an append: records waiting wake it instead
+      this.loader.notify();
+    }
+  }
+
   stats(): IngestBacklog {
     const stats = this.log.stats();
     // a request loaded before its append's continuation ran is subtracted first; none waiting means none

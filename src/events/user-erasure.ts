@@ -1,7 +1,16 @@
 // Erases one user of one app from the event plane: their events, their sessions' rows and their per-user rows,
 // in bounded statements that ingestion runs between. The counts (events, users and sessions per day, dimensions,
-// custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user.
+// custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user. Only the
+// property values their custom events carried are no longer listed: their counts move to "(other)".
 import type { SqlQueryable, SqlRunner } from '../db/sql.ts';
+import {
+  customDataObjectSql,
+  customNameSql,
+  cutTextSql,
+  isPropertySql,
+  OTHER,
+  propertyValueSql,
+} from './custom-events.ts';
 import { entryCount, withoutUser } from './funnel-postings.ts';
 import { CHUNK_ROWS } from './purge.ts';
 
@@ -16,6 +25,19 @@ export interface ErasedRows {
   /** the user's events taken out of the funnel postings */
   funnel_postings: number;
 }
+
+/** every table an erase deletes or rewrites rows of, for the compaction after it */
+export const ERASED_TABLES = [
+  'events',
+  'daily_sessions',
+  'daily_funnel_sessions',
+  'daily_users',
+  'app_users',
+  'wallet_users',
+  'funnel_postings',
+  'daily_custom_values',
+  'custom_catalog',
+] as const;
 
 export interface Erasure {
   deleted: ErasedRows;
@@ -66,6 +88,30 @@ WITH range AS (
 ), funnel AS (
   DELETE FROM daily_funnel_sessions f USING (SELECT DISTINCT day, session_id FROM mine) m
   WHERE f.app_id = $1 AND f.day = m.day AND f.session_id = m.session_id RETURNING 1
+), custom_pairs AS (
+  -- the property values of the user's custom events as the rollups counted them (only tracked names and properties
+  -- have rows, so matching a row is being tracked)
+  SELECT m.day, ${customNameSql("e.props->'custom_data'")} AS name, ${cutTextSql('p.key')} AS property,
+         ${propertyValueSql('p.value')} AS value, count(*) AS events
+  FROM mine m JOIN events e ON e.app_id = $1 AND e.event_key = m.event_key AND e.event_name = 'custom-event'
+  CROSS JOIN LATERAL jsonb_each(${customDataObjectSql("e.props->'custom_data'")}) AS p(key, value)
+  WHERE ${isPropertySql('p')}
+  GROUP BY 1, 2, 3, 4
+), unlisted_rows AS (
+  SELECT v.day, v.name, v.property, v.value, least(c.events, v.events) AS events
+  FROM daily_custom_values v JOIN custom_pairs c
+    ON v.app_id = $1 AND v.day = c.day AND v.name = c.name AND v.property = c.property AND v.value = c.value
+  WHERE c.value <> '${OTHER}'
+), unlisted AS (
+  -- the user's events leave their values' rows (a row emptied so is deleted after the walk)
+  UPDATE daily_custom_values v SET events = v.events - u.events FROM unlisted_rows u
+  WHERE v.app_id = $1 AND v.day = u.day AND v.name = u.name AND v.property = u.property AND v.value = u.value
+  RETURNING u.day, u.name, u.property, u.events
+), as_other AS (
+  -- and are counted as OTHER instead, so the property's total stays
+  INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)
+  SELECT $1, day, name, property, '${OTHER}', sum(events) FROM unlisted GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ON CONFLICT (app_id, day, name, property, value) DO UPDATE SET events = v.events + excluded.events
 ), gone AS (
   DELETE FROM events e USING mine m WHERE e.app_id = $1 AND e.event_key = m.event_key RETURNING 1
 )
@@ -84,6 +130,22 @@ const noRows = (): ErasedRows => ({
   wallet_users: 0,
   funnel_postings: 0,
 });
+
+/**
+ * The app's property values the erase emptied: their rows, and their catalog entries once no day counts them (their
+ * places then take new values). Values an erase made empty are the only rows without events.
+ */
+const DROP_EMPTIED_VALUES = `
+WITH emptied AS (
+  DELETE FROM daily_custom_values WHERE app_id = $1 AND events <= 0 RETURNING name, property, value
+), untracked AS (
+  DELETE FROM custom_catalog c USING (SELECT DISTINCT name, property, value FROM emptied) g
+  WHERE c.app_id = $1 AND c.level = 2 AND c.name = g.name AND c.property = g.property AND c.value = g.value
+    AND NOT EXISTS (SELECT 1 FROM daily_custom_values v WHERE v.app_id = $1 AND v.name = g.name
+                    AND v.property = g.property AND v.value = g.value AND v.events > 0)
+  RETURNING 1
+)
+SELECT count(*)::int AS n FROM untracked`;
 
 /** funnel postings rows read per statement: a row holds a commit's events of one step and day, up to megabytes */
 const POSTINGS_CHUNK = 100;
@@ -219,6 +281,7 @@ export async function eraseUser(
     await walkEvents();
     await walkPostings();
     const storedMeanwhile = await deleteUserRows();
+    await sql.query(DROP_EMPTIED_VALUES, [appId]);
     if (storedMeanwhile === 0) return { deleted, complete: true };
     if (round === maxRounds) return { deleted, complete: false };
   }

@@ -18,6 +18,7 @@
 //   preallocated), and lmdb-js enlarges the map by itself if the file outgrows it.
 import { DiskSpace } from './disk-space.ts';
 import { Backlog } from './backlog.ts';
+import { compactLogFile, removeCompactionLeftover } from './compact.ts';
 import { LogClosedError, LogFullError, LogWriteError } from './errors.ts';
 import { WATERMARK_KEY, openStore, type DurableLogLogger, type LogDatabase, type OpenedStore } from './open-store.ts';
 import { HEADER_BYTES, decodeRecord, encodeRecord, encodeWatermark } from './record-format.ts';
@@ -131,11 +132,14 @@ export class DurableLog {
   private undeleted: number[] = [];
   private readonly reportedDamage = new Set<number>();
   private closed = false;
+  /** a compaction running: appends and releases wait for it, reads find nothing */
+  private compacting: Promise<void> | null = null;
 
   private constructor(
-    private readonly db: LogDatabase,
+    private db: LogDatabase,
     opened: OpenedStore,
-    dir: string,
+    private readonly dir: string,
+    private readonly mapSize: number,
     options: DurableLogOptions,
   ) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -154,13 +158,15 @@ export class DurableLog {
   static async open(dir: string, options: DurableLogOptions = {}): Promise<DurableLog> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     if (!(maxBytes > 0)) throw new RangeError('maxBytes must be positive');
+    // records can take twice their size in pages (see disk-space.ts), plus branch and free pages
+    const mapSize = 2 * maxBytes + 256 * 1024 ** 2;
+    removeCompactionLeftover(dir);
     const opened = await openStore(dir, {
-      // records can take twice their size in pages (see disk-space.ts), plus branch and free pages
-      mapSize: 2 * maxBytes + 256 * 1024 ** 2,
+      mapSize,
       loadedThrough: options.loadedThrough ?? 0,
       logger: options.logger ?? stderrLogger,
     });
-    const log = new DurableLog(opened.db, opened, dir, options);
+    const log = new DurableLog(opened.db, opened, dir, mapSize, options);
     await log.space.refresh();
     return log;
   }
@@ -172,6 +178,7 @@ export class DurableLog {
    */
   append(value: Uint8Array): Promise<number> {
     if (this.closed) return Promise.reject(new LogClosedError());
+    if (this.compacting) return this.afterCompaction(() => this.append(value));
     const size = value.byteLength;
     if (this.backlog.bytes + this.pendingBytes + size > this.maxBytes) {
       return Promise.reject(
@@ -221,6 +228,7 @@ export class DurableLog {
    */
   read(afterSeq: number, limits: ReadLimits = {}): LogRecord[] {
     if (this.closed) throw new LogClosedError();
+    if (this.compacting) return [];
     const maxRecords = limits.maxRecords ?? 1000;
     const maxBytes = limits.maxBytes ?? 16 * 1024 ** 2;
     const sizeOf = limits.sizeOf ?? ((value: Buffer) => value.length);
@@ -249,6 +257,7 @@ export class DurableLog {
    */
   release(throughSeq: number): Promise<void> {
     if (this.closed) return Promise.reject(new LogClosedError());
+    if (this.compacting) return this.afterCompaction(() => this.release(throughSeq));
     if (!Number.isSafeInteger(throughSeq))
       return Promise.reject(new RangeError(`not a sequence number: ${throughSeq}`));
     if (throughSeq > this.lastDurable) {
@@ -284,12 +293,40 @@ export class DurableLog {
     };
   }
 
+  /**
+   * Rewrites the file with the records waiting alone, so no released record stays readable in it (an erased user's
+   * included). Appends and releases wait meanwhile, and the loader reads nothing; it costs a copy of the records
+   * waiting, usually few. A compaction that fails leaves the log as it was.
+   */
+  compact(): Promise<void> {
+    if (this.closed) return Promise.reject(new LogClosedError());
+    if (this.compacting) return this.compacting;
+    const run = async () => {
+      await this.idle();
+      this.db = await compactLogFile(this.db, this.dir, this.mapSize);
+    };
+    this.compacting = run().finally(() => {
+      this.compacting = null;
+    });
+    return this.compacting;
+  }
+
   /** waits for appends and releases in flight, then closes the file; later calls reject with LogClosedError */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.compacting?.catch(() => undefined);
+    await this.idle();
     await this.db.close();
+  }
+
+  /** runs step once the compaction running is over, whether it worked or not */
+  private afterCompaction<T>(step: () => Promise<T>): Promise<T> {
+    return (this.compacting ?? Promise.resolve()).catch(() => undefined).then(step);
+  }
+
+  private async idle(): Promise<void> {
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
   /** lmdb's put takes put options at run time (MDB_APPEND here); its type declarations only list a version */

@@ -52,7 +52,7 @@ interface Scanned extends OpenedStore {
 }
 
 /** the settings every open uses; why each one is chosen is in durable-log.ts */
-function openDatabase(dir: string, mapSize: number, usePreviousSnapshot: boolean): LogDatabase {
+export function openDatabase(dir: string, mapSize: number, usePreviousSnapshot: boolean): LogDatabase {
   const options: RootDatabaseOptionsWithPath & { usePreviousSnapshot?: boolean } = {
     path: dir,
     encoding: 'binary',

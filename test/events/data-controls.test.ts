@@ -9,6 +9,8 @@ import { DataControls } from '../../src/events/data-controls.ts';
 import { addDays } from '../../src/events/days.ts';
 import { decodePostings, type PostingEvent } from '../../src/events/funnel-postings.ts';
 import { Pseudonymiser } from '../../src/events/pseudonym.ts';
+import { NO_FILTER } from '../../src/events/filters.ts';
+import { InsightsReader } from '../../src/events/insights.ts';
 import { firstKeptDay, parseRetention } from '../../src/events/retention.ts';
 import { DeletedAppPurger } from '../../src/events/purge.ts';
 import { RetentionPurger } from '../../src/events/retention-purge.ts';
@@ -233,8 +235,16 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0, funnel: 0 });
       expect(await rowsOfUser(appId, bob)).toEqual(bobBefore);
       expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3, funnel: 3 });
-      // the counts keep counting the erased user, as anonymous numbers
-      expect(await countRows(appId)).toEqual(counts);
+      // the counts keep counting the erased user, as anonymous numbers; the property values they sent count as OTHER
+      const after = await countRows(appId);
+      expect({ ...after, daily_custom_values: [] }).toEqual({ ...counts, daily_custom_values: [] });
+      expect(after.daily_custom_values).toEqual(
+        days.flatMap((day) =>
+          ['(other)', 'pro'].map((value) =>
+            JSON.stringify({ app_id: appId, day, name: 'buy', property: 'plan', value, events: 1 }),
+          ),
+        ),
+      );
       // 30 events read 4 at a time
       expect(statements.filter((text) => text.includes('WITH range AS')).length).toBe(8);
 
@@ -254,6 +264,52 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       const again = await controls.eraseUser(appName, '1001', owner);
       expect(again.reference).toBe(result.reference);
       expect(Object.values(again.deleted).every((n) => n === 0)).toBe(true);
+    });
+
+    it("no longer lists the user's own property values: their events count as (other), other users' values stay", async () => {
+      const { appId, appName } = await newApp();
+      const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
+      const profile = (userKey: Buffer, id: string, day: string) =>
+        row(appId, userKey, new Date(`${day}T11:00:00Z`), {
+          eventName: 'custom-event',
+          props: { custom_data: { name: 'profile', telegram_id: id, plan: 'pro' } },
+        });
+      await events.insert(days.flatMap((day) => [profile(alice, '1001', day), profile(bob, '2002', day)]));
+      const insights = new InsightsReader(store.sql);
+      const period = { from: days[0]!, to: days.at(-1)! };
+      const valuesOf = async (property: string, filter = NO_FILTER) =>
+        (await insights.customPropertyValues(appId, period, 'profile', property, filter)).values;
+      expect(await valuesOf('telegram_id')).toEqual([
+        { value: '1001', count: 3 },
+        { value: '2002', count: 3 },
+      ]);
+
+      await new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets).eraseUser(
+        appName,
+        '1001',
+        owner,
+      );
+      // the property's total stays, without the erased user's value: from the rollups and from the events alike
+      expect(await valuesOf('telegram_id')).toEqual([
+        { value: '2002', count: 3 },
+        { value: '(other)', count: 3 },
+      ]);
+      expect(await valuesOf('telegram_id', { platform: 'ios' })).toEqual([{ value: '2002', count: 3 }]);
+      expect(await valuesOf('plan')).toEqual([
+        { value: 'pro', count: 3 },
+        { value: '(other)', count: 3 },
+      ]);
+      // nor does the catalog keep it: its place is free for another value
+      const catalog = await store.sql.query<{ value: string }>(
+        `SELECT value FROM custom_catalog WHERE app_id = $1 AND level = 2 ORDER BY value`,
+        [appId],
+      );
+      expect(catalog.map((entry) => entry.value)).toEqual(['2002', 'pro']);
+      const rows = await store.sql.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM daily_custom_values WHERE app_id = $1 AND value = '1001'`,
+        [appId],
+      );
+      expect(rows[0]!.n).toBe(0);
     });
 
     it('finishes an erase cut short when run again', async () => {

@@ -1,0 +1,57 @@
+// Lets every node's durable log forget what an erase removed: an erase (on any node, or the CLI on a server store)
+// marks the store, and each node rewrites its own log's file without the records it already stored once it sees a
+// mark it has not acted on (at its start, any mark at all: it may have been down when the erase ran).
+import type { SqlQueryable } from '../db/sql.ts';
+
+/** how often a node looks for an erase that ran elsewhere */
+export const ERASURE_WATCH_EVERY_MS = 5_000;
+
+const MARK_KEY = 'last_user_erasure';
+
+/** records that an erase ran just now, for the nodes whose logs may still hold the user's released records */
+export async function markErasure(sql: SqlQueryable): Promise<void> {
+  await sql.query(
+    `INSERT INTO settings (key, value) VALUES ('${MARK_KEY}', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    [`${Date.now()}-${Math.random().toString(36).slice(2)}`],
+  );
+}
+
+export class ErasureWatch {
+  /** the mark this node's log was last compacted for */
+  private seen: string | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly sql: SqlQueryable,
+    private readonly compactLog: () => Promise<void>,
+    private readonly onError: (error: unknown, message: string) => void = () => {},
+  ) {}
+
+  /** looks now, then every `everyMs` until stopped */
+  start(everyMs: number = ERASURE_WATCH_EVERY_MS): void {
+    const run = () => {
+      this.running = this.check()
+        .catch((error: unknown) => this.onError(error, 'compacting the durable log after an erase failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(run, everyMs).unref();
+        });
+    };
+    run();
+  }
+
+  /** compacts the log when an erase ran since it last did */
+  async check(): Promise<void> {
+    const [row] = await this.sql.query<{ value: string }>(`SELECT value FROM settings WHERE key = '${MARK_KEY}'`);
+    if (!row || row.value === this.seen) return;
+    await this.compactLog();
+    this.seen = row.value;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}

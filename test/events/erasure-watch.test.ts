@@ -1,0 +1,51 @@
+// The watch that reaches every node's durable log after an erase: a node compacts its log once per erase it has not
+// acted on, whichever process ran the erase, and at its start for any erase at all (it may have been down then).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/db/store.ts';
+import { ErasureWatch, markErasure } from '../../src/events/erasure-watch.ts';
+import { STORE_BACKENDS } from '../helpers/stores.ts';
+
+describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
+  let store: Store;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => {
+    ({ store, cleanup } = await backend.open());
+  });
+  afterAll(() => cleanup());
+
+  it('compacts once per erase it has not acted on, and at start for any erase', async () => {
+    let compactions = 0;
+    const compact = async () => {
+      compactions += 1;
+    };
+    const watch = new ErasureWatch(store.sql, compact);
+    await watch.check();
+    expect(compactions).toBe(0); // no erase ever ran
+
+    await markErasure(store.sql);
+    await watch.check();
+    await watch.check();
+    expect(compactions).toBe(1);
+    await markErasure(store.sql);
+    await watch.check();
+    expect(compactions).toBe(2);
+
+    // a node starting after the erase
+    const started = new ErasureWatch(store.sql, compact);
+    await started.check();
+    expect(compactions).toBe(3);
+  });
+
+  it('tries again at the next look when a compaction failed', async () => {
+    let attempts = 0;
+    const watch = new ErasureWatch(store.sql, async () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error('disk full');
+    });
+    await markErasure(store.sql);
+    await expect(watch.check()).rejects.toThrow('disk full');
+    await watch.check();
+    await watch.check();
+    expect(attempts).toBe(2);
+  });
+});
