@@ -2,6 +2,8 @@
 import { AlertChecker } from './alerts/checker.ts';
 import { AlertSubscriptions } from './alerts/subscriptions.ts';
 import type { Config } from './config.ts';
+import path from 'node:path';
+import { EMBEDDED_DIR } from './db/embedded.ts';
 import type { Store } from './db/store.ts';
 import { DataControls } from './events/data-controls.ts';
 import { IngestLog } from './events/ingest-log.ts';
@@ -10,6 +12,7 @@ import { DeletedAppPurger } from './events/purge.ts';
 import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { RetentionPurger } from './events/retention-purge.ts';
+import { StoreHealth } from './events/store-health.ts';
 import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
@@ -54,6 +57,8 @@ export interface Services {
   /** the owner's retention period and erasing one user's data */
   dataControls: DataControls;
   metrics: Metrics;
+  /** whether the store takes writes, as the loader and a background probe last found: /healthz reads it */
+  storeHealth: StoreHealth;
   /**
    * Waits until the store holds every event this node acknowledged (for at most a couple of seconds), so
    * what a user just sent shows in the surfaces that read the store: apps show, the bot, the dashboard.
@@ -100,7 +105,8 @@ export async function createServices(config: Config, store: Store, options: Serv
     (hash) => tokens.invalidate(hash),
     () => void purger.purgeDeletedApps(),
   );
-  const ingestLog =
+  const storeHealth = new StoreHealth(store.sql, () => ingestLog?.loader.failure ?? null);
+  const ingestLog: IngestLog | null =
     options.ingest === false
       ? null
       : await IngestLog.open(config.dataDir, events, {
@@ -109,8 +115,10 @@ export async function createServices(config: Config, store: Store, options: Serv
           maxBatchBytes: LOAD_BATCH_BYTES,
           minCommitIntervalMs: LOAD_INTERVAL_MS,
           insights: options.events?.insights !== false,
+          embeddedStoreDir: store.kind === 'embedded' ? path.join(config.dataDir, EMBEDDED_DIR) : undefined,
           onError: onBackgroundError,
           onCommit: (commit) => {
+            storeHealth.committed();
             metrics.commitSeconds.observe(commit.seconds);
             metrics.commitEvents.observe(commit.events);
             metrics.eventsStored.inc(commit.inserted);
@@ -118,7 +126,10 @@ export async function createServices(config: Config, store: Store, options: Serv
             for (const appendedAt of commit.appendedAt) metrics.freshnessSeconds.observe((now - appendedAt) / 1000);
           },
         });
-  if (ingestLog) metrics.watchBacklog(() => ingestLog.stats());
+  if (ingestLog) {
+    metrics.watchBacklog(() => ingestLog.stats());
+    storeHealth.start();
+  }
   const rejections = new RejectionLog(events, 1_000, onBackgroundError);
   rejections.start();
   const quota = new DailyQuota(
@@ -152,10 +163,12 @@ export async function createServices(config: Config, store: Store, options: Serv
     retention,
     dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets),
     metrics,
+    storeHealth,
     async caughtUp() {
       await ingestLog?.loader.caughtUp(READ_YOUR_WRITES_MS);
     },
     async stop() {
+      storeHealth.stop();
       await ingestLog?.close();
       await rejections.stop();
       await quota.stop();
