@@ -251,7 +251,7 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
         const closed = call({ op: 'close' }).catch(() => undefined);
         await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
       }
-      unavailable = new Error('the embedded database is closed');
+      unavailable = new Error('the embedded database has stopped: it was closed');
       failAll(run, unavailable);
       await run.worker.terminate();
     },

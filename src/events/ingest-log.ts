@@ -12,6 +12,9 @@ import type { EventRow, EventStore } from './store.ts';
 /** how long a refusal by the full disk counts as the log's state when no append has succeeded since */
 const DISK_REFUSAL_TRUSTED_MS = 10_000;
 
+/** the request whose refusal refusal() asks about: a few dozen events, so "takes them" holds for ordinary requests */
+const TYPICAL_REQUEST_BYTES = 16 * 1024;
+
 export interface IngestLogOptions {
   maxBytes: number;
   minFreeBytes: number;
@@ -109,7 +112,7 @@ export class IngestLog {
   refusal(): LogFullError | null {
     // a refusal by the disk itself is believed for a while only: with no append since, space may have returned
     const recent = this.diskRefusal && Date.now() - this.diskRefusal.at < DISK_REFUSAL_TRUSTED_MS;
-    return this.log.refusal() ?? (recent ? this.diskRefusal!.error : null);
+    return this.log.refusal(TYPICAL_REQUEST_BYTES) ?? (recent ? this.diskRefusal!.error : null);
   }
 
   stats(): IngestBacklog {
