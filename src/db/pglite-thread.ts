@@ -65,6 +65,8 @@ const WEDGING_SEVERITIES = new Set(['PANIC', 'FATAL']);
 /** the wait before a new thread is tried again when it failed to open the data directory (the disk still full) */
 const FIRST_REOPEN_MS = 500;
 const LAST_REOPEN_MS = 10_000;
+/** a new thread that has not opened the data directory by then is stopped and tried again (a startup that hangs) */
+const OPEN_WAIT_MS = 60_000;
 /** how long close waits for PGlite to close before the thread is stopped anyway (a wedged engine never answers) */
 const CLOSE_WAIT_MS = 3_000;
 
@@ -141,14 +143,17 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
     if (run !== current || unavailable) return;
     unavailable = new EmbeddedStoreRestartingError(reason);
     failAll(run, unavailable);
-    void run.worker.terminate();
+    const stopped = run.worker.terminate();
     if (closing) return;
     void (async () => {
+      // never two engines on one data directory: the old thread is gone before a new one opens it
+      await stopped;
       for (let waitMs = FIRST_REOPEN_MS; !closing; waitMs = Math.min(LAST_REOPEN_MS, waitMs * 2)) {
         const next = runThread(pgdata, (broken, why) => replace(broken, why));
         current = next;
         try {
-          await next.ready;
+          const opening = sleep(OPEN_WAIT_MS, 'timeout' as const, { ref: false });
+          if ((await Promise.race([next.ready, opening])) === 'timeout') throw new Error('not open in time');
           if (closing) break;
           unavailable = undefined;
           return;
