@@ -2,6 +2,8 @@
 import { AlertChecker } from './alerts/checker.ts';
 import { AlertSubscriptions } from './alerts/subscriptions.ts';
 import type { Config } from './config.ts';
+import path from 'node:path';
+import { EMBEDDED_DIR } from './db/embedded.ts';
 import type { Store } from './db/store.ts';
 import { TableMaintenance } from './db/table-maintenance.ts';
 import { DataControls } from './events/data-controls.ts';
@@ -12,6 +14,7 @@ import { DeletedAppPurger } from './events/purge.ts';
 import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { RetentionPurger } from './events/retention-purge.ts';
+import { StoreHealth } from './events/store-health.ts';
 import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
@@ -61,6 +64,8 @@ export interface Services {
   /** compacts this node's durable log after an erase that ran anywhere; null without a log */
   erasureWatch: ErasureWatch | null;
   metrics: Metrics;
+  /** whether the store takes writes, as the loader and a background probe last found: /healthz reads it */
+  storeHealth: StoreHealth;
   /**
    * Waits until the store holds every event this node acknowledged (for at most a couple of seconds), so
    * what a user just sent shows in the surfaces that read the store: apps show, the bot, the dashboard.
@@ -112,7 +117,8 @@ export async function createServices(config: Config, store: Store, options: Serv
     (hash) => tokens.invalidate(hash),
     () => void purger.purgeDeletedApps().then(() => maintenance?.changed()),
   );
-  const ingestLog =
+  const storeHealth = new StoreHealth(store.sql, () => ingestLog?.loader.failure ?? null);
+  const ingestLog: IngestLog | null =
     options.ingest === false
       ? null
       : await IngestLog.open(config.dataDir, events, {
@@ -121,8 +127,10 @@ export async function createServices(config: Config, store: Store, options: Serv
           maxBatchBytes: LOAD_BATCH_BYTES,
           minCommitIntervalMs: LOAD_INTERVAL_MS,
           insights: options.events?.insights !== false,
+          embeddedStoreDir: store.kind === 'embedded' ? path.join(config.dataDir, EMBEDDED_DIR) : undefined,
           onError: onBackgroundError,
           onCommit: (commit) => {
+            storeHealth.committed();
             metrics.commitSeconds.observe(commit.seconds);
             metrics.commitEvents.observe(commit.events);
             metrics.eventsStored.inc(commit.inserted);
@@ -131,7 +139,10 @@ export async function createServices(config: Config, store: Store, options: Serv
             for (const appendedAt of commit.appendedAt) metrics.freshnessSeconds.observe((now - appendedAt) / 1000);
           },
         });
-  if (ingestLog) metrics.watchBacklog(() => ingestLog.stats());
+  if (ingestLog) {
+    metrics.watchBacklog(() => ingestLog.stats());
+    storeHealth.start();
+  }
   // an erase that ran elsewhere (another node, the CLI on a server store) reaches this node's log
   const erasureWatch = ingestLog
     ? new ErasureWatch(
@@ -186,11 +197,13 @@ export async function createServices(config: Config, store: Store, options: Serv
     }),
     erasureWatch,
     metrics,
+    storeHealth,
     async caughtUp() {
       await ingestLog?.loader.caughtUp(READ_YOUR_WRITES_MS);
     },
     async stop() {
       await erasureWatch?.stop();
+      storeHealth.stop();
       await ingestLog?.close();
       await rejections.stop();
       await quota.stop();

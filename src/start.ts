@@ -13,6 +13,12 @@ import { startRankingSchedule } from './ranking/schedule.ts';
 import { secretInDataDir } from './secret.ts';
 import { createServices, type ServicesOptions } from './services.ts';
 
+/**
+ * The longest a stop may take: requests in flight answered, the log loaded for at most 10 s (IngestLog.close), the
+ * store closed; beyond it the process exits anyway.
+ */
+const STOP_DEADLINE_MS = 20_000;
+
 /** `events`: how the event store is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
   const config = loadConfig();
@@ -52,6 +58,12 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping: finishing requests in flight');
+    // a store that hangs (a stalled server, a wedged engine) must not keep the process: what was acknowledged is
+    // on disk in the log already, and the next start loads it
+    setTimeout(() => {
+      app.log.error({ signal }, `not stopped within ${STOP_DEADLINE_MS / 1000} s: exiting; the log keeps what waits`);
+      process.exit(1);
+    }, STOP_DEADLINE_MS);
     botStopped.abort();
     stopRanking();
     await bot?.stop();

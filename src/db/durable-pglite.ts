@@ -25,10 +25,21 @@ const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync', ...NO_WAL_RECYCLING];
  */
 const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB'];
 
+/** the WAL's size on disk is bounded by max_wal_size (recycled segments), so the free space it may still take is known */
+export const MAX_WAL_BYTES = 128 * 1024 ** 2;
+/** PGlite's WAL segments, each allocated whole (zero-filled) before the first record goes in */
+export const WAL_SEGMENT_BYTES = 16 * 1024 ** 2;
+/**
+ * PostgreSQL's default max_wal_size (1 GB) lets the WAL grow by up to a gigabyte between checkpoints, more free disk
+ * than the durable log's guard could reasonably keep for it; a checkpoint every 128 MB of WAL bounds it.
+ */
+const WAL_PARAMS = ['-c', `max_wal_size=${MAX_WAL_BYTES / 1024 ** 2}MB`, '-c', 'min_wal_size=32MB'];
+
 const START_PARAMS = [
   ...PGlite.defaultStartParams.filter((param) => param !== '-F'),
   ...DURABLE_PARAMS,
   ...MEMORY_PARAMS,
+  ...WAL_PARAMS,
 ];
 
 interface EmscriptenModule {

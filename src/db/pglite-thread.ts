@@ -1,5 +1,6 @@
 // The main thread's handle on the embedded PGlite, which runs on a thread of its own
 // (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
 import { createCluster } from './pglite-cluster.ts';
@@ -55,7 +56,45 @@ export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
   return startThread(pgdata);
 }
 
-async function startThread(pgdata: string): Promise<PGliteHandle> {
+/**
+ * Severities after which PGlite's engine is left in a state no later statement survives: after a PANIC (a WAL
+ * segment that could not be allocated on a full disk) every statement failed ("XLogBeginInsert was already called",
+ * "cannot drop active portal") and some spun without end. Committed data is safe (the WAL is synced at each commit).
+ */
+const WEDGING_SEVERITIES = new Set(['PANIC', 'FATAL']);
+/** the wait before a new thread is tried again when it failed to open the data directory (the disk still full) */
+const FIRST_REOPEN_MS = 500;
+const LAST_REOPEN_MS = 10_000;
+/** a new thread that has not opened the data directory by then is stopped and tried again (a startup that hangs) */
+const OPEN_WAIT_MS = 60_000;
+/** how long close waits for PGlite to close before the thread is stopped anyway (a wedged engine never answers) */
+const CLOSE_WAIT_MS = 3_000;
+
+/** statements sent while the engine is being replaced fail at once with this */
+export class EmbeddedStoreRestartingError extends Error {
+  constructor(cause: string) {
+    super(`the embedded database is reopening after a failure: ${cause}`);
+    this.name = 'EmbeddedStoreRestartingError';
+  }
+}
+
+interface Pending {
+  resolve: (result: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/** one PGlite thread: its worker, the requests it has not answered, and whether it opened */
+interface ThreadRun {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  ready: Promise<void>;
+}
+
+/**
+ * Starts a thread on pgdata. onBroken is called once when the engine cannot go on: a reply of a wedging severity
+ * (after the statement that met it has its error), or the thread failing or exiting by itself.
+ */
+function runThread(pgdata: string, onBroken: (run: ThreadRun, reason: string) => void): ThreadRun {
   // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
@@ -66,34 +105,79 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
       workerData: { pgdata },
     },
   );
-  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
-  let nextId = 1;
-  let stopped: Error | undefined;
+  const pending = new Map<number, Pending>();
   const ready = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
+  const run: ThreadRun = { worker, pending, ready };
   worker.on('message', (reply: ThreadReply) => {
     const waiting = pending.get(reply.id);
     pending.delete(reply.id);
     if (reply.error) waiting?.reject(rebuildError(reply.error));
     else waiting?.resolve(reply.result);
+    const severity = reply.error?.fields.severity;
+    if (reply.id !== 0 && severity && WEDGING_SEVERITIES.has(severity)) onBroken(run, reply.error!.message);
   });
-  const stop = (error: Error) => {
-    stopped ??= error;
-    for (const waiting of pending.values()) waiting.reject(stopped);
+  const stopped = (reason: string) => {
+    for (const waiting of pending.values()) waiting.reject(new Error(reason));
     pending.clear();
+    onBroken(run, reason);
   };
-  worker.on('error', (error) => stop(new Error(`the embedded database thread failed: ${error.message}`)));
-  worker.on('exit', () => stop(new Error('the embedded database thread has stopped')));
+  worker.on('error', (error) => stopped(`the embedded database thread failed: ${error.message}`));
+  worker.on('exit', () => stopped('the embedded database thread has stopped'));
+  return run;
+}
+
+async function startThread(pgdata: string): Promise<PGliteHandle> {
+  let current = runThread(pgdata, (run, reason) => replace(run, reason));
+  let nextId = 1;
+  /** set while the engine is being replaced, and for good once closed */
+  let unavailable: Error | undefined;
+  let closing = false;
+
+  const failAll = (run: ThreadRun, error: Error) => {
+    for (const waiting of run.pending.values()) waiting.reject(error);
+    run.pending.clear();
+  };
+
+  /** a wedged or stopped engine: its thread is stopped and a new one opens the same data directory, until one does */
+  const replace = (run: ThreadRun, reason: string) => {
+    if (run !== current || unavailable) return;
+    unavailable = new EmbeddedStoreRestartingError(reason);
+    failAll(run, unavailable);
+    const stopped = run.worker.terminate();
+    if (closing) return;
+    void (async () => {
+      // never two engines on one data directory: the old thread is gone before a new one opens it
+      await stopped;
+      for (let waitMs = FIRST_REOPEN_MS; !closing; waitMs = Math.min(LAST_REOPEN_MS, waitMs * 2)) {
+        const next = runThread(pgdata, (broken, why) => replace(broken, why));
+        current = next;
+        try {
+          const opening = sleep(OPEN_WAIT_MS, 'timeout' as const, { ref: false });
+          if ((await Promise.race([next.ready, opening])) === 'timeout') throw new Error('not open in time');
+          if (closing) break;
+          unavailable = undefined;
+          return;
+        } catch {
+          // the data directory could not be opened yet (recovery needs space the disk does not have)
+          await next.worker.terminate();
+          await sleep(waitMs);
+        }
+      }
+      await current.worker.terminate();
+    })();
+  };
 
   const call = (request: Request): Promise<unknown> => {
-    if (stopped) return Promise.reject(stopped);
+    if (unavailable) return Promise.reject(unavailable);
     const id = nextId++;
+    const run = current;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      run.pending.set(id, { resolve, reject });
       try {
-        worker.postMessage({ ...request, id });
+        run.worker.postMessage({ ...request, id });
       } catch (error) {
         // a parameter that cannot be copied to another thread
-        pending.delete(id);
+        run.pending.delete(id);
         reject(error);
       }
     });
@@ -131,8 +215,9 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
     },
   });
 
-  await ready.catch(async (error: unknown) => {
-    await worker.terminate();
+  await current.ready.catch(async (error: unknown) => {
+    closing = true;
+    await current.worker.terminate();
     throw error;
   });
   return {
@@ -164,8 +249,16 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
       return result;
     },
     async close() {
-      if (!stopped) await call({ op: 'close' }).catch(() => undefined);
-      await worker.terminate();
+      closing = true;
+      const run = current;
+      if (!unavailable) {
+        // a wedged engine may never answer: the thread is stopped after a while anyway (commits are on disk already)
+        const closed = call({ op: 'close' }).catch(() => undefined);
+        await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
+      }
+      unavailable = new Error('the embedded database has stopped: it was closed');
+      failAll(run, unavailable);
+      await run.worker.terminate();
     },
   };
 }

@@ -3,10 +3,17 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { readOrCreateFile } from '../read-or-create.ts';
-import { DurableLog, type LogStats } from '../log/durable-log.ts';
+import { embeddedStoreReserve } from '../db/embedded-reserve.ts';
+import { DurableLog, LogFullError, type LogStats } from '../log/durable-log.ts';
 import { LogLoader, type LoaderCommit } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
 import type { EventRow, EventStore } from './store.ts';
+
+/** how long a refusal by the full disk counts as the log's state when no append has succeeded since */
+const DISK_REFUSAL_TRUSTED_MS = 10_000;
+
+/** the request whose refusal refusal() asks about: a few dozen events, so "takes them" holds for ordinary requests */
+const TYPICAL_REQUEST_BYTES = 16 * 1024;
 
 export interface IngestLogOptions {
   maxBytes: number;
@@ -17,6 +24,8 @@ export interface IngestLogOptions {
   minCommitIntervalMs?: number;
   /** write each request's funnel postings and custom events' counts (default); false for a store keeping no insights */
   insights?: boolean;
+  /** the embedded store's data directory: the log keeps free what the store may still need on the same disk */
+  embeddedStoreDir?: string;
   onError?: (error: unknown, what: string) => void;
   onCommit?: (commit: LoaderCommit) => void;
 }
@@ -55,15 +64,19 @@ export class IngestLog {
     const logDir = path.join(dataDir, 'log');
     const node = nodeName(logDir);
     const loadedThrough = await store.loadedThrough(node);
+    const storeDir = options.embeddedStoreDir;
+    let opened: DurableLog | undefined;
     const log = await DurableLog.open(logDir, {
       maxBytes: options.maxBytes,
       minFreeBytes: options.minFreeBytes,
+      reserveBytes: storeDir ? () => embeddedStoreReserve(storeDir, logDir, opened?.stats().bytes ?? 0) : undefined,
       loadedThrough,
       logger: {
         warn: (details, message) => options.onError?.(details, message),
         error: (details, message) => options.onError?.(details, message),
       },
     });
+    opened = log;
     const waiting = { events: eventsWaiting(log, loadedThrough) };
     const loader = new LogLoader(log, store, loadedThrough, {
       node,
@@ -79,9 +92,18 @@ export class IngestLog {
     return new IngestLog(log, loader, node, waiting, options.insights ?? true);
   }
 
+  /** the last append the disk refused (ENOSPC under the guard's estimate), until an append succeeds */
+  private diskRefusal: { error: LogFullError; at: number } | null = null;
+
   /** resolves once the rows of one request (one app, one receive time) are durably in the log */
   async append(rows: EventRow[], bytes: number): Promise<void> {
-    await this.log.append(encodeRequest(rows, bytes, this.insights));
+    try {
+      await this.log.append(encodeRequest(rows, bytes, this.insights));
+    } catch (error) {
+      if (error instanceof LogFullError && error.reason === 'disk-full') this.diskRefusal = { error, at: Date.now() };
+      throw error;
+    }
+    this.diskRefusal = null;
     this.waiting.events += rows.length;
     this.loader.notify();
   }
@@ -94,6 +116,13 @@ export class IngestLog {
       // the loader found nothing to read meanwhile and waits for an append: records waiting wake it instead
       this.loader.notify();
     }
+  }
+
+  /** why the log would refuse a request now (its bound, the disk's headroom, a full disk), or null when it takes them */
+  refusal(): LogFullError | null {
+    // a refusal by the disk itself is believed for a while only: with no append since, space may have returned
+    const recent = this.diskRefusal && Date.now() - this.diskRefusal.at < DISK_REFUSAL_TRUSTED_MS;
+    return this.log.refusal(TYPICAL_REQUEST_BYTES) ?? (recent ? this.diskRefusal!.error : null);
   }
 
   stats(): IngestBacklog {

@@ -1,42 +1,56 @@
-// Operations routes: GET /healthz (the store, and the backlog waiting in the node's log), GET /metrics, and
+// Operations routes: GET /healthz (whether the node ingests, the store's state, the backlog waiting in the node's log), GET /metrics, and
 // GET /openapi.json (generated from the routes' schemas).
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../services.ts';
 import { describedOnly } from '../described-route.ts';
 import { OPENAPI_VERSION } from './openapi.ts';
 
+const healthBody = (statuses: string[]) => ({
+  type: 'object',
+  required: ['status', 'store', 'backlog', 'loaded_through', 'store_last_success_seconds'],
+  properties: {
+    status: { enum: statuses },
+    reason: { type: 'string', description: 'why the status is not "ok"' },
+    store: { enum: ['embedded', 'server'] },
+    backlog: {
+      type: 'object',
+      description: 'requests in the durable log that the store does not hold yet',
+      required: ['requests', 'events', 'bytes', 'oldest_seconds'],
+      properties: {
+        requests: { type: 'integer' },
+        events: { type: 'integer' },
+        bytes: { type: 'integer' },
+        oldest_seconds: { type: 'number' },
+      },
+    },
+    loaded_through: { type: 'integer', description: 'the last log record the store holds' },
+    store_last_success_seconds: {
+      type: ['number', 'null'],
+      description: "seconds since the loader's last commit or the background probe last got an answer from the store",
+    },
+  },
+});
+
 const healthzSchema = {
-  summary: 'Liveness, whether the store answers, and the backlog of the durable log',
+  summary: 'Liveness, whether the node can ingest and the store answers, and the backlog of the durable log',
+  description:
+    'Answered from state the loader and a background probe keep, never by waiting for the store. 503 means the ' +
+    'node cannot take events (its disk is full, or its log holds all it may); a supervisor should take it out of ' +
+    'rotation and alert, not restart it: it resumes by itself once space returns.',
   response: {
     200: {
       description: 'Ingesting: status "ok", or "store unavailable" while the events wait in the log',
-      content: {
-        'application/json': {
-          schema: {
-            type: 'object',
-            required: ['status', 'store', 'backlog', 'loaded_through'],
-            properties: {
-              status: { enum: ['ok', 'store unavailable'] },
-              store: { enum: ['embedded', 'server'] },
-              backlog: {
-                type: 'object',
-                description: 'requests in the durable log that the store does not hold yet',
-                required: ['requests', 'events', 'bytes', 'oldest_seconds'],
-                properties: {
-                  requests: { type: 'integer' },
-                  events: { type: 'integer' },
-                  bytes: { type: 'integer' },
-                  oldest_seconds: { type: 'number' },
-                },
-              },
-              loaded_through: { type: 'integer', description: 'the last log record the store holds' },
-            },
-          },
-        },
-      },
+      content: { 'application/json': { schema: healthBody(['ok', 'store unavailable']) } },
+    },
+    503: {
+      description: 'Not ingesting: "disk full" (the disk under DATA_DIR) or "log full" (LOG_MAX_BYTES waiting)',
+      content: { 'application/json': { schema: healthBody(['disk full', 'log full']) } },
     },
   },
 };
+
+/** a store failure that means its disk is full: the log on the same disk cannot take events either */
+const DISK_FULL = /no space left on device|ENOSPC|could not extend file/i;
 
 const metricsSchema = {
   summary: 'Prometheus metrics',
@@ -59,17 +73,20 @@ const openApiSchema = {
 };
 
 export const opsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  // the store being down delays loading, not ingestion: the node stays in service (200) while its log takes
-  // the events, and says so; the backlog tells how far loading is behind
-  app.get('/healthz', describedOnly(healthzSchema), async () => {
-    const storeUp = await services.store.sql.query('SELECT 1').then(
-      () => true,
-      () => false,
-    );
+  // the store being down delays loading, not ingestion: the node stays in service (200) while its log takes the
+  // events, and says so; it answers 503 only when it cannot take events. Nothing here waits for the store.
+  app.get('/healthz', describedOnly(healthzSchema), async (_request, reply) => {
     const log = services.ingestLog!;
     const backlog = log.stats();
+    const store = services.storeHealth.condition();
+    const refusal = log.refusal();
+    const diskFull = refusal ? refusal.reason !== 'max-bytes' : DISK_FULL.test(store.failure?.reason ?? '');
+    const status = diskFull ? 'disk full' : refusal ? 'log full' : store.failure ? 'store unavailable' : 'ok';
+    const reason = refusal?.message ?? store.failure?.reason;
+    reply.code(diskFull || refusal ? 503 : 200);
     return {
-      status: storeUp ? 'ok' : 'store unavailable',
+      status,
+      ...(status === 'ok' || !reason ? {} : { reason }),
       store: services.store.kind,
       backlog: {
         requests: backlog.records,
@@ -79,6 +96,8 @@ export const opsRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
           backlog.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - backlog.oldestAppendedAt) / 1000),
       },
       loaded_through: log.loader.loadedThrough,
+      store_last_success_seconds:
+        store.lastSuccessAt === null ? null : Math.max(0, (Date.now() - store.lastSuccessAt) / 1000),
     };
   });
 

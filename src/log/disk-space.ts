@@ -15,12 +15,15 @@ export class DiskSpace {
   private appendedSinceRefresh = 0;
   private refreshedAt = 0;
   private refreshing: Promise<void> | null = null;
+  private reserved = 0;
 
   constructor(
     private readonly dir: string,
     /** appends are refused while less than this would stay free; 0 turns the check off */
     private readonly minFreeBytes: number,
     private readonly refreshMs = DISK_SPACE_REFRESH_MS,
+    /** bytes other writers on the same disk (the embedded store) still need, kept free on top; asked at each statfs */
+    private readonly reserve: () => number = () => 0,
   ) {}
 
   /** the first reading, so the very first append is already checked */
@@ -31,6 +34,11 @@ export class DiskSpace {
         (stats) => {
           this.freeAtRefresh = stats.bavail * stats.bsize;
           this.appendedSinceRefresh = 0;
+          try {
+            this.reserved = Math.max(0, this.reserve());
+          } catch {
+            // the reserve cannot be judged now (its directory is being replaced): the last one stands
+          }
         },
         // a failing statfs (the directory is gone, an odd filesystem) must not stop ingestion: the write itself
         // still fails cleanly when the disk is really full
@@ -54,7 +62,7 @@ export class DiskSpace {
   allows(bytes: number): boolean {
     if (this.minFreeBytes <= 0) return true;
     if (Date.now() - this.refreshedAt > this.refreshMs) void this.refresh();
-    return this.estimatedFree() - bytes * DISK_BYTES_PER_BYTE >= this.minFreeBytes;
+    return this.estimatedFree() - bytes * DISK_BYTES_PER_BYTE >= this.minFreeBytes + this.reserved;
   }
 
   /** an append of this many bytes was handed to the store */

@@ -40,6 +40,8 @@ export interface DurableLogOptions {
   maxBytes?: number;
   /** appends are refused while the log's filesystem would keep less free space than this (0: no check) */
   minFreeBytes?: number;
+  /** free space other writers on the log's disk still need, kept on top of minFreeBytes (see DiskSpace) */
+  reserveBytes?: () => number;
   /**
    * The highest sequence number the store already holds (the loader's committed offset): records up to it are
    * released at open, and numbering continues above it even if the log file was lost or replaced.
@@ -144,7 +146,7 @@ export class DurableLog {
   ) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.logger = options.logger ?? stderrLogger;
-    this.space = new DiskSpace(dir, options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES);
+    this.space = new DiskSpace(dir, options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES, undefined, options.reserveBytes);
     this.releasedThrough = opened.releasedThrough;
     this.numberFloor = opened.numberedThrough;
     this.lastAssigned = opened.numberedThrough;
@@ -171,6 +173,20 @@ export class DurableLog {
     return log;
   }
 
+  /** why an append of this many bytes would be refused up front now (its bound, the free-space headroom), or null */
+  refusal(size = 0): LogFullError | null {
+    if (this.backlog.bytes + this.pendingBytes + size > this.maxBytes) {
+      return new LogFullError(
+        'max-bytes',
+        `the log holds ${this.backlog.bytes + this.pendingBytes} bytes waiting; its bound is ${this.maxBytes}`,
+      );
+    }
+    if (!this.space.allows(size + HEADER_BYTES)) {
+      return new LogFullError('disk-headroom', `less than the required free space is left on the log's disk`);
+    }
+    return null;
+  }
+
   /**
    * Appends one record; resolves with its sequence number once it is durably on disk. Rejects at once, writing
    * nothing, with LogFullError when the log holds maxBytes or the disk would keep less than minFreeBytes; rejects
@@ -180,19 +196,8 @@ export class DurableLog {
     if (this.closed) return Promise.reject(new LogClosedError());
     if (this.compacting) return this.afterCompaction(() => this.append(value));
     const size = value.byteLength;
-    if (this.backlog.bytes + this.pendingBytes + size > this.maxBytes) {
-      return Promise.reject(
-        new LogFullError(
-          'max-bytes',
-          `the log holds ${this.backlog.bytes + this.pendingBytes} bytes waiting; its bound is ${this.maxBytes}`,
-        ),
-      );
-    }
-    if (!this.space.allows(size + HEADER_BYTES)) {
-      return Promise.reject(
-        new LogFullError('disk-headroom', `less than the required free space is left on the log's disk`),
-      );
-    }
+    const refused = this.refusal(size);
+    if (refused) return Promise.reject(refused);
     const seq = ++this.lastAssigned;
     const appendedAt = Date.now();
     this.pendingBytes += size;

@@ -46,6 +46,7 @@ describe('operations endpoints', () => {
         oldest_seconds: expect.any(Number),
       },
       loaded_through: expect.any(Number),
+      store_last_success_seconds: expect.any(Number),
     });
   });
 
@@ -101,7 +102,11 @@ describe('operations endpoints', () => {
       expect(document.paths[path]?.get, path).toBeDefined();
     }
     expect(document.paths['/healthz']!.get!.responses['200']).toMatchObject({
-      content: { 'application/json': { schema: { required: ['status', 'store', 'backlog', 'loaded_through'] } } },
+      content: {
+        'application/json': {
+          schema: { required: ['status', 'store', 'backlog', 'loaded_through', 'store_last_success_seconds'] },
+        },
+      },
     });
     // a route's declared path parameters appear with their pattern
     expect(document.paths['/api/apps/{name}']!.get!.parameters).toContainEqual(

@@ -109,4 +109,22 @@ describe.runIf(mounted)('durable log on a full disk', () => {
     expect(log.stats().records).toBeGreaterThan(0);
     await log.close();
   });
+
+  it('keeps free, on top of the headroom, what another writer on the same disk still needs', async () => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    const headroom = 512 * 1024;
+    const reserve = 1536 * 1024;
+    const log = await DurableLog.open(dir, { minFreeBytes: headroom, reserveBytes: () => reserve });
+    try {
+      let refusal: unknown;
+      for (let i = 0; i < 1000 && refusal === undefined; i++) {
+        await log.append(payload(i, 4000)).catch((error: unknown) => (refusal = error));
+      }
+      expect(refusal).toBeInstanceOf(LogFullError);
+      expect(freeBytes(mountPoint)).toBeGreaterThanOrEqual(headroom + reserve - 64 * 1024);
+      expect(log.refusal(4000)).toBeInstanceOf(LogFullError);
+    } finally {
+      await log.close();
+    }
+  });
 });
