@@ -14,11 +14,12 @@ import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './eve
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
+import { TOKEN_FORMAT } from './tokens/format.ts';
 import { Members } from './tokens/members.ts';
 import { ReadKeys } from './tokens/read-keys.ts';
 import { ServerKeys } from './tokens/server-keys.ts';
 import { TokenRegistry } from './tokens/registry.ts';
-import { TokenScreen } from './tokens/screen.ts';
+import { CredentialScreen } from './tokens/screen.ts';
 import { ShareLinks } from './tokens/share-links.ts';
 
 export interface Services {
@@ -28,7 +29,7 @@ export interface Services {
   events: EventStore;
   tokens: TokenCache;
   /** refuses made-up tokens before any lookup */
-  tokenScreen: TokenScreen;
+  tokenScreen: CredentialScreen;
   registry: TokenRegistry;
   /** apps' teams: invites, members, transfers */
   members: Members;
@@ -92,7 +93,7 @@ export async function createServices(config: Config, store: Store, options: Serv
   const events = new SqlEventStore(store.sql, options.events);
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
-  const tokenScreen = await TokenScreen.load(store.prisma, secrets);
+  const tokenScreen = await CredentialScreen.load(store.prisma, secrets, 'token', TOKEN_FORMAT);
   const purger = new DeletedAppPurger(store.sql, onBackgroundError);
   const registry = new TokenRegistry(
     store.prisma,
@@ -130,6 +131,11 @@ export async function createServices(config: Config, store: Store, options: Serv
   const pseudonymiser = new Pseudonymiser(secrets);
   const alertSubscriptions = new AlertSubscriptions(store.prisma, secrets);
   const retention = new RetentionPurger(store.sql, (error) => onBackgroundError(error, 'retention purge failed'));
+  const readKeys = new ReadKeys(store.prisma, registry);
+  const serverKeys = new ServerKeys(store.prisma, registry);
+  const shareLinks = new ShareLinks(store.prisma, registry);
+  // every kind's screen is read now, so no request waits for it
+  await Promise.all([readKeys.ready(), serverKeys.ready(), shareLinks.ready()]);
   return {
     config,
     store,
@@ -138,12 +144,12 @@ export async function createServices(config: Config, store: Store, options: Serv
     tokens,
     tokenScreen,
     registry,
-    readKeys: new ReadKeys(store.prisma, registry),
-    serverKeys: new ServerKeys(store.prisma, registry),
+    readKeys,
+    serverKeys,
     alertSubscriptions,
     members: new Members(store.prisma, registry, secrets, alertSubscriptions),
     alertChecker: new AlertChecker(store.sql, secrets),
-    shareLinks: new ShareLinks(store.prisma, registry),
+    shareLinks,
     ingestLog,
     pseudonymiser,
     rejections,
