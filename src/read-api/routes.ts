@@ -56,7 +56,8 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   });
 
   app.decorateRequest('readGrant', null);
-  app.addHook('onRequest', async (request: AppRequest) => {
+  // after the rate limit (a route's onRequest hook), so a flood of made-up keys is counted before it costs anything
+  app.addHook('preValidation', async (request: AppRequest) => {
     const key = bearerCredential(request.headers.authorization);
     const grant = key === undefined ? null : await services.readKeys.authenticate(key);
     if (!grant)
