@@ -1,22 +1,24 @@
-// Token-flood bench: what a flood of made-up tokens costs legitimate clients. In one run, on one service:
+// Credential-flood bench: what a flood of made-up credentials costs legitimate clients. In one run, on one service:
 //   (a) legitimate single-event requests alone, as fast as the service answers them;
-//   (b) flood clients alone, as fast as they are answered (what one refusal costs);
-//   (c) the same legitimate load while flood clients send the same request rate as (a) achieved, each
-//       request with a made-up token of its own ("tma_" + 40 random letters and digits) and a valid body;
+//   (b) flood clients alone, as fast as they are answered (what one refusal of a made-up token costs);
+//   (c) for each kind of credential, the same legitimate load while flood clients send the same request rate as (a)
+//       achieved, each request with a made-up credential of its own: app tokens ("tma_" + 40 letters and digits,
+//       POST /events with a valid body), server keys (POST /events, Authorization: Bearer tma_server_…), read keys
+//       (GET /api/v1/apps/<app>/summary, Bearer tma_read_…) and public link secrets (GET /api/share/tma_share_…/dashboard);
 //   (d) (a) again: the reference for (c) is the mean of (a) and (d), so a drift of the machine shows;
-//   (e) the floor: a bare Fastify handler (bench/baseline-server.ts) answering the flood's requests at max.
-// Target: the flood costs the legitimate clients at most 25% of their throughput ((c) ÷ mean of (a) and (d) >= 0.75).
+//   (e) the floor: a bare Fastify handler (bench/baseline-server.ts) answering the token flood's requests at max.
+// Target: each flood costs the legitimate clients at most 25% of their throughput ((c) ÷ mean of (a) and (d) >= 0.75).
 // Prints a table, the target and one JSON document; exits non-zero only when something failed to run.
 //
 //   node --import tsx bench/flood.ts [--duration 10] [--warmup 3] [--connections 64] [--flood-connections 32]
-//        [--store embedded|postgres] [--json-out file]
+//        [--store embedded|postgres] [--kinds token,server,read,share] [--json-out file]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { runCliJson } from '../test/helpers/service-process.ts';
 import { singleEventBodies, writeBodyFile } from './lib/bodies.ts';
-import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
+import { loadGeneratorName, runLoad, type LoadResult, type LoadSpec } from './lib/loadgen.ts';
 import { machineInfo, runBenchMain, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine } from './lib/report.ts';
 
@@ -29,10 +31,44 @@ const STORE = args.get('store') ?? 'embedded';
 const JSON_OUT = args.get('json-out');
 /** a generous upper bound of the service's single-event rate, so a phase never runs out of distinct bodies */
 const RATE_CAP = Number(args.get('rate-cap') ?? 25_000);
+const KINDS = (args.get('kinds') ?? 'token,server,read,share').split(',');
 
 const APP = 'flood_app';
 const DOMAIN = 'flood.example.com';
 const TOKEN_HEADER = 'analytics-auth-token';
+const URL_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
+
+/** a credential of the kind's shape (prefix and 32 characters of nanoid's URL alphabet) that nobody issued */
+function madeUp(prefix: string): string {
+  let value = prefix;
+  for (let i = 0; i < 32; i++) value += URL_ALPHABET[Math.floor(Math.random() * URL_ALPHABET.length)];
+  return value;
+}
+
+/** how each kind's flood request is made (the token flood uses the load generator's own made-up tokens) */
+const FLOODS: Record<string, { label: string; request?: LoadSpec['madeUpRequest'] }> = {
+  token: { label: 'made-up tokens' },
+  server: {
+    label: 'made-up server keys',
+    request: () => ({
+      method: 'POST',
+      path: '/events',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${madeUp('tma_server_')}` },
+    }),
+  },
+  read: {
+    label: 'made-up read keys',
+    request: () => ({
+      method: 'GET',
+      path: `/api/v1/apps/${APP}/summary`,
+      headers: { authorization: `Bearer ${madeUp('tma_read_')}` },
+    }),
+  },
+  share: {
+    label: 'made-up share secrets',
+    request: () => ({ method: 'GET', path: `/api/share/${madeUp('tma_share_')}/dashboard?days=90`, headers: {} }),
+  },
+};
 
 const log = (message: string) => console.error(`[bench flood ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-flood-'));
@@ -58,7 +94,8 @@ async function main(): Promise<void> {
   const files = {
     warm: bodyFile('fw', RATE_CAP * Math.max(1, WARMUP)),
     alone: bodyFile('fa', RATE_CAP * DURATION),
-    together: bodyFile('ft', RATE_CAP * DURATION),
+    // one file per flood: every legitimate event is new to the store
+    together: Object.fromEntries(KINDS.map((kind) => [kind, bodyFile(`ft${kind}`, RATE_CAP * DURATION)])),
     flood: bodyFile('ff', RATE_CAP * DURATION),
     aloneAgain: bodyFile('fb', RATE_CAP * DURATION),
   };
@@ -104,35 +141,41 @@ async function main(): Promise<void> {
   });
   log(`flood alone: ${round(floodAlone.rps, 0)} req/s, p99 ${round(floodAlone.p99Ms)} ms`);
   const floodRate = Math.max(1, Math.round(alone.rps));
-  const [together, flood] = await Promise.all([
-    legitimate(files.together),
-    runLoad({
-      url,
-      headers,
-      bodyFile: files.flood,
-      connections: FLOOD_CONNECTIONS,
-      durationSec: DURATION,
-      rate: floodRate,
-      madeUpTokenHeader: TOKEN_HEADER,
-    }),
-  ]);
-  log(
-    `legitimate under flood: ${round(together.rps, 0)} req/s, p99 ${round(together.p99Ms)} ms; flood ${round(flood.rps, 0)} req/s`,
-  );
+  const underFlood: { kind: string; together: LoadResult; flood: LoadResult }[] = [];
+  for (const kind of KINDS) {
+    const { label, request } = FLOODS[kind]!;
+    const [together, flood] = await Promise.all([
+      legitimate(files.together[kind]!),
+      runLoad({
+        url,
+        headers,
+        bodyFile: files.flood,
+        connections: FLOOD_CONNECTIONS,
+        durationSec: DURATION,
+        rate: floodRate,
+        ...(request ? { madeUpRequest: request } : { madeUpTokenHeader: TOKEN_HEADER }),
+      }),
+    ]);
+    log(
+      `legitimate under a flood of ${label}: ${round(together.rps, 0)} req/s, p99 ${round(together.p99Ms)} ms; flood ${round(flood.rps, 0)} req/s`,
+    );
+    underFlood.push({ kind, together, flood });
+  }
   // once more without the flood: on a shared machine the rate drifts, and the mean of the two brackets it
   const aloneAgain = await legitimate(files.aloneAgain);
   log(`legitimate alone again: ${round(aloneAgain.rps, 0)} req/s, p99 ${round(aloneAgain.p99Ms)} ms`);
   for (const [name, result] of [
     ['legitimate alone', alone],
-    ['legitimate under flood', together],
+    ...underFlood.map(({ kind, together }) => [`legitimate under the ${kind} flood`, together] as const),
     ['legitimate alone again', aloneAgain],
   ] as const) {
     if (result.errorStatus > 0 || result.transportErrors > 0) {
       throw new Error(`${name}: ${result.errorStatus} answers >= 400 and ${result.transportErrors} transport errors`);
     }
   }
-  if (flood.errorStatus !== flood.requests)
-    throw new Error(`flood: ${flood.requests - flood.errorStatus} made-up tokens were accepted`);
+  for (const { kind, flood } of underFlood)
+    if (flood.errorStatus !== flood.requests)
+      throw new Error(`${kind} flood: ${flood.requests - flood.errorStatus} made-up credentials were accepted`);
 
   // the floor of what any refusal costs: a bare Fastify handler answering the same requests as fast as it can
   await service.stop();
@@ -149,19 +192,23 @@ async function main(): Promise<void> {
   log(`bare Fastify, same requests: ${round(bare.rps, 0)} req/s`);
 
   const withoutFlood = (alone.rps + aloneAgain.rps) / 2;
+  const quietP99 = (alone.p99Ms + aloneAgain.p99Ms) / 2;
+  const tokenFlood = underFlood.find((entry) => entry.kind === 'token')?.flood;
   const targets = [
-    target(
-      'legitimate req/s under a same-rate made-up-token flood ÷ without it',
-      together.rps / withoutFlood,
-      '×',
-      '>=',
-      0.75,
-      `${round(together.rps, 0)} vs ${round(withoutFlood, 0)} req/s (mean of before and after); flood sent ${round(flood.rps, 0)} req/s (asked ${floodRate})`,
+    ...underFlood.map(({ kind, together, flood }) =>
+      target(
+        `legitimate req/s under a same-rate flood of ${FLOODS[kind]!.label} ÷ without it`,
+        together.rps / withoutFlood,
+        '×',
+        '>=',
+        0.75,
+        `${round(together.rps, 0)} vs ${round(withoutFlood, 0)} req/s (mean of before and after); p99 ${round(together.p99Ms)} vs ${round(quietP99)} ms; flood sent ${round(flood.rps, 0)} req/s (asked ${floodRate})`,
+      ),
     ),
     // if a refusal cost what a bare answer costs, the flood would take this share of the legitimate clients' server time
     target(
       'ceiling for it: 1 − flood rate ÷ bare Fastify answers at max',
-      1 - flood.rps / bare.rps,
+      1 - (tokenFlood?.rps ?? floodRate) / bare.rps,
       '×',
       '>=',
       0.75,
@@ -180,18 +227,20 @@ async function main(): Promise<void> {
       floodConnections: FLOOD_CONNECTIONS,
       floodRate,
     },
-    phases: { alone, floodAlone, together, flood, aloneAgain, bare },
+    phases: { alone, floodAlone, underFlood, aloneAgain, bare },
     targets,
   };
-  console.log(`\nToken-flood bench — store ${STORE}, ${loadGeneratorName()}\n`);
+  console.log(`\nCredential-flood bench — store ${STORE}, ${loadGeneratorName()}\n`);
   console.log(
     formatTable(
       ['phase', 'req/s', 'p50 ms', 'p99 ms', 'answers >= 400', 'transport errors'],
       [
         line('legitimate alone', alone),
         line('flood alone, max (made-up tokens)', floodAlone),
-        line('legitimate under flood', together),
-        line(`flood @${floodRate}/s (made-up tokens)`, flood),
+        ...underFlood.flatMap(({ kind, together, flood }) => [
+          line(`legitimate under the ${kind} flood`, together),
+          line(`flood @${floodRate}/s (${FLOODS[kind]!.label})`, flood),
+        ]),
         line('legitimate alone again', aloneAgain),
         line('bare Fastify, the flood requests, max', bare),
       ],

@@ -19,12 +19,13 @@ import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './eve
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
+import { TOKEN_FORMAT } from './tokens/format.ts';
 import { Makers } from './tokens/makers.ts';
 import { Members } from './tokens/members.ts';
 import { ReadKeys } from './tokens/read-keys.ts';
 import { ServerKeys } from './tokens/server-keys.ts';
 import { TokenRegistry } from './tokens/registry.ts';
-import { TokenScreen } from './tokens/screen.ts';
+import { CredentialScreen } from './tokens/screen.ts';
 import { ShareLinks } from './tokens/share-links.ts';
 
 export interface Services {
@@ -34,7 +35,7 @@ export interface Services {
   events: EventStore;
   tokens: TokenCache;
   /** refuses made-up tokens before any lookup */
-  tokenScreen: TokenScreen;
+  tokenScreen: CredentialScreen;
   registry: TokenRegistry;
   /** apps' teams: invites, members, transfers */
   members: Members;
@@ -104,7 +105,7 @@ export async function createServices(config: Config, store: Store, options: Serv
   const events = new SqlEventStore(store.sql, options.events);
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
-  const tokenScreen = await TokenScreen.load(store.prisma, secrets);
+  const tokenScreen = await CredentialScreen.load(store.prisma, secrets, 'token', TOKEN_FORMAT);
   const purger = new DeletedAppPurger(store.sql, onBackgroundError);
   // the service keeps the planner's statistics itself: PGlite runs no autovacuum, and a server's may be off
   const maintenance =
@@ -165,8 +166,11 @@ export async function createServices(config: Config, store: Store, options: Serv
   const makers = new Makers(store.prisma, secrets);
   const readKeys = new ReadKeys(store.prisma, registry, { makers });
   const serverKeys = new ServerKeys(store.prisma, registry, { makers });
+  const shareLinks = new ShareLinks(store.prisma, registry, makers);
   const retention = new RetentionPurger(store.sql, (error) => onBackgroundError(error, 'retention purge failed'));
   maintenance?.start();
+  // every kind's screen is read now, so no request waits for it
+  await Promise.all([readKeys.ready(), serverKeys.ready(), shareLinks.ready()]);
   return {
     config,
     store,
@@ -179,12 +183,15 @@ export async function createServices(config: Config, store: Store, options: Serv
     serverKeys,
     alertSubscriptions,
     // a removed member's keys are refused at once on this node (other nodes: within the key cache's time)
-    members: new Members(store.prisma, registry, secrets, alertSubscriptions, (revoked) => {
-      readKeys.forget(revoked.readKeys);
-      serverKeys.forget(revoked.serverKeys);
+    members: new Members(store.prisma, registry, secrets, alertSubscriptions, async (revoked) => {
+      await Promise.all([
+        readKeys.forget(revoked.readKeys),
+        serverKeys.forget(revoked.serverKeys),
+        shareLinks.forget(revoked.shareLinks),
+      ]);
     }),
     alertChecker: new AlertChecker(store.sql, secrets),
-    shareLinks: new ShareLinks(store.prisma, registry, makers),
+    shareLinks,
     ingestLog,
     pseudonymiser,
     rejections,

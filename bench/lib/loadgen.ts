@@ -20,6 +20,11 @@ export interface LoadSpec {
   rate?: number;
   /** a header that gets a made-up token ("tma_" + 40 random letters and digits) of its own in every request */
   madeUpTokenHeader?: string;
+  /**
+   * every request made anew by this (a made-up credential of another kind in a header or the path); such loads run
+   * on autocannon, whose requests can be built one by one
+   */
+  madeUpRequest?: () => { method: 'GET' | 'POST'; path: string; headers: Record<string, string> };
 }
 
 export interface LoadResult {
@@ -49,7 +54,7 @@ export function loadGeneratorName(): 'wrk' | 'autocannon' {
 }
 
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  return wrkAvailable() ? runWrk(spec) : runAutocannon(spec);
+  return wrkAvailable() && !spec.madeUpRequest ? runWrk(spec) : runAutocannon(spec);
 }
 
 // ---------------------------------------------------------------------------------------------- wrk
@@ -256,6 +261,10 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
             wraps++;
           }
           const body = bodies[index++];
+          if (spec.madeUpRequest) {
+            const made = spec.madeUpRequest();
+            return { ...request, ...made, ...(made.method === 'POST' ? { body } : { body: undefined }) };
+          }
           if (!spec.madeUpTokenHeader) return { ...request, body };
           return { ...request, body, headers: { ...spec.headers, [spec.madeUpTokenHeader]: madeUpToken() } };
         },

@@ -10,10 +10,10 @@ import { eventRows } from '../events/rows.ts';
 import { errorSummary } from '../error-summary.ts';
 import { checkBody, type RawEvent } from '../events/validate.ts';
 import type { TokenCache, TokenGrant } from '../tokens/cache.ts';
-import type { TokenScreen } from '../tokens/screen.ts';
+import type { CredentialScreen } from '../tokens/screen.ts';
 import { isServerEvent } from '../events/names.ts';
 import { SERVER_KEY_PREFIX, type ServerKeys } from '../tokens/server-keys.ts';
-import { isWellFormedToken } from '../tokens/format.ts';
+import { bearerCredential, isWellFormedToken } from '../tokens/format.ts';
 import { type HttpError, refusalError, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
 
@@ -37,8 +37,8 @@ declare module 'fastify' {
 export interface StepServices {
   maxEventsPerRequest: number;
   tokens: TokenCache;
-  tokenScreen: TokenScreen;
-  serverKeys: Pick<ServerKeys, 'authenticate'>;
+  tokenScreen: CredentialScreen;
+  serverKeys: Pick<ServerKeys, 'authenticate' | 'mayBeIssued'>;
   ingestLog: IngestLog;
   pseudonymiser: Pseudonymiser;
   rejections: RejectionLog;
@@ -53,16 +53,13 @@ export function tokenHeader(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value.trim() : undefined;
 }
 
-const BEARER = /^Bearer\s+(\S+)$/i;
-
 /**
  * A server key from `Authorization: Bearer tma_server_…`, the header the integrator's bot or backend sends; undefined
  * when there is none (other Authorization values are not ours and are ignored). Browsers cannot send it: the CORS
  * preflight does not allow the header, so a page keeps using its public token.
  */
 export function serverKeyHeader(request: FastifyRequest): string | undefined {
-  const value = request.headers.authorization;
-  const key = typeof value === 'string' ? BEARER.exec(value.trim())?.[1] : undefined;
+  const key = bearerCredential(request.headers.authorization);
   return key?.startsWith(SERVER_KEY_PREFIX) ? key : undefined;
 }
 
@@ -87,12 +84,14 @@ export function createSteps(services: StepServices) {
 
   /**
    * screen: before the body is read, a token header that is missing, malformed or certainly not issued
-   * here is refused; such requests cost no store lookup and no body parsing (a flood of made-up tokens
-   * cannot crowd out real ingestion)
+   * here is refused, and so is a server key certainly not issued here; such requests cost no store lookup and no
+   * body parsing (a flood of made-up tokens or keys cannot crowd out real ingestion)
    */
   async function screen(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const serverKey = serverKeyHeader(request);
     if (serverKey !== undefined) {
+      if (!(await services.serverKeys.mayBeIssued(serverKey)))
+        return void reply.code(REFUSALS.tokenInvalid.status).send(TOKEN_INVALID);
       request.ingest = { events: [], grant: null, token: '', serverKey };
       return;
     }

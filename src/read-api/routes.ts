@@ -12,6 +12,7 @@ import type { FilterQuery } from '../events/filters.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { parameterOf, parameterProblem } from '../parameter-schema.ts';
 import type { Services } from '../services.ts';
+import { bearerCredential } from '../tokens/format.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
 import { filterOf, funnelOf, parsePeriod, ReadApiError } from './parameters.ts';
 import { READ_API_SCHEMAS } from './schemas.ts';
@@ -29,8 +30,6 @@ type AppRequest<Query = PeriodQuery, Params = object> = FastifyRequest<{
   Querystring: Query;
 }>;
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
 function formatErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
   const [error] = errors;
   const place = dataVar === 'querystring' ? 'query parameter' : 'path parameter';
@@ -44,16 +43,22 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
     global: true,
     max: services.config.readApiRateLimitMax,
     timeWindow: 60_000,
-    // one counter per key, hashed so no key reaches memory dumps of the limiter; per client address without one
-    keyGenerator: (request) =>
-      services.secrets.shortHash('read-api-rate-limit', request.headers.authorization ?? `ip:${request.ip}`),
+    // one counter per key (however its header is spelt), hashed so no key reaches memory dumps of the limiter; a
+    // missing, malformed or made-up key counts against the client's address, so guessing is limited per client
+    keyGenerator: async (request) => {
+      const key = bearerCredential(request.headers.authorization);
+      const identity =
+        key !== undefined && (await services.readKeys.mayBeIssued(key)) ? `key:${key}` : `ip:${request.ip}`;
+      return services.secrets.shortHash('read-api-rate-limit', identity);
+    },
     errorResponseBuilder: (_request, context) =>
       new ReadApiError(429, `Too many requests: at most ${context.max} a minute. Try again in ${context.after}.`),
   });
 
   app.decorateRequest('readGrant', null);
-  app.addHook('onRequest', async (request: AppRequest) => {
-    const key = BEARER.exec(request.headers.authorization ?? '')?.[1];
+  // after the rate limit (a route's onRequest hook), so a flood of made-up keys is counted before it costs anything
+  app.addHook('preValidation', async (request: AppRequest) => {
+    const key = bearerCredential(request.headers.authorization);
     const grant = key === undefined ? null : await services.readKeys.authenticate(key);
     if (!grant)
       throw new ReadApiError(

@@ -333,7 +333,10 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
     // the dashboard a public link opens: its numbers only, no token, domains, refusals or events
     api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
       '/api/share/:secret/dashboard',
-      validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
+      {
+        ...validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
+        onRequest: site.shareLinkLimit,
+      },
       async (request) => {
         const shared = await services.shareLinks.resolve(request.params.secret);
         if (!shared) throw new ApiError(404, 'This link does not exist or was revoked.');

@@ -1,5 +1,5 @@
 // What every site route needs: the services, who is signed in, and the bot's name for the login widget.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Services } from '../services.ts';
 import { LoginLinks } from './login-links.ts';
 import { SiteSessions } from './session-store.ts';
@@ -16,6 +16,8 @@ export class SiteContext {
   readonly loginLinks: LoginLinks;
   readonly sessions: SiteSessions;
   readonly usedProofs: SingleUseProofs;
+  /** the public link's own rate limit (share-limit.ts), run before the link is looked up */
+  shareLinkLimit: onRequestHookHandler = async () => {};
   /** each request's user, looked up once (the security headers need it before the handler runs) */
   private readonly users = new WeakMap<FastifyRequest, Promise<SiteUser | null>>();
 

@@ -8,6 +8,7 @@ import { registerAuthRoutes } from './auth-routes.ts';
 import { SiteContext, type SiteOptions } from './context.ts';
 import { registerSecurityHeaders } from './headers.ts';
 import { registerPages } from './pages.ts';
+import { shareLinkLimit } from './share-limit.ts';
 
 export type { SiteOptions };
 
@@ -18,6 +19,7 @@ export async function registerSite(
 ): Promise<SiteContext> {
   await app.register(cookie, { secret: services.secrets.key('site-cookie').toString('base64url') });
   const site = new SiteContext(services, options);
+  site.shareLinkLimit = await shareLinkLimit(app, services);
   registerSecurityHeaders(app, site);
   registerAuthRoutes(app, site);
   registerApi(app, site);

@@ -168,7 +168,7 @@ ${FILTERS}
   // a public read-only link: the dashboard's cards only, read through the link's own API route
   app.get<{ Params: { secret: string } }>(
     '/share/:secret',
-    validated({ params: fields({ secret: text(64) }) }),
+    { ...validated({ params: fields({ secret: text(64) }) }), onRequest: site.shareLinkLimit },
     async (request, reply) => {
       const shared = await site.services.shareLinks.resolve(request.params.secret);
       reply.type('text/html; charset=utf-8');

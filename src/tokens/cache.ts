@@ -1,5 +1,6 @@
-// In-memory token lookup cache: fresh for 1 s, refreshed in the background, and past 4 s asked again, so a
-// revocation or domain edit made on any node takes effect everywhere within 5 s while the store answers.
+// In-memory credential lookup cache (app tokens, server keys, read keys, share links), negative answers included:
+// fresh for 1 s, refreshed in the background, and past 4 s asked again, so a revocation or domain edit made on any
+// node takes effect everywhere within 5 s while the store answers.
 // While it does not, the last grant it gave stands (a revocation needs the store too): events go on into
 // the durable log. After a failed load it does not ask the store again for 1 s.
 import type { PrismaClient } from '../db/store.ts';
@@ -13,10 +14,10 @@ export interface TokenGrant {
   active: boolean;
 }
 
-type Loader = (hash: string) => Promise<TokenGrant | null>;
+type Loader<Grant> = (hash: string) => Promise<Grant | null>;
 
-interface Entry {
-  value: TokenGrant | null;
+interface Entry<Grant> {
+  value: Grant | null;
   loadedAt: number;
 }
 
@@ -31,7 +32,7 @@ export interface TokenCacheOptions {
   now?: () => number;
 }
 
-export function prismaTokenLoader(prisma: PrismaClient): Loader {
+export function prismaTokenLoader(prisma: PrismaClient): Loader<TokenGrant> {
   return async (hash) => {
     const token = await prisma.token.findUnique({ where: { hash }, include: { app: true } });
     if (!token) return null;
@@ -39,9 +40,11 @@ export function prismaTokenLoader(prisma: PrismaClient): Loader {
   };
 }
 
-export class TokenCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly loading = new Map<string, Promise<TokenGrant | null>>();
+export class CredentialCache<Grant> {
+  private readonly entries = new Map<string, Entry<Grant>>();
+  private readonly loading = new Map<string, Promise<Grant | null>>();
+  /** counts invalidations, so a load that raced one does not cache the answer it read before it */
+  private invalidations = 0;
   private readonly freshMs: number;
   private readonly maxAgeMs: number;
   private readonly maxEntries: number;
@@ -52,7 +55,7 @@ export class TokenCache {
   private failure: { error: unknown; until: number } | undefined;
 
   constructor(
-    private readonly load: Loader,
+    private readonly load: Loader<Grant>,
     options: TokenCacheOptions = {},
   ) {
     this.freshMs = options.freshMs ?? 1_000;
@@ -67,7 +70,7 @@ export class TokenCache {
    * The grant for a token, or null when no such token was ever issued. Throws when the store fails and
    * nothing was cached for the token.
    */
-  async lookup(token: string): Promise<TokenGrant | null> {
+  async lookup(token: string): Promise<Grant | null> {
     const hash = hashToken(token);
     const entry = this.entries.get(hash);
     const age = entry ? this.now() - entry.loadedAt : Infinity;
@@ -80,7 +83,7 @@ export class TokenCache {
     }
     // too old to serve while the store answers; while it fails or stalls, the last grant it gave stands
     let timer: NodeJS.Timeout | undefined;
-    const stale = new Promise<TokenGrant | null>(
+    const stale = new Promise<Grant | null>(
       (resolve) => (timer = setTimeout(() => resolve(entry.value), this.staleWaitMs)),
     );
     return Promise.race([refreshed.catch(() => entry.value), stale]).finally(() => clearTimeout(timer));
@@ -88,7 +91,9 @@ export class TokenCache {
 
   /** Forget a token at once (this node changed it). */
   invalidate(hash: string): void {
+    this.invalidations++;
     this.entries.delete(hash);
+    this.loading.delete(hash);
   }
 
   /**
@@ -96,13 +101,15 @@ export class TokenCache {
    * start a load of its own as soon as the last one failed: each a failed connection and an error of
    * kilobytes (Prisma's), thousands a second under load.
    */
-  private refresh(hash: string): Promise<TokenGrant | null> {
+  private refresh(hash: string): Promise<Grant | null> {
     if (this.failure && this.now() < this.failure.until) return Promise.reject(this.failure.error);
     let pending = this.loading.get(hash);
     if (!pending) {
-      pending = this.load(hash)
+      const invalidationsBefore = this.invalidations;
+      const loaded: Promise<Grant | null> = this.load(hash)
         .then(
           (value) => {
+            if (this.invalidations !== invalidationsBefore) return value;
             this.entries.delete(hash);
             this.entries.set(hash, { value, loadedAt: this.now() });
             if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
@@ -113,9 +120,15 @@ export class TokenCache {
             throw error;
           },
         )
-        .finally(() => this.loading.delete(hash));
-      this.loading.set(hash, pending);
+        .finally(() => {
+          if (this.loading.get(hash) === loaded) this.loading.delete(hash);
+        });
+      pending = loaded;
+      this.loading.set(hash, loaded);
     }
     return pending;
   }
 }
+
+/** app tokens' cache */
+export class TokenCache extends CredentialCache<TokenGrant> {}

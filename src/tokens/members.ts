@@ -51,10 +51,11 @@ export function madeText(made: Made): string | null {
   return parts.length === 0 ? null : parts.join(' and ');
 }
 
-/** what a removal revoked, for this node's key caches: the hashes of the read keys and server keys */
+/** what a removal revoked, for this node's key caches: the hashes of the read keys, server keys and public links */
 export interface RevokedKeys {
   readKeys: string[];
   serverKeys: string[];
+  shareLinks: string[];
 }
 
 /** the transaction options of team changes: a busy embedded store may take a while to start one */
@@ -104,7 +105,7 @@ export class Members {
     /** the alert subscriptions' chat keys (src/alerts/subscriptions.ts): a leaver's alerts go with them */
     private readonly alertChats: AlertChats,
     /** drops this node's cached answers for revoked keys, so they are refused at once here */
-    private readonly onRevoked: (revoked: RevokedKeys) => void = () => {},
+    private readonly onRevoked: (revoked: RevokedKeys) => Promise<void> = async () => {},
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -201,10 +202,13 @@ export class Members {
       const serverKeys = (await tx.serverKey.findMany({ where: theirs, select: { hash: true } })).map(
         (row) => row.hash,
       );
+      const shareLinks = (await tx.shareLink.findMany({ where: theirs, select: { hash: true } })).map(
+        (row) => row.hash,
+      );
       await tx.readKey.updateMany({ where: theirs, data: { revokedAt } });
       await tx.serverKey.updateMany({ where: theirs, data: { revokedAt } });
-      const links = await tx.shareLink.updateMany({ where: theirs, data: { revokedAt } });
-      const revoked: Made = { keys: readKeys.length + serverKeys.length, shareLink: links.count > 0 };
+      await tx.shareLink.updateMany({ where: theirs, data: { revokedAt } });
+      const revoked: Made = { keys: readKeys.length + serverKeys.length, shareLink: shareLinks.length > 0 };
       await tx.auditLog.create({
         data: this.registry.auditRecord(app, actor, member.you ? 'member.leave' : 'member.remove', {
           member: ref,
@@ -213,9 +217,9 @@ export class Members {
           revoked_share_link: revoked.shareLink,
         }),
       });
-      return { revoked, hashes: { readKeys, serverKeys } };
+      return { revoked, hashes: { readKeys, serverKeys, shareLinks } };
     }, TEAM_TRANSACTION);
-    this.onRevoked(hashes);
+    await this.onRevoked(hashes);
     return { app, member, revoked };
   }
 

@@ -1,14 +1,22 @@
 // Per-app keys (read keys of the read API; server keys of POST /events use the same class, see server-keys.ts):
-// issued once, stored as sha-256 and a prefix, revoked, checked through a short cache.
-import { nanoid } from 'nanoid';
+// issued once with a keyed checksum, stored as sha-256 and a prefix, revoked, checked through the credential screen
+// and a short cache.
 import type { PrismaClient } from '../db/store.ts';
-import { hashToken } from './format.ts';
+import { CredentialCache } from './cache.ts';
+import {
+  type CredentialFormat,
+  generateCredential,
+  hashToken,
+  TOKEN_CHECKSUM_PURPOSE,
+  urlSafeFormat,
+} from './format.ts';
+import { CredentialScreen } from './screen.ts';
 import { type Maker, type Makers, makerDocument, makerKeyOf } from './makers.ts';
 import { RegistryError, type Actor, type AppRecord, type TokenRegistry } from './registry.ts';
 
 /** secret scanners can match /tma_read_[A-Za-z0-9_-]{32}/ */
 export const READ_KEY_PREFIX = 'tma_read_';
-/** nanoid's URL alphabet: 192 random bits */
+/** characters after the prefix: 26 random ones of nanoid's URL alphabet (156 bits), then the checksum */
 const RANDOM_LENGTH = 32;
 /** random characters shown in lists: enough to tell an app's keys apart, far too few to guess the rest */
 const SHOWN_RANDOM = 8;
@@ -29,6 +37,8 @@ export interface KeyKind {
   model: 'readKey' | 'serverKey';
   /** audit actions are `${audit}.create` and `${audit}.revoke` */
   audit: string;
+  /** the prefix and 32 characters of nanoid's URL alphabet, the last 6 a keyed checksum */
+  format: CredentialFormat;
 }
 
 export const READ_KEY_KIND: KeyKind = {
@@ -36,14 +46,13 @@ export const READ_KEY_KIND: KeyKind = {
   noun: 'read key',
   model: 'readKey',
   audit: 'read_key',
+  format: urlSafeFormat(READ_KEY_PREFIX),
 };
 
 /** the part of a key model's delegate used here: the read key's, which the server key's matches column for column */
 type KeyTable = PrismaClient['readKey'];
 type KeyTables = Pick<PrismaClient, 'readKey' | 'serverKey'>;
 const tableOf = (client: KeyTables, kind: KeyKind): KeyTable => client[kind.model] as unknown as KeyTable;
-/** how long an accepted key is trusted without asking the store: a revoke made on another node waits this long */
-const CACHE_MS = 3_000;
 const CACHE_ENTRIES = 10_000;
 /** revoked keys listed after the active ones (the newest): enough to recognise a recent revocation */
 const LISTED_REVOKED = 50;
@@ -65,11 +74,13 @@ export interface ReadKeyGrant {
 }
 
 export interface ReadKeysOptions {
-  cacheMs?: number;
   /** names the makers in lists; without it they are listed as unknown */
   makers?: Makers;
   now?: () => number;
 }
+
+/** what the cache holds of a key that exists: its grant, and whether it still works */
+type KeyState = ReadKeyGrant & { active: boolean };
 
 type KeyRow = { prefix: string; createdAt: Date; revokedAt: Date | null };
 const UNKNOWN_MAKER: Maker = { ref: null, name: null, role: 'unknown' };
@@ -97,11 +108,10 @@ const infoOf = (row: KeyRow, appName: string, madeBy: Maker = UNKNOWN_MAKER): Re
 });
 
 export class AppKeys {
-  private readonly cache = new Map<string, { grant: ReadKeyGrant; at: number }>();
-  /** counts revocations, so a lookup that raced one does not cache the answer it read before it */
-  private revocations = 0;
-  private readonly cacheMs: number;
-  private readonly now: () => number;
+  /** known and unknown keys alike: a revoke made on another node takes effect here within 5 s */
+  private readonly cache: CredentialCache<KeyState>;
+  /** refuses made-up keys without a lookup; read from the store once, on first use */
+  private screen: Promise<CredentialScreen> | undefined;
   private readonly keyShape: RegExp;
   private readonly makers: Makers | undefined;
 
@@ -112,10 +122,29 @@ export class AppKeys {
     private readonly registry: TokenRegistry,
     options: ReadKeysOptions = {},
   ) {
-    this.cacheMs = options.cacheMs ?? CACHE_MS;
-    this.now = options.now ?? Date.now;
     this.keyShape = keyPattern(kind.prefix);
     this.makers = options.makers;
+    this.cache = new CredentialCache(
+      async (hash) => {
+        const row = await tableOf(this.prisma, this.kind).findUnique({
+          where: { hash },
+          select: { appId: true, revokedAt: true, app: { select: { appName: true } } },
+        });
+        return row && { appId: row.appId, appName: row.app.appName, active: row.revokedAt === null };
+      },
+      { maxEntries: CACHE_ENTRIES, ...(options.now ? { now: options.now } : {}) },
+    );
+  }
+
+  /** the kind's screen, loaded once (services load it at start, so a request never waits for it) */
+  ready(): Promise<CredentialScreen> {
+    this.screen ??= CredentialScreen.load(this.prisma, this.registry.secrets, this.kind.model, this.kind.format).catch(
+      (error: unknown) => {
+        this.screen = undefined;
+        throw error;
+      },
+    );
+    return this.screen;
   }
 
   /** the full key's shape: anything else is refused without a lookup */
@@ -127,7 +156,7 @@ export class AppKeys {
   async create(appName: string, actor: Actor): Promise<{ key: string; readKey: ReadKeyInfo }> {
     const app = await this.registry.authorize({ appName }, actor, 'manage-tokens');
     const { noun, prefix: kindPrefix } = this.kind;
-    const key = kindPrefix + nanoid(RANDOM_LENGTH);
+    const key = generateCredential(this.kind.format, this.registry.secrets.key(TOKEN_CHECKSUM_PURPOSE));
     const prefix = key.slice(0, kindPrefix.length + SHOWN_RANDOM);
     const row = await this.prisma.$transaction(
       async (tx) => {
@@ -148,7 +177,13 @@ export class AppKeys {
           );
         }
         const created = await tableOf(tx, this.kind).create({
-          data: { appId: app.appId, hash: hashToken(key), prefix, createdBy: makerKeyOf(this.registry, actor) },
+          data: {
+            appId: app.appId,
+            hash: hashToken(key),
+            prefix,
+            checksummed: true,
+            createdBy: makerKeyOf(this.registry, actor),
+          },
         });
         await tx.auditLog.create({
           data: this.registry.auditRecord(app, actor, `${this.kind.audit}.create`, { prefix }),
@@ -244,38 +279,35 @@ export class AppKeys {
         data: this.registry.auditRecord(app, actor, `${this.kind.audit}.revoke`, { prefix: target.prefix }),
       }),
     ]);
-    // refused on this node from now on; other nodes drop their cached answer within CACHE_MS
-    this.revocations++;
-    this.cache.delete(target.hash);
+    // refused on this node from now on; other nodes' caches ask their store again within 5 s
+    await this.forget([target.hash]);
     const describe = await this.makers?.describer(app);
     return infoOf({ ...target, revokedAt }, app.appName, describe?.(target.createdBy));
   }
 
-  /** Drops this node's cached answers for the keys of these hashes: revoked elsewhere (a member's removal). */
-  forget(hashes: readonly string[]): void {
-    this.revocations++;
-    for (const hash of hashes) this.cache.delete(hash);
+  /** Refuses the keys of these hashes on this node from now on: revoked here or elsewhere (a member's removal). */
+  async forget(hashes: readonly string[]): Promise<void> {
+    const screen = await this.ready();
+    for (const hash of hashes) {
+      this.cache.invalidate(hash);
+      screen.forget(hash);
+    }
   }
 
-  /** The app a read key may read; null for a malformed, unknown or revoked key (malformed ones cost no lookup). */
+  /** false: certainly not a key of this kind issued here (wrong shape, no checksum of ours, not an older key) */
+  async mayBeIssued(key: string): Promise<boolean> {
+    return this.hasShape(key) && (await this.ready()).mayBeIssued(key);
+  }
+
+  /**
+   * The app a key may read or write; null for a malformed, made-up, unknown or revoked key. Malformed and made-up
+   * ones (without this service's checksum, not among the keys issued before checksums) cost no lookup; unknown and
+   * revoked ones are remembered for a second, like accepted ones.
+   */
   async authenticate(key: string): Promise<ReadKeyGrant | null> {
-    if (!this.hasShape(key)) return null;
-    const hash = hashToken(key);
-    const cached = this.cache.get(hash);
-    if (cached && this.now() - cached.at < this.cacheMs) return cached.grant;
-    this.cache.delete(hash);
-    const revocationsBefore = this.revocations;
-    const row = await tableOf(this.prisma, this.kind).findUnique({
-      where: { hash },
-      select: { appId: true, revokedAt: true, app: { select: { appName: true } } },
-    });
-    if (!row || row.revokedAt !== null) return null;
-    const grant = { appId: row.appId, appName: row.app.appName };
-    if (this.revocations === revocationsBefore) {
-      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(hash, { grant, at: this.now() });
-    }
-    return grant;
+    if (!(await this.mayBeIssued(key))) return null;
+    const state = await this.cache.lookup(key);
+    return state?.active ? { appId: state.appId, appName: state.appName } : null;
   }
 
   private async managed(appName: string, actor: Actor): Promise<AppRecord | null> {

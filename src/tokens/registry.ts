@@ -107,7 +107,8 @@ const notFound = (name: string | number) =>
 export class TokenRegistry {
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly secrets: Secrets,
+    /** the service's keys: credentials' checksums, owners' keyed hashes */
+    readonly secrets: Secrets,
     /** told the hash of every token whose grant changed, so caches drop it at once */
     private readonly onTokenChanged: (hash: string) => void = () => {},
     /** told when an app row is gone, so its events and rollups are purged (src/events/purge.ts) */

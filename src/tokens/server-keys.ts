@@ -1,6 +1,7 @@
 // Per-app server keys: the integrator's bot or backend sends events to POST /events with one, without an Origin.
 // Issued, listed, revoked and checked exactly like read keys (read-keys.ts); only the prefix and table differ.
 import type { PrismaClient } from '../db/store.ts';
+import { urlSafeFormat } from './format.ts';
 import { AppKeys, type KeyKind, type ReadKeysOptions } from './read-keys.ts';
 import type { TokenRegistry } from './registry.ts';
 
@@ -12,6 +13,7 @@ export const SERVER_KEY_KIND: KeyKind = {
   noun: 'server key',
   model: 'serverKey',
   audit: 'server_key',
+  format: urlSafeFormat(SERVER_KEY_PREFIX),
 };
 
 export class ServerKeys extends AppKeys {

@@ -105,6 +105,13 @@ describe('webhook mode', () => {
       });
       expect(answer.status).toBe(401);
     }
+    // a large body, not even JSON: refused for the missing secret before it is read (a parse would answer 400)
+    const unread = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"update_id":${'1'.repeat(900_000)}`,
+    });
+    expect(unread.status).toBe(401);
     expect(botMessages(server)).toEqual([]);
 
     webhooks[BOT_TOKEN]!.url = await secretAddingRelay(webhookUrl, registered.secret_token!);

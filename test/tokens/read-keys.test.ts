@@ -3,9 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import { Secrets } from '../../src/secret.ts';
-import { hashToken } from '../../src/tokens/format.ts';
+import { generateCredential, hashToken, TOKEN_CHECKSUM_PURPOSE } from '../../src/tokens/format.ts';
 import { Makers } from '../../src/tokens/makers.ts';
-import { MAX_ACTIVE_READ_KEYS, ReadKeys } from '../../src/tokens/read-keys.ts';
+import { MAX_ACTIVE_READ_KEYS, READ_KEY_KIND, ReadKeys } from '../../src/tokens/read-keys.ts';
 import { OPERATOR, TokenRegistry, type Actor } from '../../src/tokens/registry.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 
@@ -181,7 +181,7 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
     await readKeys.create('busy_app', OPERATOR);
   });
 
-  it('answers null for malformed and unknown keys; malformed ones cost no lookup', async () => {
+  it('answers null for malformed and made-up keys without a lookup', async () => {
     const { key } = await readKeys.create('alice_app', alice);
     const before = readKeyQueries;
     for (const malformed of [
@@ -197,8 +197,9 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
       expect(await readKeys.authenticate(malformed)).toBeNull();
     }
     expect(readKeyQueries).toBe(before);
+    // well shaped but made up: without this service's checksum, refused without a lookup too
     expect(await readKeys.authenticate(`tma_read_${'A'.repeat(32)}`)).toBeNull();
-    expect(readKeyQueries).toBe(before + 1);
+    expect(readKeyQueries).toBe(before);
   });
 
   it('forgets the keys of a deleted app', async () => {
@@ -207,6 +208,47 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
     await registry.deleteApp('doomed_app', OPERATOR);
     expect(await store.prisma.readKey.count({ where: { app: { appName: 'doomed_app' } } })).toBe(0);
     expect(await readKeys.authenticate(key)).toBeNull();
+  });
+
+  it('keeps keys issued before checksums working until revoked; made-up ones of their shape cost no lookup', async () => {
+    const app = await registry.getApp('bob_app', bob);
+    // a key as issued before checksums: 32 random characters, its row marked unchecksummed
+    const legacy = `tma_read_${'Lg0_-'.repeat(6)}Zz`;
+    await store.prisma.readKey.create({
+      data: { appId: app.appId, hash: hashToken(legacy), prefix: legacy.slice(0, 17) },
+    });
+    // a node started after it was issued (every node reads these keys' hashes at start)
+    const counted = new Proxy(store.prisma, {
+      get(target, property, receiver) {
+        if (property === 'readKey') readKeyQueries++;
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const node = new ReadKeys(counted, registry);
+    await node.ready();
+    const before = readKeyQueries;
+    expect(await node.authenticate(legacy)).toEqual({ appId: app.appId, appName: 'bob_app' });
+    expect(readKeyQueries).toBe(before + 1);
+    for (let i = 0; i < 20; i++) expect(await node.authenticate(`${legacy.slice(0, -2)}${i}x`)).toBeNull();
+    expect(readKeyQueries).toBe(before + 1);
+    await node.revoke(legacy, bob);
+    const afterRevoke = readKeyQueries;
+    expect(await node.authenticate(legacy)).toBeNull();
+    expect(readKeyQueries).toBe(afterRevoke);
+    // another node that still knows its hash asks the store and is told it was revoked
+    expect(await readKeys.authenticate(legacy)).toBeNull();
+  });
+
+  it('accepts a key made on another node, and remembers a refused one instead of asking again', async () => {
+    const elsewhere = new ReadKeys(store.prisma, registry);
+    const { key } = await elsewhere.create('bob_app', bob);
+    const app = await registry.getApp('bob_app', bob);
+    expect(await readKeys.authenticate(key)).toEqual({ appId: app.appId, appName: 'bob_app' });
+    // checksummed with this service's key but never stored (or since deleted): one lookup, then remembered
+    const unknown = generateCredential(READ_KEY_KIND.format, registry.secrets.key(TOKEN_CHECKSUM_PURPOSE));
+    const before = readKeyQueries;
+    for (let i = 0; i < 10; i++) expect(await readKeys.authenticate(unknown)).toBeNull();
+    expect(readKeyQueries).toBe(before + 1);
   });
 });
 
@@ -226,7 +268,7 @@ describe('the cache of accepted keys', () => {
       await elsewhere.revoke(readKey.prefix, OPERATOR);
       now += 1_000;
       expect(await here.authenticate(key)).not.toBeNull(); // cached, at most a few seconds
-      now += 2_500;
+      now += 3_500;
       expect(await here.authenticate(key)).toBeNull();
     } finally {
       await cleanup();

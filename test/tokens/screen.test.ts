@@ -2,8 +2,8 @@
 // without one are known to every node from start; everything else answers "Token is invalid." at once.
 import crypto from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateToken, hashToken } from '../../src/tokens/format.ts';
-import { TokenScreen } from '../../src/tokens/screen.ts';
+import { generateToken, hashToken, TOKEN_FORMAT } from '../../src/tokens/format.ts';
+import { CredentialScreen } from '../../src/tokens/screen.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -15,14 +15,14 @@ describe('token screen', () => {
   const key = crypto.randomBytes(32);
 
   it('passes tokens issued with its key and refuses made-up ones of the same shape', () => {
-    const screen = new TokenScreen(key, new Set());
+    const screen = new CredentialScreen(TOKEN_FORMAT, key, new Set());
     const issued = generateToken(key);
     expect(issued).toMatch(/^tma_[0-9A-Za-z]{40}$/);
     expect(screen.mayBeIssued(issued)).toBe(true);
     let passed = 0;
     for (let i = 0; i < 20_000; i++) if (screen.mayBeIssued(madeUp())) passed++;
     expect(passed).toBe(0);
-    expect(new TokenScreen(crypto.randomBytes(32), new Set()).mayBeIssued(issued)).toBe(false);
+    expect(new CredentialScreen(TOKEN_FORMAT, crypto.randomBytes(32), new Set()).mayBeIssued(issued)).toBe(false);
     // one character changed anywhere breaks the checksum
     const changed = issued.slice(0, 10) + (issued[10] === 'a' ? 'b' : 'a') + issued.slice(11);
     expect(screen.mayBeIssued(changed)).toBe(false);
@@ -30,13 +30,13 @@ describe('token screen', () => {
 
   it('passes tokens issued without a checksum only when they are known', () => {
     const old = madeUp();
-    const screen = new TokenScreen(key, new Set([hashToken(old)]));
+    const screen = new CredentialScreen(TOKEN_FORMAT, key, new Set([hashToken(old)]));
     expect(screen.mayBeIssued(old)).toBe(true);
     expect(screen.mayBeIssued(madeUp())).toBe(false);
   });
 
   it('refuses anything not shaped like a token', () => {
-    const screen = new TokenScreen(key, new Set());
+    const screen = new CredentialScreen(TOKEN_FORMAT, key, new Set());
     const issued = generateToken(key);
     for (const value of [
       'tma_short',
