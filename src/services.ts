@@ -89,7 +89,7 @@ const LOAD_INTERVAL_MS = 100;
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
   const secrets = await loadSecrets(config, store.sql);
-  const events = new SqlEventStore(store.sql, options.events);
+  const events = new SqlEventStore(store.sql, { ...options.events, reads: store.reads });
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
   const tokenScreen = await TokenScreen.load(store.prisma, secrets);
@@ -142,7 +142,7 @@ export async function createServices(config: Config, store: Store, options: Serv
     serverKeys: new ServerKeys(store.prisma, registry),
     alertSubscriptions,
     members: new Members(store.prisma, registry, secrets, alertSubscriptions),
-    alertChecker: new AlertChecker(store.sql, secrets),
+    alertChecker: new AlertChecker(store.sql, secrets, store.reads),
     shareLinks: new ShareLinks(store.prisma, registry),
     ingestLog,
     pseudonymiser,

@@ -43,7 +43,7 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
   });
   const stopControl =
     store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
-  const stopRanking = startRankingSchedule(store.sql, { log: app.log });
+  const stopRanking = startRankingSchedule(store.sql, { log: app.log, reads: store.reads });
 
   const botStopped = new AbortController();
   let stopAlerts: (() => Promise<void>) | undefined;

@@ -5,6 +5,7 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { Bot, HttpError, type Context, type Transformer } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
+import { budgetText, ReadBudgetError } from '../db/read-budget.ts';
 import type { Services } from '../services.ts';
 import { ADMIN_COMMANDS, adminCommands } from './admin.ts';
 import { alerts } from './alerts.ts';
@@ -106,6 +107,13 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   );
 
   bot.catch(async ({ error, ctx }) => {
+    if (error instanceof ReadBudgetError) {
+      // the numbers took too long: said in words, and no failure of the bot's
+      const text = `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text, show_alert: true }).catch(() => undefined);
+      else await ctx.reply(text).catch(() => undefined);
+      return;
+    }
     options.log.error({ err: error, update: ctx.update.update_id }, 'bot update failed');
     if (ctx.callbackQuery)
       await ctx.answerCallbackQuery({ text: 'Something went wrong. Please try again.' }).catch(() => undefined);

@@ -1,10 +1,11 @@
 // The main thread's handle on the embedded PGlite, which runs on a thread of its own
-// (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages.
+// (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages, with reads kept behind everything else.
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
 import { createCluster } from './pglite-cluster.ts';
 import { Utf8Text } from './sql.ts';
 import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
+import { ReadBudgetError } from './read-budget.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
 export interface PGliteSession {
@@ -23,7 +24,18 @@ export interface PGliteHandle extends PGliteSession {
   /** a named statement: prepared once on PGlite's session, then executed with these parameters */
   execute<Row>(name: string, sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
   transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T>;
+  /** reads: behind every other statement, one at a time, within their budget (ReadBudgetError past it) */
+  reads: Pick<PGliteSession, 'query'>;
+  /** how many times the thread was ended and started again to stop a read that outran its budget */
+  readonly restarts: number;
   close(): Promise<void>;
+}
+
+export interface PGliteReadOptions {
+  /** the longest a read may take from its call to its answer, and may run on the thread */
+  budgetMs: number;
+  /** the most reads that may wait for the thread; one more is refused at once */
+  queueLimit: number;
 }
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -49,13 +61,222 @@ function rebuildError(error: ThreadError): Error {
  * PGlite's interface over it. Statements run there one at a time, as on PGlite itself; results come back
  * parsed, except the types the caller brings its own parsers for, which travel as text and are parsed here
  * (functions cannot cross threads).
+ *
+ * PGlite cannot interrupt a statement (its timers cannot fire while the WebAssembly engine runs one), so reads
+ * are kept from the statements the service depends on here, on the main thread: the loader's, the control
+ * plane's and every other caller's statements go to the thread as they come; a read goes only when none of
+ * those is running or waiting and no transaction is open, one at a time, from a bounded queue; while it runs
+ * the others wait here. A read still running at its budget is stopped by ending the thread, which then runs
+ * nothing else (no write, no transaction: a committed write is on disk, its WAL synced), and starting it again.
  */
-export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
+export async function startPGliteThread(pgdata: string, readOptions: PGliteReadOptions): Promise<PGliteHandle> {
   await createCluster(pgdata);
-  return startThread(pgdata);
+  let thread = await spawnThread(pgdata);
+  const { budgetMs, queueLimit } = readOptions;
+
+  /** statements other than reads sent to the thread and not answered yet */
+  let inFlight = 0;
+  let openTransactions = 0;
+  /** sends held while a read runs or the thread starts again */
+  const held: (() => void)[] = [];
+  const waitingReads: PendingRead[] = [];
+  let running: PendingRead | null = null;
+  let restarting: Promise<void> | null = null;
+  let restarts = 0;
+  let closing = false;
+
+  const pump = () => {
+    if (running || restarting) return;
+    while (held.length > 0) held.shift()!();
+    if (inFlight > 0 || openTransactions > 0) return;
+    const next = waitingReads.shift();
+    if (next) runRead(next);
+  };
+
+  const call = (request: Request): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const send = () => {
+        inFlight++;
+        thread
+          .call(request)
+          .then(resolve, reject)
+          .finally(() => {
+            inFlight--;
+            pump();
+          });
+      };
+      if (running || restarting) held.push(send);
+      else send();
+    });
+
+  /** ends the thread the read runs on and starts a new one; every held statement waits for it */
+  const restart = (owner: Thread) => {
+    restarting = (async () => {
+      await owner.kill();
+      try {
+        thread = await spawnThread(pgdata);
+        restarts++;
+      } catch (error) {
+        thread = deadThread(
+          new Error(`the embedded database thread could not start again: ${(error as Error).message}`),
+        );
+      }
+    })().finally(() => {
+      restarting = null;
+      pump();
+    });
+  };
+
+  const runRead = (read: PendingRead) => {
+    running = read;
+    const owner = thread;
+    const stop = setTimeout(() => {
+      if (running !== read) return;
+      running = null;
+      read.settle(new ReadBudgetError(budgetMs, 'slow'));
+      restart(owner);
+    }, budgetMs);
+    owner
+      .call(read.request)
+      .then(
+        (result) => read.settle(undefined, result),
+        (error: Error) => read.settle(error),
+      )
+      .finally(() => {
+        clearTimeout(stop);
+        if (running !== read) return;
+        running = null;
+        pump();
+      });
+  };
+
+  const read = (request: Request): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (closing) return reject(new Error('the embedded database thread has stopped'));
+      if (waitingReads.length >= queueLimit) return reject(new ReadBudgetError(budgetMs, 'busy'));
+      let answered = false;
+      const entry: PendingRead = {
+        request,
+        settle(error, result) {
+          if (answered) return;
+          answered = true;
+          clearTimeout(deadline);
+          if (error) reject(error);
+          else resolve(result);
+        },
+      };
+      // the caller's answer within the budget, however long the read waited before it ran
+      const deadline = setTimeout(() => {
+        const at = waitingReads.indexOf(entry);
+        if (at >= 0) waitingReads.splice(at, 1);
+        entry.settle(new ReadBudgetError(budgetMs, 'slow'));
+      }, budgetMs);
+      waitingReads.push(entry);
+      pump();
+    });
+
+  return {
+    ...session(call),
+    reads: session(read),
+    get restarts() {
+      return restarts;
+    },
+    async execute<Row>(name: string, sql: string, params?: unknown[]) {
+      return (await call({ op: 'execute', name, sql, ...wireParams(params) })) as { rows: Row[] };
+    },
+    async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
+      openTransactions++;
+      try {
+        const tx = (await call({ op: 'begin' })) as number;
+        let closed = false;
+        const handle: PGliteTransaction = {
+          ...session(call, tx),
+          async rollback() {
+            await call({ op: 'rollback', tx });
+            closed = true;
+          },
+          get closed() {
+            return closed;
+          },
+        };
+        let result: T;
+        try {
+          result = await fn(handle);
+        } catch (error) {
+          await call({ op: 'end', tx, commit: false }).catch(() => undefined);
+          throw error;
+        }
+        await call({ op: 'end', tx, commit: true });
+        return result;
+      } finally {
+        openTransactions--;
+        pump();
+      }
+    },
+    async close() {
+      closing = true;
+      for (const waiting of waitingReads.splice(0))
+        waiting.settle(new Error('the embedded database thread has stopped'));
+      // after a read still running (its budget bounds the wait): PGlite closes cleanly
+      await call({ op: 'close' }).catch(() => undefined);
+      await restarting;
+      await thread.kill();
+    },
+  };
 }
 
-async function startThread(pgdata: string): Promise<PGliteHandle> {
+interface PendingRead {
+  request: Request;
+  settle(error: Error | undefined, result?: unknown): void;
+}
+
+/** PGlite's session interface over a way of sending statements to the thread */
+function session(send: (request: Request) => Promise<unknown>, tx?: number): PGliteSession {
+  return {
+    async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
+      const parsers = options?.parsers ?? {};
+      const rawTypes = Object.keys(parsers).map(Number);
+      const result = (await send({
+        op: 'query',
+        sql,
+        ...wireParams(params),
+        rowMode: options?.rowMode,
+        rawTypes,
+        tx,
+      })) as ThreadQueryResult;
+      if (rawTypes.length > 0) {
+        result.fields.forEach((field, column) => {
+          // PGlite calls a parser with the type too
+          const parse = parsers[field.dataTypeID] as ((value: string, type: number) => unknown) | undefined;
+          if (!parse) return;
+          const key = options?.rowMode === 'array' ? column : field.name;
+          for (const row of result.rows as Record<string | number, unknown>[]) {
+            if (row[key] !== null) row[key] = parse(row[key] as string, field.dataTypeID);
+          }
+        });
+      }
+      return result as Results<Row>;
+    },
+    // scripts (migrations, SET ...): no caller reads their results, so none are carried back
+    async exec(sql: string) {
+      await send({ op: 'exec', sql, tx });
+      return [];
+    },
+  };
+}
+
+/** one PGlite thread: its statements and its end */
+interface Thread {
+  call(request: Request): Promise<unknown>;
+  /** ends the thread at once, whatever it runs */
+  kill(): Promise<void>;
+}
+
+function deadThread(error: Error): Thread {
+  return { call: () => Promise.reject(error), kill: async () => {} };
+}
+
+async function spawnThread(pgdata: string): Promise<Thread> {
   // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
   const tsx = import.meta.resolve('tsx/esm/api');
   const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
@@ -84,87 +305,26 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
   worker.on('error', (error) => stop(new Error(`the embedded database thread failed: ${error.message}`)));
   worker.on('exit', () => stop(new Error('the embedded database thread has stopped')));
 
-  const call = (request: Request): Promise<unknown> => {
-    if (stopped) return Promise.reject(stopped);
-    const id = nextId++;
-    return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      try {
-        worker.postMessage({ ...request, id });
-      } catch (error) {
-        // a parameter that cannot be copied to another thread
-        pending.delete(id);
-        reject(error);
-      }
-    });
-  };
-
-  const session = (tx?: number): PGliteSession => ({
-    async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
-      const parsers = options?.parsers ?? {};
-      const rawTypes = Object.keys(parsers).map(Number);
-      const result = (await call({
-        op: 'query',
-        sql,
-        ...wireParams(params),
-        rowMode: options?.rowMode,
-        rawTypes,
-        tx,
-      })) as ThreadQueryResult;
-      if (rawTypes.length > 0) {
-        result.fields.forEach((field, column) => {
-          // PGlite calls a parser with the type too
-          const parse = parsers[field.dataTypeID] as ((value: string, type: number) => unknown) | undefined;
-          if (!parse) return;
-          const key = options?.rowMode === 'array' ? column : field.name;
-          for (const row of result.rows as Record<string | number, unknown>[]) {
-            if (row[key] !== null) row[key] = parse(row[key] as string, field.dataTypeID);
-          }
-        });
-      }
-      return result as Results<Row>;
-    },
-    // scripts (migrations, SET ...): no caller reads their results, so none are carried back
-    async exec(sql: string) {
-      await call({ op: 'exec', sql, tx });
-      return [];
-    },
-  });
-
   await ready.catch(async (error: unknown) => {
     await worker.terminate();
     throw error;
   });
   return {
-    ...session(),
-    async execute<Row>(name: string, sql: string, params?: unknown[]) {
-      return (await call({ op: 'execute', name, sql, ...wireParams(params) })) as { rows: Row[] };
+    call(request) {
+      if (stopped) return Promise.reject(stopped);
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        try {
+          worker.postMessage({ ...request, id });
+        } catch (error) {
+          // a parameter that cannot be copied to another thread
+          pending.delete(id);
+          reject(error);
+        }
+      });
     },
-    async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
-      const tx = (await call({ op: 'begin' })) as number;
-      let closed = false;
-      const handle: PGliteTransaction = {
-        ...session(tx),
-        async rollback() {
-          await call({ op: 'rollback', tx });
-          closed = true;
-        },
-        get closed() {
-          return closed;
-        },
-      };
-      let result: T;
-      try {
-        result = await fn(handle);
-      } catch (error) {
-        await call({ op: 'end', tx, commit: false }).catch(() => undefined);
-        throw error;
-      }
-      await call({ op: 'end', tx, commit: true });
-      return result;
-    },
-    async close() {
-      if (!stopped) await call({ op: 'close' }).catch(() => undefined);
+    async kill() {
       await worker.terminate();
     },
   };
