@@ -70,6 +70,18 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   ];
   bot.api.config.use(...transformers);
 
+  // numbers that took longer than the read budget: said in words, in polling and webhook mode alike, and no failure
+  bot.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (!(error instanceof ReadBudgetError)) throw error;
+      const text = `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
+      // a message, not a button's answer: the screen may have answered its button already
+      await ctx.reply(text).catch(() => undefined);
+    }
+  });
+
   // only private chats with a real user are served: groups could leak a user's tokens to others
   const people = bot.chatType('private').filter((ctx) => ctx.from?.is_bot === false);
 
@@ -107,13 +119,6 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   );
 
   bot.catch(async ({ error, ctx }) => {
-    if (error instanceof ReadBudgetError) {
-      // the numbers took too long: said in words, and no failure of the bot's
-      const text = `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
-      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text, show_alert: true }).catch(() => undefined);
-      else await ctx.reply(text).catch(() => undefined);
-      return;
-    }
     options.log.error({ err: error, update: ctx.update.update_id }, 'bot update failed');
     if (ctx.callbackQuery)
       await ctx.answerCallbackQuery({ text: 'Something went wrong. Please try again.' }).catch(() => undefined);
