@@ -27,10 +27,11 @@ export interface EmbeddedDatabase {
 }
 
 /**
- * The most reads that wait for the store (its thread, or a server's read connections): more would mostly outrun
- * their budget waiting; the next is refused at once.
+ * The most reads that wait for the store (its thread, or a server's read connections); the next is refused at once.
+ * A page or a bot screen sends many small reads at once (a list of apps: two per app, an insights page: a dozen),
+ * so the queue holds several of them; a read that waits past its budget is given up anyway.
  */
-export const READ_QUEUE_LIMIT = 8;
+export const READ_QUEUE_LIMIT = 64;
 
 /** the embedded store's directory in DATA_DIR */
 export const EMBEDDED_DIR = 'pgdata';

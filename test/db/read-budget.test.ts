@@ -56,6 +56,26 @@ describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) =
     expect(await store.reads.query('SELECT id FROM budget_check ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
   });
 
+  it('gives up a slow read without cutting a transaction open meanwhile', async () => {
+    let finish!: () => void;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const transaction = store.sql.transaction(async (tx) => {
+      await tx.query('INSERT INTO budget_check VALUES (3)');
+      await held;
+      await tx.query('INSERT INTO budget_check VALUES (4)');
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const read = await caught(store.reads.query(SLOW_READ));
+    expect(read).toBeInstanceOf(ReadBudgetError);
+    finish();
+    await transaction;
+    // the embedded store's read waited for the transaction and was given up unrun; a server ran it beside it
+    expect(await store.reads.query('SELECT id FROM budget_check WHERE id > 2 ORDER BY id')).toEqual([
+      { id: 3 },
+      { id: 4 },
+    ]);
+  });
+
   it('refuses a read at once when as many reads wait as the store lets wait', async () => {
     // on the embedded store one read runs and two wait; a server's read connections take four, two more wait
     const running = store.kind === 'embedded' ? 1 : 4;
