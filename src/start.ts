@@ -18,6 +18,8 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
   const config = loadConfig();
   const store = await openStore(config, {
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
+    onReadStopped: (ms) =>
+      console.warn(`a read outran its time budget: the embedded store's thread was started again (${ms} ms)`),
   });
   const services = await createServices(config, store, {
     ...options,

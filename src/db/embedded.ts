@@ -46,6 +46,7 @@ export async function openEmbeddedDatabase(
   const pglite = await startPGliteThread(pgdata, {
     budgetMs: readOptions.budgetMs ?? DEFAULT_READ_BUDGET_MS,
     queueLimit: readOptions.queueLimit ?? READ_QUEUE_LIMIT,
+    onRestart: readOptions.onRestart,
   });
   const sql: SqlRunner = {
     kind: 'embedded',

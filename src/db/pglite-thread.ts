@@ -36,6 +36,8 @@ export interface PGliteReadOptions {
   budgetMs: number;
   /** the most reads that may wait for the thread; one more is refused at once */
   queueLimit: number;
+  /** told when a read was stopped by starting the thread again, with how long the new thread took to start */
+  onRestart?: (ms: number) => void;
 }
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -112,10 +114,12 @@ export async function startPGliteThread(pgdata: string, readOptions: PGliteReadO
   /** ends the thread the read runs on and starts a new one; every held statement waits for it */
   const restart = (owner: Thread) => {
     restarting = (async () => {
+      const started = performance.now();
       await owner.kill();
       try {
         thread = await spawnThread(pgdata);
         restarts++;
+        readOptions.onRestart?.(Math.round(performance.now() - started));
       } catch (error) {
         thread = deadThread(
           new Error(`the embedded database thread could not start again: ${(error as Error).message}`),

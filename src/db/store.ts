@@ -31,6 +31,8 @@ export interface OpenStoreOptions {
   onPoolError?: (error: Error) => void;
   /** the most reads that may wait for the store (default READ_QUEUE_LIMIT) */
   readQueueLimit?: number;
+  /** the embedded store stopped a read past its budget by starting its thread again, which took ms */
+  onReadStopped?: (ms: number) => void;
 }
 
 /** in DATA_DIR: which store the directory serves when it is not the embedded one */
@@ -90,6 +92,7 @@ export async function openStore(
       const embedded = await openEmbeddedDatabase(config.dataDir, {
         budgetMs: readBudgetMs,
         queueLimit: options.readQueueLimit,
+        onRestart: options.onReadStopped,
       });
       sql = embedded.sql;
       reads = embedded.reads;
