@@ -11,8 +11,13 @@ import { SERVICE_BACKENDS } from '../helpers/stores.ts';
 
 const BUDGET_MS = 500;
 const MESSAGE = 'This query took longer than 0.5 s; try a shorter period or fewer filters.';
-/** a slow machine's margin over the budget */
-const MARGIN_MS = 1_500;
+/**
+ * The answers, and an event sent during the slow reads stored, within: on the embedded store the read's budget and
+ * the restart of PGlite's thread that stops it (seconds, bench/read-restart.ts), which the request's own lookups (its
+ * key, the link) and the loader's commit wait for; on PostgreSQL the budget and the loader's pace. Never the read's
+ * minute.
+ */
+const WITHIN_MS = { embedded: 30_000, server: 3_000 } as const;
 
 /** every read of the store made slow: a real statement of a minute through the store's read runner first */
 function slowDown(reads: SqlReader): () => void {
@@ -50,25 +55,31 @@ describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) =
     const restore = slowDown(service.store.reads);
     try {
       const started = performance.now();
-      const [retention, shared] = await Promise.all([
+      const answers = Promise.all([
         fetch(`${service.url}/api/v1/apps/slow_app/retention?days=365`, {
           headers: { authorization: `Bearer ${key}` },
         }),
         fetch(`${service.url}${sharePath(secret).replace('/share/', '/api/share/')}/dashboard?days=90`),
-      ]);
-      const answeredAfter = performance.now() - started;
-      expect(retention.status).toBe(503);
-      expect(await retention.json()).toEqual({ message: MESSAGE });
-      expect(shared.status).toBe(503);
-      expect(await shared.json()).toEqual({ message: MESSAGE });
-      expect(answeredAfter).toBeLessThan(BUDGET_MS + MARGIN_MS);
-      // an event sent meanwhile is acknowledged and stored
+      ]).then((responses) => ({ responses, after: performance.now() - started }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // an event sent while the reads run is acknowledged, and the loader stores it without waiting for their minute
       const sent = await postEvents(service.url, makeEvent('slow_app', { session_id: crypto.randomUUID() }), { token });
       expect(sent.status).toBe(201);
+      await service.loaded();
+      expect(performance.now() - started).toBeLessThan(WITHIN_MS[service.store.kind]);
+
+      const {
+        responses: [retention, shared],
+        after,
+      } = await answers;
+      expect(retention!.status).toBe(503);
+      expect(await retention!.json()).toEqual({ message: MESSAGE });
+      expect(shared!.status).toBe(503);
+      expect(await shared!.json()).toEqual({ message: MESSAGE });
+      expect(after).toBeLessThan(WITHIN_MS[service.store.kind]);
     } finally {
       restore();
     }
-    await service.loaded();
     const summary = await fetch(`${service.url}/api/v1/apps/slow_app/summary`, {
       headers: { authorization: `Bearer ${key}` },
     });
