@@ -2,6 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** a read's time budget when READ_BUDGET_MS gives none: PostgreSQL's statement timeout of the service's other work */
+export const DEFAULT_READ_BUDGET_MS = 5_000;
+
 export type TrustProxy = boolean | number | string[];
 
 export interface Config {
@@ -45,6 +48,8 @@ export interface Config {
   logMaxBytes: number;
   /** free space the durable log leaves on its disk; below it POST /events answers "Failed to record" */
   logMinFreeBytes: number;
+  /** a read's time budget (dashboards, insights, read API, public link, bot, alerts, ranking, CSV export) */
+  readBudgetMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -182,5 +187,6 @@ export function loadConfig(env: Env = process.env): Config {
     quotaBytesPerDay: integer(env, 'QUOTA_BYTES_PER_DAY', DEFAULT_QUOTA_BYTES_PER_DAY, 1, Number.MAX_SAFE_INTEGER),
     logMaxBytes: integer(env, 'LOG_MAX_BYTES', 1024 ** 3, 1024 ** 2, 2 ** 40),
     logMinFreeBytes: integer(env, 'LOG_MIN_FREE_BYTES', 256 * 1024 ** 2, 0, 2 ** 40),
+    readBudgetMs: integer(env, 'READ_BUDGET_MS', DEFAULT_READ_BUDGET_MS, 100, 600_000),
   };
 }

@@ -102,7 +102,7 @@ const LOAD_INTERVAL_MS = 100;
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
   const secrets = await loadSecrets(config, store.sql);
-  const events = new SqlEventStore(store.sql, options.events);
+  const events = new SqlEventStore(store.sql, { ...options.events, reads: store.reads });
   const metrics = createMetrics();
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
   const tokenScreen = await CredentialScreen.load(store.prisma, secrets, 'token', TOKEN_FORMAT);
@@ -190,7 +190,7 @@ export async function createServices(config: Config, store: Store, options: Serv
         shareLinks.forget(revoked.shareLinks),
       ]);
     }),
-    alertChecker: new AlertChecker(store.sql, secrets),
+    alertChecker: new AlertChecker(store.sql, secrets, store.reads),
     shareLinks,
     ingestLog,
     pseudonymiser,

@@ -24,6 +24,8 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
   const config = loadConfig();
   const store = await openStore(config, {
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
+    onReadStopped: (ms) =>
+      console.warn(`a read outran its time budget: the embedded store's thread was started again (${ms} ms)`),
   });
   const services = await createServices(config, store, {
     ...options,
@@ -49,7 +51,7 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
   });
   const stopControl =
     store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
-  const stopRanking = startRankingSchedule(store.sql, { log: app.log });
+  const stopRanking = startRankingSchedule(store.sql, { log: app.log, reads: store.reads });
 
   const botStopped = new AbortController();
   let stopAlerts: (() => Promise<void>) | undefined;

@@ -1,7 +1,7 @@
 // Decides what the bot tells each subscribed chat: the first event of an app, silence, a spike of refusals, a quota
 // reached, the weekly digest. A condition is recorded when raised and told once; it is told again only after it
 // cleared. Recording before telling makes a second checker (another node, a retry) find it already raised.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader, SqlRunner } from '../db/sql.ts';
 import { escapeTelegramHtml as escapeHtml } from '../html.ts';
 import { addDays, DAY_MS } from '../events/days.ts';
 import type { Secrets } from '../secret.ts';
@@ -62,6 +62,8 @@ export class AlertChecker {
   constructor(
     private readonly sql: SqlRunner,
     secrets: Secrets,
+    /** the counts of events and the digest's numbers, within the read budget */
+    private readonly reads: SqlReader = sql,
   ) {
     this.cipher = new ChatCipher(secrets);
   }
@@ -95,7 +97,7 @@ export class AlertChecker {
     const accepted =
       spikeCandidates.length === 0
         ? []
-        : await this.sql.query<{ app_id: number; n: number }>(
+        : await this.reads.query<{ app_id: number; n: number }>(
             `SELECT app_id, count(*)::int AS n FROM events WHERE app_id = ANY($1::int[]) AND received_at > $2
                AND received_at <= $3 GROUP BY 1`,
             [spikeCandidates, since, now],
@@ -162,7 +164,7 @@ export class AlertChecker {
       const week = digestWeek(now);
       if (subscription.digest && week && !was(`digest:${week}`)) {
         if (await this.raise(subscription.id, `digest:${week}`, now))
-          tell(await weeklyDigest(this.sql, subscription.app_id, subscription.app_name, week));
+          tell(await weeklyDigest(this.reads, subscription.app_id, subscription.app_name, week));
       }
     }
     await this.sql.query(

@@ -1,6 +1,6 @@
 // The weekly digest of an app: users, new users, day-7 retention and top events of a week (Monday to Sunday, UTC),
 // each with its change against the week before.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader } from '../db/sql.ts';
 import { escapeTelegramHtml as escapeHtml } from '../html.ts';
 import { addDays } from '../events/days.ts';
 import { InsightsReader } from '../events/insights.ts';
@@ -28,7 +28,7 @@ async function daySevenRetention(reader: InsightsReader, appId: number, week: Pe
   return users === 0 ? null : back / users;
 }
 
-export async function weeklyDigest(sql: SqlRunner, appId: number, appName: string, monday: string): Promise<string> {
+export async function weeklyDigest(sql: SqlReader, appId: number, appName: string, monday: string): Promise<string> {
   const reader = new InsightsReader(sql);
   const week = { from: monday, to: addDays(monday, 6) };
   const before = { from: addDays(monday, -7), to: addDays(monday, -1) };

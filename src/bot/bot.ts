@@ -5,6 +5,7 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { Bot, HttpError, type Context, type Transformer } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
+import { budgetText, ReadBudgetError } from '../db/read-budget.ts';
 import type { Services } from '../services.ts';
 import { ADMIN_COMMANDS, adminCommands } from './admin.ts';
 import { alerts } from './alerts.ts';
@@ -68,6 +69,18 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
     ...(options.transformers ?? []),
   ];
   bot.api.config.use(...transformers);
+
+  // numbers that took longer than the read budget: said in words, in polling and webhook mode alike, and no failure
+  bot.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (!(error instanceof ReadBudgetError)) throw error;
+      const text = `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
+      // a message, not a button's answer: the screen may have answered its button already
+      await ctx.reply(text).catch(() => undefined);
+    }
+  });
 
   // only private chats with a real user are served: groups could leak a user's tokens to others
   const people = bot.chatType('private').filter((ctx) => ctx.from?.is_bot === false);

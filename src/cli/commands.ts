@@ -273,7 +273,7 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       return { json: erasureDocument(erased), text };
     }
     case 'ranking run': {
-      const apps = await computeRanking(services.store.sql);
+      const apps = await computeRanking(services.store.sql, new Date(), services.store.reads);
       const text =
         apps.length === 0
           ? 'No apps.'

@@ -1,8 +1,9 @@
 // Embedded PostgreSQL (PGlite, WASM) in DATA_DIR, owned by exactly one process and run on its own thread.
 import fs from 'node:fs';
 import path from 'node:path';
-import { startPGliteThread, type PGliteHandle, type PGliteSession } from './pglite-thread.ts';
-import type { QueryOptions, SqlQueryable, SqlRunner } from './sql.ts';
+import { DEFAULT_READ_BUDGET_MS } from '../config.ts';
+import { startPGliteThread, type PGliteHandle, type PGliteReadOptions, type PGliteSession } from './pglite-thread.ts';
+import type { QueryOptions, SqlQueryable, SqlReader, SqlRunner } from './sql.ts';
 
 function queryable(db: PGliteSession, execute?: PGliteHandle['execute']): SqlQueryable {
   return {
@@ -21,21 +22,41 @@ function queryable(db: PGliteSession, execute?: PGliteHandle['execute']): SqlQue
 export interface EmbeddedDatabase {
   pglite: PGliteHandle;
   sql: SqlRunner;
+  /** reads, behind the loader's and the control plane's statements, within their budget */
+  reads: SqlReader;
 }
+
+/**
+ * The most reads that wait for the store (its thread, or a server's read connections); the next is refused at once.
+ * A page or a bot screen sends many small reads at once (a list of apps: two per app, an insights page: a dozen),
+ * so the queue holds several of them; a read that waits past its budget is given up anyway.
+ */
+export const READ_QUEUE_LIMIT = 64;
 
 /** the embedded store's directory in DATA_DIR */
 export const EMBEDDED_DIR = 'pgdata';
 
 /** Opens (creating on first use) the PGlite cluster under dataDir/pgdata. The caller holds the owner lock. */
-export async function openEmbeddedDatabase(dataDir: string): Promise<EmbeddedDatabase> {
+export async function openEmbeddedDatabase(
+  dataDir: string,
+  readOptions: Partial<PGliteReadOptions> = {},
+): Promise<EmbeddedDatabase> {
   const pgdata = path.join(dataDir, EMBEDDED_DIR);
   fs.mkdirSync(pgdata, { recursive: true, mode: 0o700 });
-  const pglite = await startPGliteThread(pgdata);
+  const pglite = await startPGliteThread(pgdata, {
+    budgetMs: readOptions.budgetMs ?? DEFAULT_READ_BUDGET_MS,
+    queueLimit: readOptions.queueLimit ?? READ_QUEUE_LIMIT,
+    onRestart: readOptions.onRestart,
+  });
   const sql: SqlRunner = {
     kind: 'embedded',
     ...queryable(pglite, pglite.execute),
     transaction: (fn) => pglite.transaction((tx) => fn(queryable(tx))),
     close: () => pglite.close(),
   };
-  return { pglite, sql };
+  const reads: SqlReader = {
+    kind: 'embedded',
+    query: async <Row>(text: string, params?: unknown[]) => (await pglite.reads.query<Row>(text, params)).rows,
+  };
+  return { pglite, sql, reads };
 }

@@ -1,11 +1,12 @@
 // The main thread's handle on the embedded PGlite, which runs on a thread of its own
-// (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages.
+// (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages, with reads kept behind everything else.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
 import { createCluster } from './pglite-cluster.ts';
 import { Utf8Text } from './sql.ts';
 import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
+import { ReadBudgetError } from './read-budget.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
 export interface PGliteSession {
@@ -24,7 +25,20 @@ export interface PGliteHandle extends PGliteSession {
   /** a named statement: prepared once on PGlite's session, then executed with these parameters */
   execute<Row>(name: string, sql: string, params?: unknown[]): Promise<{ rows: Row[] }>;
   transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T>;
+  /** reads: behind every other statement, one at a time, within their budget (ReadBudgetError past it) */
+  reads: Pick<PGliteSession, 'query'>;
+  /** how many times the thread was ended and started again to stop a read that outran its budget */
+  readonly restarts: number;
   close(): Promise<void>;
+}
+
+export interface PGliteReadOptions {
+  /** the longest a read may take from its call to its answer, and may run on the thread */
+  budgetMs: number;
+  /** the most reads that may wait for the thread; one more is refused at once */
+  queueLimit: number;
+  /** told when a read was stopped by starting the thread again, with how long the new thread took to start */
+  onRestart?: (ms: number) => void;
 }
 
 type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -43,17 +57,6 @@ function wireParams(params: unknown[] = []): { params: unknown[]; utf8: number[]
 function rebuildError(error: ThreadError): Error {
   if (!error.database) return new Error(error.message);
   return Object.assign(new messages.DatabaseError(error.message, 0, 'error'), error.fields);
-}
-
-/**
- * Starts the PGlite thread (on a new data directory, once createCluster has made its cluster) and gives
- * PGlite's interface over it. Statements run there one at a time, as on PGlite itself; results come back
- * parsed, except the types the caller brings its own parsers for, which travel as text and are parsed here
- * (functions cannot cross threads).
- */
-export async function startPGliteThread(pgdata: string): Promise<PGliteHandle> {
-  await createCluster(pgdata);
-  return startThread(pgdata);
 }
 
 /**
@@ -78,116 +81,240 @@ export class EmbeddedStoreRestartingError extends Error {
   }
 }
 
-interface Pending {
-  resolve: (result: unknown) => void;
-  reject: (error: Error) => void;
-}
-
-/** one PGlite thread: its worker, the requests it has not answered, and whether it opened */
-interface ThreadRun {
-  worker: Worker;
-  pending: Map<number, Pending>;
-  ready: Promise<void>;
-}
-
 /**
- * Starts a thread on pgdata. onBroken is called once when the engine cannot go on: a reply of a wedging severity
- * (after the statement that met it has its error), or the thread failing or exiting by itself.
+ * Starts the PGlite thread (on a new data directory, once createCluster has made its cluster) and gives
+ * PGlite's interface over it. Statements run there one at a time, as on PGlite itself; results come back
+ * parsed, except the types the caller brings its own parsers for, which travel as text and are parsed here
+ * (functions cannot cross threads).
+ *
+ * PGlite cannot interrupt a statement (its timers cannot fire while the WebAssembly engine runs one), so reads
+ * are kept from the statements the service depends on here, on the main thread: the loader's, the control
+ * plane's and every other caller's statements go to the thread as they come; a read goes only when none of
+ * those is running or waiting and no transaction is open, one at a time, from a bounded queue; while it runs
+ * the others wait here. A read still running at its budget is stopped by ending the thread, which then runs
+ * nothing else (no write, no transaction: a committed write is on disk, its WAL synced), and starting it again.
+ *
+ * An engine left wedged (a PANIC on a full disk) or a thread that stops by itself is replaced the same way, retried
+ * until a new thread opens the data directory (space may have to return first); meanwhile every statement fails at
+ * once with EmbeddedStoreRestartingError, which the loader backs off from.
  */
-function runThread(pgdata: string, onBroken: (run: ThreadRun, reason: string) => void): ThreadRun {
-  // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
-  const worker = new Worker(
-    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`,
-    {
-      eval: true,
-      workerData: { pgdata },
-    },
-  );
-  const pending = new Map<number, Pending>();
-  const ready = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
-  const run: ThreadRun = { worker, pending, ready };
-  worker.on('message', (reply: ThreadReply) => {
-    const waiting = pending.get(reply.id);
-    pending.delete(reply.id);
-    if (reply.error) waiting?.reject(rebuildError(reply.error));
-    else waiting?.resolve(reply.result);
-    const severity = reply.error?.fields.severity;
-    if (reply.id !== 0 && severity && WEDGING_SEVERITIES.has(severity)) onBroken(run, reply.error!.message);
-  });
-  const stopped = (reason: string) => {
-    for (const waiting of pending.values()) waiting.reject(new Error(reason));
-    pending.clear();
-    onBroken(run, reason);
-  };
-  worker.on('error', (error) => stopped(`the embedded database thread failed: ${error.message}`));
-  worker.on('exit', () => stopped('the embedded database thread has stopped'));
-  return run;
-}
+export async function startPGliteThread(pgdata: string, readOptions: PGliteReadOptions): Promise<PGliteHandle> {
+  await createCluster(pgdata);
+  const onBroken = (broken: Thread, reason: string) => replace(broken, reason);
+  let thread = await spawnThread(pgdata, onBroken);
+  const { budgetMs, queueLimit } = readOptions;
 
-async function startThread(pgdata: string): Promise<PGliteHandle> {
-  let current = runThread(pgdata, (run, reason) => replace(run, reason));
-  let nextId = 1;
-  /** set while the engine is being replaced, and for good once closed */
-  let unavailable: Error | undefined;
+  /** statements other than reads sent to the thread and not answered yet */
+  let inFlight = 0;
+  let openTransactions = 0;
+  /** sends held while a read runs or the thread starts again */
+  const held: { send: () => void; reject: (error: Error) => void }[] = [];
+  const waitingReads: PendingRead[] = [];
+  let running: PendingRead | null = null;
+  let restarting: Promise<void> | null = null;
+  let restarts = 0;
   let closing = false;
+  /** set while a wedged or stopped engine is being replaced: statements fail at once meanwhile */
+  let unavailable: Error | null = null;
 
-  const failAll = (run: ThreadRun, error: Error) => {
-    for (const waiting of run.pending.values()) waiting.reject(error);
-    run.pending.clear();
+  const pump = () => {
+    if (running || restarting) return;
+    while (held.length > 0) held.shift()!.send();
+    if (inFlight > 0 || openTransactions > 0) return;
+    const next = waitingReads.shift();
+    if (next) runRead(next);
   };
 
-  /** a wedged or stopped engine: its thread is stopped and a new one opens the same data directory, until one does */
-  const replace = (run: ThreadRun, reason: string) => {
-    if (run !== current || unavailable) return;
-    unavailable = new EmbeddedStoreRestartingError(reason);
-    failAll(run, unavailable);
-    const stopped = run.worker.terminate();
-    if (closing) return;
-    void (async () => {
-      // never two engines on one data directory: the old thread is gone before a new one opens it
-      await stopped;
-      for (let waitMs = FIRST_REOPEN_MS; !closing; waitMs = Math.min(LAST_REOPEN_MS, waitMs * 2)) {
-        const next = runThread(pgdata, (broken, why) => replace(broken, why));
-        current = next;
-        try {
-          const opening = sleep(OPEN_WAIT_MS, 'timeout' as const, { ref: false });
-          if ((await Promise.race([next.ready, opening])) === 'timeout') throw new Error('not open in time');
-          if (closing) break;
-          unavailable = undefined;
-          return;
-        } catch {
-          // the data directory could not be opened yet (recovery needs space the disk does not have)
-          await next.worker.terminate();
-          await sleep(waitMs);
-        }
-      }
-      await current.worker.terminate();
-    })();
-  };
+  const call = (request: Request): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (unavailable) return reject(unavailable);
+      const send = () => {
+        inFlight++;
+        thread
+          .call(request)
+          .then(resolve, reject)
+          .finally(() => {
+            inFlight--;
+            pump();
+          });
+      };
+      if (running || restarting) held.push({ send, reject });
+      else send();
+    });
 
-  const call = (request: Request): Promise<unknown> => {
-    if (unavailable) return Promise.reject(unavailable);
-    const id = nextId++;
-    const run = current;
-    return new Promise((resolve, reject) => {
-      run.pending.set(id, { resolve, reject });
+  /** ends the thread the read runs on and starts a new one; every held statement waits for it */
+  const restart = (owner: Thread) => {
+    restarting = (async () => {
+      const started = performance.now();
+      await owner.kill();
       try {
-        run.worker.postMessage({ ...request, id });
+        thread = await spawnThread(pgdata, onBroken);
+        restarts++;
+        readOptions.onRestart?.(Math.round(performance.now() - started));
       } catch (error) {
-        // a parameter that cannot be copied to another thread
-        run.pending.delete(id);
-        reject(error);
+        const failed = deadThread(new Error(`could not start again: ${(error as Error).message}`));
+        thread = failed;
+        replace(failed, (error as Error).message);
       }
+    })().finally(() => {
+      restarting = null;
+      pump();
     });
   };
 
-  const session = (tx?: number): PGliteSession => ({
+  /** everything waiting fails with this: the engine is being replaced, or closed */
+  const failWaiting = (error: Error) => {
+    for (const entry of held.splice(0)) entry.reject(error);
+    for (const waiting of waitingReads.splice(0)) waiting.settle(error);
+    if (running) {
+      running.settle(error);
+      running = null;
+    }
+  };
+
+  /** a wedged or stopped engine: its thread is ended and a new one opens the same data directory, until one does */
+  const replace = (broken: Thread, reason: string) => {
+    if (broken !== thread || unavailable || closing) return;
+    unavailable = new EmbeddedStoreRestartingError(reason);
+    failWaiting(unavailable);
+    void (async () => {
+      // never two engines on one data directory: the old thread is gone before a new one opens it
+      await broken.kill();
+      for (let waitMs = FIRST_REOPEN_MS; !closing; waitMs = Math.min(LAST_REOPEN_MS, waitMs * 2)) {
+        try {
+          const next = await spawnThread(pgdata, onBroken, OPEN_WAIT_MS);
+          if (closing) {
+            await next.kill();
+            return;
+          }
+          thread = next;
+          unavailable = null;
+          pump();
+          return;
+        } catch {
+          // the data directory could not be opened yet (recovery needs space the disk does not have)
+          await sleep(waitMs);
+        }
+      }
+    })();
+  };
+
+  const runRead = (read: PendingRead) => {
+    running = read;
+    const owner = thread;
+    const stop = setTimeout(() => {
+      if (running !== read) return;
+      running = null;
+      read.settle(new ReadBudgetError(budgetMs, 'slow'));
+      restart(owner);
+    }, budgetMs);
+    owner
+      .call(read.request)
+      .then(
+        (result) => read.settle(undefined, result),
+        (error: Error) => read.settle(error),
+      )
+      .finally(() => {
+        clearTimeout(stop);
+        if (running !== read) return;
+        running = null;
+        pump();
+      });
+  };
+
+  const read = (request: Request): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (closing) return reject(new Error('the embedded database thread has stopped'));
+      if (unavailable) return reject(unavailable);
+      if (waitingReads.length >= queueLimit) return reject(new ReadBudgetError(budgetMs, 'busy'));
+      let answered = false;
+      const entry: PendingRead = {
+        request,
+        settle(error, result) {
+          if (answered) return;
+          answered = true;
+          clearTimeout(deadline);
+          if (error) reject(error);
+          else resolve(result);
+        },
+      };
+      // the caller's answer within the budget, however long the read waited before it ran
+      const deadline = setTimeout(() => {
+        const at = waitingReads.indexOf(entry);
+        if (at >= 0) waitingReads.splice(at, 1);
+        entry.settle(new ReadBudgetError(budgetMs, 'slow'));
+      }, budgetMs);
+      waitingReads.push(entry);
+      pump();
+    });
+
+  return {
+    ...session(call),
+    reads: session(read),
+    get restarts() {
+      return restarts;
+    },
+    async execute<Row>(name: string, sql: string, params?: unknown[]) {
+      return (await call({ op: 'execute', name, sql, ...wireParams(params) })) as { rows: Row[] };
+    },
+    async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
+      openTransactions++;
+      try {
+        const tx = (await call({ op: 'begin' })) as number;
+        let closed = false;
+        const handle: PGliteTransaction = {
+          ...session(call, tx),
+          async rollback() {
+            await call({ op: 'rollback', tx });
+            closed = true;
+          },
+          get closed() {
+            return closed;
+          },
+        };
+        let result: T;
+        try {
+          result = await fn(handle);
+        } catch (error) {
+          await call({ op: 'end', tx, commit: false }).catch(() => undefined);
+          throw error;
+        }
+        await call({ op: 'end', tx, commit: true });
+        return result;
+      } finally {
+        openTransactions--;
+        pump();
+      }
+    },
+    async close() {
+      closing = true;
+      for (const waiting of waitingReads.splice(0))
+        waiting.settle(new Error('the embedded database thread has stopped'));
+      if (!unavailable) {
+        // after a read still running (its budget bounds the wait): PGlite closes cleanly; a wedged engine may never
+        // answer, so the thread is stopped after a while anyway (commits are on disk already)
+        const closed = call({ op: 'close' }).catch(() => undefined);
+        await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
+      }
+      await restarting;
+      failWaiting(new Error('the embedded database has stopped: it was closed'));
+      await thread.kill();
+    },
+  };
+}
+
+interface PendingRead {
+  request: Request;
+  settle(error: Error | undefined, result?: unknown): void;
+}
+
+/** PGlite's session interface over a way of sending statements to the thread */
+function session(send: (request: Request) => Promise<unknown>, tx?: number): PGliteSession {
+  return {
     async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
       const parsers = options?.parsers ?? {};
       const rawTypes = Object.keys(parsers).map(Number);
-      const result = (await call({
+      const result = (await send({
         op: 'query',
         sql,
         ...wireParams(params),
@@ -210,55 +337,100 @@ async function startThread(pgdata: string): Promise<PGliteHandle> {
     },
     // scripts (migrations, SET ...): no caller reads their results, so none are carried back
     async exec(sql: string) {
-      await call({ op: 'exec', sql, tx });
+      await send({ op: 'exec', sql, tx });
       return [];
     },
-  });
+  };
+}
 
-  await current.ready.catch(async (error: unknown) => {
-    closing = true;
-    await current.worker.terminate();
+/** one PGlite thread: its statements and its end */
+interface Thread {
+  call(request: Request): Promise<unknown>;
+  /** ends the thread at once, whatever it runs */
+  kill(): Promise<void>;
+}
+
+function deadThread(error: Error): Thread {
+  return { call: () => Promise.reject(error), kill: async () => {} };
+}
+
+/**
+ * Starts a thread on pgdata, ready once PGlite opened it (within openWaitMs, else it is ended and this fails).
+ * onBroken is told once when the engine cannot go on: a reply of a wedging severity (after the statement that met it
+ * has its error), or the thread failing or exiting by itself (not when it is ended by kill).
+ */
+async function spawnThread(
+  pgdata: string,
+  onBroken: (thread: Thread, reason: string) => void,
+  openWaitMs?: number,
+): Promise<Thread> {
+  // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
+  const worker = new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`,
+    {
+      eval: true,
+      workerData: { pgdata },
+    },
+  );
+  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  let stopped: Error | undefined;
+  let killed = false;
+  /** set once PGlite opened: a thread that never opened is the opener's failure, not a broken engine */
+  let thread: Thread | undefined;
+  const ready = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
+  worker.on('message', (reply: ThreadReply) => {
+    const waiting = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (reply.error) waiting?.reject(rebuildError(reply.error));
+    else waiting?.resolve(reply.result);
+    const severity = reply.error?.fields?.severity;
+    if (thread && severity && WEDGING_SEVERITIES.has(severity)) onBroken(thread, reply.error!.message);
+  });
+  const stop = (error: Error) => {
+    stopped ??= error;
+    for (const waiting of pending.values()) waiting.reject(stopped);
+    pending.clear();
+    if (thread && !killed) onBroken(thread, error.message);
+  };
+  worker.on('error', (error) => stop(new Error(`the embedded database thread failed: ${error.message}`)));
+  worker.on('exit', () => stop(new Error('the embedded database thread has stopped')));
+
+  const opening =
+    openWaitMs === undefined
+      ? ready
+      : Promise.race([
+          ready,
+          sleep(openWaitMs, undefined, { ref: false }).then(() => {
+            throw new Error('the embedded database thread did not open in time');
+          }),
+        ]);
+  await opening.catch(async (error: unknown) => {
+    killed = true;
+    await worker.terminate();
     throw error;
   });
-  return {
-    ...session(),
-    async execute<Row>(name: string, sql: string, params?: unknown[]) {
-      return (await call({ op: 'execute', name, sql, ...wireParams(params) })) as { rows: Row[] };
+  thread = {
+    call(request) {
+      if (stopped) return Promise.reject(stopped);
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        try {
+          worker.postMessage({ ...request, id });
+        } catch (error) {
+          // a parameter that cannot be copied to another thread
+          pending.delete(id);
+          reject(error);
+        }
+      });
     },
-    async transaction<T>(fn: (tx: PGliteTransaction) => Promise<T>): Promise<T> {
-      const tx = (await call({ op: 'begin' })) as number;
-      let closed = false;
-      const handle: PGliteTransaction = {
-        ...session(tx),
-        async rollback() {
-          await call({ op: 'rollback', tx });
-          closed = true;
-        },
-        get closed() {
-          return closed;
-        },
-      };
-      let result: T;
-      try {
-        result = await fn(handle);
-      } catch (error) {
-        await call({ op: 'end', tx, commit: false }).catch(() => undefined);
-        throw error;
-      }
-      await call({ op: 'end', tx, commit: true });
-      return result;
-    },
-    async close() {
-      closing = true;
-      const run = current;
-      if (!unavailable) {
-        // a wedged engine may never answer: the thread is stopped after a while anyway (commits are on disk already)
-        const closed = call({ op: 'close' }).catch(() => undefined);
-        await Promise.race([closed, sleep(CLOSE_WAIT_MS, undefined, { ref: false })]);
-      }
-      unavailable = new Error('the embedded database has stopped: it was closed');
-      failAll(run, unavailable);
-      await run.worker.terminate();
+    async kill() {
+      killed = true;
+      await worker.terminate();
     },
   };
+  return thread;
 }

@@ -2,7 +2,8 @@
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { binaryCopyRows } from './binary-copy.ts';
-import { Utf8Text, type QueryOptions, type SqlQueryable, type SqlRunner } from './sql.ts';
+import { isStatementTimeout, ReadBudgetError } from './read-budget.ts';
+import { Utf8Text, type QueryOptions, type SqlQueryable, type SqlReader, type SqlRunner } from './sql.ts';
 
 /** a Buffer parameter travels in binary format, which for a text parameter is its UTF-8 bytes */
 const wireValues = (params: unknown[] | undefined) =>
@@ -10,8 +11,15 @@ const wireValues = (params: unknown[] | undefined) =>
 
 export interface ServerPoolOptions {
   max?: number;
+  /** the server's statement_timeout on the pool's connections (default 5 s) */
+  statementTimeoutMs?: number;
   onError?: (error: Error) => void;
 }
+
+/** the loader's and the control plane's statements: long enough for any of them, short enough to free a stalled pool */
+const STATEMENT_TIMEOUT_MS = 5_000;
+/** the client's own limit beyond the server's: a server that stopped answering at all */
+const QUERY_TIMEOUT_MARGIN_MS = 1_000;
 
 /**
  * A named statement runs with its generic plan, made once per connection: left to choose, PostgreSQL may plan a
@@ -66,8 +74,8 @@ export function serverPool(databaseUrl: string, options: ServerPoolOptions = {})
     max: options.max ?? 8,
     connectionTimeoutMillis: 3_000,
     idleTimeoutMillis: 30_000,
-    statement_timeout: 5_000,
-    query_timeout: 6_000,
+    statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
+    query_timeout: (options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS) + QUERY_TIMEOUT_MARGIN_MS,
   });
   // an idle client losing its connection must not crash the process; the next query reconnects
   pool.on('error', (error) => options.onError?.(error));
@@ -130,5 +138,54 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
       }
     },
     close: () => pool.end(),
+  };
+}
+
+/** the most connections reads hold at once: the loader and the control plane keep pools of their own */
+const READ_CONNECTIONS = 4;
+
+/**
+ * Reads on a pool of their own whose statement_timeout is the read budget: a slow read is cancelled by the server
+ * and answered as a ReadBudgetError, while the loader's and the control plane's statements keep their own pools and
+ * limit. At most queueLimit reads wait for a connection (one more is refused at once), and a caller has its answer
+ * within the budget however long it waited.
+ */
+export function openServerReads(
+  databaseUrl: string,
+  { budgetMs, queueLimit }: { budgetMs: number; queueLimit: number },
+  options: Omit<ServerPoolOptions, 'statementTimeoutMs'> = {},
+): SqlReader & { close(): Promise<void> } {
+  const runner = openServerDatabase(databaseUrl, {
+    max: READ_CONNECTIONS,
+    ...options,
+    statementTimeoutMs: budgetMs,
+  });
+  let reading = 0;
+  const withinBudget = async <T>(read: () => Promise<T>): Promise<T> => {
+    if (reading >= READ_CONNECTIONS + queueLimit) throw new ReadBudgetError(budgetMs, 'busy');
+    reading++;
+    let deadline: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        read(),
+        new Promise<never>((_, reject) => {
+          deadline = setTimeout(() => reject(new ReadBudgetError(budgetMs, 'slow')), budgetMs);
+        }),
+      ]);
+    } catch (error) {
+      // 57014: the server cancelled it; "Query read timeout": the client gave up on a server that did not
+      if (isStatementTimeout(error) || /query read timeout/i.test((error as Error).message ?? ''))
+        throw new ReadBudgetError(budgetMs, 'slow');
+      throw error;
+    } finally {
+      clearTimeout(deadline);
+      reading--;
+    }
+  };
+  return {
+    kind: 'server',
+    query: (text, params, queryOptions) => withinBudget(() => runner.query(text, params, queryOptions)),
+    copyBinary: (select) => withinBudget(() => runner.copyBinary!(select)),
+    close: () => runner.close(),
   };
 }

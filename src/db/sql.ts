@@ -54,3 +54,9 @@ export interface SqlRunner extends SqlQueryable {
   transaction<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/**
+ * What a read needs of a runner (dashboards, insights, the read API, alerts, ranking): statements that change
+ * nothing, each within the store's read budget (ReadBudgetError past it).
+ */
+export type SqlReader = Pick<SqlRunner, 'kind' | 'query' | 'copyBinary'>;

@@ -5,12 +5,12 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './prisma-client/index.js';
-import { type Config, ConfigError } from '../config.ts';
-import { EMBEDDED_DIR, openEmbeddedDatabase } from './embedded.ts';
+import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS } from '../config.ts';
+import { EMBEDDED_DIR, openEmbeddedDatabase, READ_QUEUE_LIMIT } from './embedded.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
-import { openServerDatabase, serverPool } from './server.ts';
-import type { SqlRunner } from './sql.ts';
+import { openServerDatabase, openServerReads, serverPool } from './server.ts';
+import type { SqlReader, SqlRunner } from './sql.ts';
 
 export type { PrismaClient };
 
@@ -18,6 +18,10 @@ export interface Store {
   kind: 'embedded' | 'server';
   /** event plane: raw SQL */
   sql: SqlRunner;
+  /** reads of the surfaces (dashboards, insights, read API, public link, bot, alerts, ranking, CSV): within the budget */
+  reads: SqlReader;
+  /** a read's time budget */
+  readBudgetMs: number;
   /** control plane: apps, tokens, audit log, settings */
   prisma: PrismaClient;
   close(): Promise<void>;
@@ -25,6 +29,10 @@ export interface Store {
 
 export interface OpenStoreOptions {
   onPoolError?: (error: Error) => void;
+  /** the most reads that may wait for the store (default READ_QUEUE_LIMIT) */
+  readQueueLimit?: number;
+  /** the embedded store stopped a read past its budget by starting its thread again, which took ms */
+  onReadStopped?: (ms: number) => void;
 }
 
 /** in DATA_DIR: which store the directory serves when it is not the embedded one */
@@ -53,25 +61,41 @@ function checkStoreKind(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
 }
 
 export async function openStore(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'readBudgetMs'>>,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   checkStoreKind(config);
+  const readBudgetMs = config.readBudgetMs ?? DEFAULT_READ_BUDGET_MS;
   let sql: SqlRunner;
+  let reads: SqlReader;
   let prisma: PrismaClient;
   let release = async () => {};
   if (config.databaseUrl) {
     sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
+    const readRunner = openServerReads(
+      config.databaseUrl,
+      { budgetMs: readBudgetMs, queueLimit: options.readQueueLimit ?? READ_QUEUE_LIMIT },
+      { onError: options.onPoolError },
+    );
+    reads = readRunner;
     const controlPool = serverPool(config.databaseUrl, { max: 4, onError: options.onPoolError });
     prisma = new PrismaClient({ adapter: new PrismaPg(controlPool) });
-    release = () => controlPool.end();
+    release = async () => {
+      await controlPool.end();
+      await readRunner.close();
+    };
   } else {
     const unlock = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
     release = async () => unlock();
     try {
-      const embedded = await openEmbeddedDatabase(config.dataDir);
+      const embedded = await openEmbeddedDatabase(config.dataDir, {
+        budgetMs: readBudgetMs,
+        queueLimit: options.readQueueLimit,
+        onRestart: options.onReadStopped,
+      });
       sql = embedded.sql;
+      reads = embedded.reads;
       // the adapter uses query (array rows, its own parsers), exec and transaction: what the thread's handle has
       prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite as unknown as PGlite) });
     } catch (error) {
@@ -90,5 +114,5 @@ export async function openStore(
     await close();
     throw error;
   }
-  return { kind: sql.kind, sql, prisma, close };
+  return { kind: sql.kind, sql, reads, readBudgetMs, prisma, close };
 }

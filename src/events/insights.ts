@@ -2,7 +2,7 @@
 // owner's own steps, custom events with their property values, and start_param campaigns. All but the funnel
 // read the loader's per-batch aggregates; the funnel reads its steps' postings (src/events/owner-funnel.ts), and the
 // event cards under a filter the period's events.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
 import {
   customDataObjectSql,
@@ -85,7 +85,7 @@ const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_ca
 const PROPERTY_FIELDS = `CROSS JOIN LATERAL jsonb_each(${customDataObjectSql("e.props->'custom_data'")}) AS p(key, value)`;
 
 export class InsightsReader {
-  constructor(private readonly sql: SqlRunner) {}
+  constructor(private readonly sql: SqlReader) {}
 
   async summary(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Summary> {
     if (isFiltered(filter)) return this.filteredSummary(appId, period, filter);

@@ -1,7 +1,7 @@
 // An owner's funnel: who did step 1 in the period, then step 2 after it within the window, and so on. Read from the
 // steps' funnel postings (never the app's other events) and walked here, person by person; a step narrowed by a
 // property checks its candidate events' custom_data by their keys.
-import { sqlLiteral, type SqlRunner } from '../db/sql.ts';
+import { sqlLiteral, type SqlReader } from '../db/sql.ts';
 import { EVENT_NAMES } from './names.ts';
 import type { Filter } from './filters.ts';
 import { cutText } from './custom-events.ts';
@@ -70,7 +70,7 @@ function stepsOverlap(a: FunnelStep, b: FunnelStep): boolean {
 
 /** those of `events` whose custom_data has the step's property value, looked up by their keys in chunks */
 async function withProperty(
-  sql: SqlRunner,
+  sql: SqlReader,
   appId: number,
   step: FunnelStep,
   events: PostingEvent[],
@@ -98,7 +98,7 @@ interface PostingsRow {
 }
 
 /** a select's postings rows (step, day, entries): as bytes by a binary COPY where the store has it */
-async function postingsRows(sql: SqlRunner, select: string): Promise<PostingsRow[]> {
+async function postingsRows(sql: SqlReader, select: string): Promise<PostingsRow[]> {
   if (!sql.copyBinary) return sql.query<PostingsRow>(select);
   const rows = await sql.copyBinary(select);
   return rows.map(([step, day, entries]) => ({
@@ -109,7 +109,7 @@ async function postingsRows(sql: SqlRunner, select: string): Promise<PostingsRow
 }
 
 /** the steps' postings rows in the period, per step */
-async function stepRows(sql: SqlRunner, appId: number, period: Period, steps: FunnelStep[]): Promise<PostingsRow[][]> {
+async function stepRows(sql: SqlReader, appId: number, period: Period, steps: FunnelStep[]): Promise<PostingsRow[][]> {
   // a statement per step, each a range of the primary key (app, step, day), so other steps' rows are never read;
   // any custom event reads the range of every custom event's name, which holds the named ones too
   const anyCustom = steps.some((step) => step.name === ANY_CUSTOM);
@@ -130,7 +130,7 @@ const rowBytes = (row: PostingsRow) => Buffer.from(row.entries.buffer, row.entri
 
 /** what a funnel reads its steps' events with */
 interface StepReading {
-  sql: SqlRunner;
+  sql: SqlReader;
   appId: number;
   by: FunnelQuery['by'];
   attributes: AttributeFilter;
@@ -172,7 +172,7 @@ function median(values: number[]): number | null {
  * never fills two steps; events of one millisecond in the order of their keys).
  */
 export async function readOwnerFunnel(
-  sql: SqlRunner,
+  sql: SqlReader,
   appId: number,
   period: Period,
   query: FunnelQuery,

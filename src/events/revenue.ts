@@ -1,7 +1,7 @@
 // Revenue of an app over a period: Telegram Stars per day, paying users and the conversion from purchase-init to
 // purchase-success, read from the period's payment events by name (a partial index holds those events alone, so the
 // read stays bounded by the payment events, never the app's whole traffic, and other events cost ingestion nothing).
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader } from '../db/sql.ts';
 import { type Filter, filterSql, firstSeenColumns, NO_FILTER } from './filters.ts';
 import type { Period } from './rollups.ts';
 
@@ -49,7 +49,7 @@ type CountRow = { day: string; name: string; events: number; in_stars: number; s
 type PayerRow = { day: string | null; users: number };
 
 export async function readRevenue(
-  sql: SqlRunner,
+  sql: SqlReader,
   appId: number,
   period: Period,
   filter: Filter = NO_FILTER,

@@ -1,6 +1,6 @@
 // Reads an app's numbers for a period from the rollups (never scanning raw events, so it stays fast at
 // any volume), plus the raw-event reads a dashboard needs: a filtered view, the latest events and exports.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader } from '../db/sql.ts';
 import { addDays, eachDay } from './days.ts';
 import { eventColumns, type Filter, filterSql, isFiltered, NO_FILTER } from './filters.ts';
 import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
@@ -82,13 +82,13 @@ SELECT (CASE WHEN EXISTS (SELECT 1 FROM app_users WHERE app_id = $1 AND last_day
   ELSE (SELECT count(*) FROM app_users WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date)
 END)::int AS users`;
 
-export async function distinctUsers(sql: SqlRunner, appId: number, period: Period): Promise<number> {
+export async function distinctUsers(sql: SqlReader, appId: number, period: Period): Promise<number> {
   const [row] = await sql.query<{ users: number }>(DISTINCT_USERS, [appId, period.from, period.to]);
   return row?.users ?? 0;
 }
 
 export class RollupReader {
-  constructor(private readonly sql: SqlRunner) {}
+  constructor(private readonly sql: SqlReader) {}
 
   async dashboard(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Dashboard> {
     const [counts, stats, dimensions, users, [reached]] = await (isFiltered(filter)

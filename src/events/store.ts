@@ -1,7 +1,7 @@
 // The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
-import { intArrayLiteral, Utf8Text, type SqlRunner } from '../db/sql.ts';
+import { intArrayLiteral, Utf8Text, type SqlReader, type SqlRunner } from '../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from './days.ts';
 import {
   CUSTOM_NAME_BITS,
@@ -423,18 +423,22 @@ const statementName = (text: string) =>
 export interface SqlEventStoreOptions {
   /** maintain the insights' aggregates (default); false only to measure what they cost */
   insights?: boolean;
+  /** what the surfaces read (an app's activity, its refusals): within the read budget (default: the runner) */
+  reads?: SqlReader;
 }
 
 export class SqlEventStore implements EventStore {
   private readonly insights: boolean;
   private readonly insertSql: string;
   private readonly insertName: string;
+  private readonly reads: SqlReader;
 
   constructor(
     private readonly sql: SqlRunner,
     options: SqlEventStoreOptions = {},
   ) {
     this.insights = options.insights ?? true;
+    this.reads = options.reads ?? sql;
     this.insertSql = insertEventsSql(this.insights);
     this.insertName = statementName(this.insertSql);
   }
@@ -475,7 +479,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async activity(appId: number): Promise<AppActivity> {
-    const [row] = await this.sql.query<{ last_event_at: Date; events_total: number }>(
+    const [row] = await this.reads.query<{ last_event_at: Date; events_total: number }>(
       `SELECT last_event_at, events_total::float8 AS events_total FROM app_activity WHERE app_id = $1`,
       [appId],
     );
@@ -502,7 +506,7 @@ export class SqlEventStore implements EventStore {
   }
 
   async recentRejections(appId: number, limit: number): Promise<RejectionRow[]> {
-    const rows = await this.sql.query<{
+    const rows = await this.reads.query<{
       at: Date;
       status: number;
       message: string;

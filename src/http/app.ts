@@ -82,7 +82,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(sdkPackageRoutes);
   await app.register(async (browser) => {
     await registerSite(browser, services, options.site);
-    registerCatalogRoutes(browser, services.store.sql);
+    registerCatalogRoutes(browser, services.store.reads);
   });
   await app.register(readApiRoutes, { services });
   await app.register(opsRoutes, { services });

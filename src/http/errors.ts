@@ -1,5 +1,6 @@
 // How the service answers what no route answered itself: unknown paths, Fastify's own refusals, and failures.
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { ReadBudgetError } from '../db/read-budget.ts';
 import { HttpError, refusalError, tooLarge } from '../ingest/http-error.ts';
 import { errorSummary } from '../error-summary.ts';
 
@@ -24,6 +25,8 @@ export function answerErrors(app: FastifyInstance, maxBodyBytes: number): void {
   app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
     const isEvents = request.routeOptions.url === '/events';
     let answer = error instanceof HttpError ? error : fastifyErrorAnswer(error, maxBodyBytes);
+    // a read past its time budget: the store is busy, not broken
+    if (!answer && error instanceof ReadBudgetError) answer = new HttpError(503, { message: error.message });
     if (!answer && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       answer = new HttpError(error.statusCode, { message: error.message });
     }

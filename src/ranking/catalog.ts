@@ -1,5 +1,5 @@
 // The catalog as last computed: app_scores joined with apps, ranked apps by rank, then unranked apps by name.
-import type { SqlQueryable } from '../db/sql.ts';
+import type { SqlReader } from '../db/sql.ts';
 import type { RankedApp, ScoreComponents } from './compute.ts';
 
 /** a ranked app as the catalog shows it (unranked: rank null, reason in components.unranked_reason) */
@@ -11,7 +11,7 @@ export interface Catalog {
   apps: CatalogEntry[];
 }
 
-export async function readCatalog(sql: SqlQueryable): Promise<Catalog> {
+export async function readCatalog(sql: Pick<SqlReader, 'query'>): Promise<Catalog> {
   const rows = await sql.query<{
     app_name: string;
     bot: string;

@@ -1,7 +1,7 @@
 // The catalog ranking: each app's score from the rollups of the last 7 and 30 UTC days, written to
 // app_scores in one transaction. Reads only rollup tables, always by their primary key prefix
 // (app_id, day), so the cost follows the data inside the windows, never the size of history or raw events.
-import { intArrayLiteral, type SqlQueryable, type SqlRunner } from '../db/sql.ts';
+import { intArrayLiteral, type SqlReader, type SqlRunner } from '../db/sql.ts';
 import { addDays, isoDayOf } from '../events/days.ts';
 import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../events/funnel.ts';
 import { ratio } from '../events/ratio.ts';
@@ -188,7 +188,7 @@ interface UsersRow {
 
 const NO_USERS: Omit<UsersRow, 'app_id'> = { users30: 0, returning30: 0, users7: 0, returning7: 0 };
 
-async function readUsers(sql: SqlQueryable, activity: ActivityRow[], days: string[]): Promise<Map<number, UsersRow>> {
+async function readUsers(sql: SqlReader, activity: ActivityRow[], days: string[]): Promise<Map<number, UsersRow>> {
   const chunks: number[][] = [];
   let chunk: number[] = [];
   let rows = 0;
@@ -300,14 +300,18 @@ ON CONFLICT (app_id) DO UPDATE
  * ranks them (1 = best; equal scores by app name), and replaces app_scores with the result in one
  * transaction (rows of apps that no longer exist are removed). Returns ranked apps first, then unranked by name.
  */
-export async function computeRanking(sql: SqlRunner, now: Date = new Date()): Promise<RankedApp[]> {
+export async function computeRanking(
+  sql: SqlRunner,
+  now: Date = new Date(),
+  reads: SqlReader = sql,
+): Promise<RankedApp[]> {
   const to = isoDayOf(now.getTime());
   const from7 = addDays(to, -6);
   const from30 = addDays(to, -29);
   const days = [from30, from7, to];
 
-  const activity = await sql.query<ActivityRow>(ACTIVITY_QUERY, days);
-  const users = await readUsers(sql, activity, days);
+  const activity = await reads.query<ActivityRow>(ACTIVITY_QUERY, days);
+  const users = await readUsers(reads, activity, days);
 
   const results: RankedApp[] = activity.map((app) => {
     const u = users.get(app.app_id) ?? { app_id: app.app_id, ...NO_USERS };

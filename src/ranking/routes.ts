@@ -1,6 +1,6 @@
 // Public catalog: GET /api/catalog (JSON) and GET /catalog (HTML), both from app_scores as last computed.
 import type { FastifyInstance } from 'fastify';
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader } from '../db/sql.ts';
 import { describedOnly } from '../described-route.ts';
 import { escapeHtml } from '../html.ts';
 import { page } from '../site/layout.ts';
@@ -203,7 +203,7 @@ const catalogPageSchema = {
   response: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
 };
 
-export function registerCatalogRoutes(app: FastifyInstance, sql: SqlRunner): void {
+export function registerCatalogRoutes(app: FastifyInstance, sql: SqlReader): void {
   app.get('/api/catalog', describedOnly(catalogJsonSchema), async (_request, reply) => {
     const catalog = await readCatalog(sql);
     return reply.header('cache-control', CACHE).send(catalogJson(catalog));

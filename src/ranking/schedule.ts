@@ -1,5 +1,5 @@
 // Recomputes the catalog ranking soon after start and then periodically; never throws, never keeps the process alive.
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlReader, SqlRunner } from '../db/sql.ts';
 import { computeRanking } from './compute.ts';
 
 export const RANKING_EVERY_MS = 15 * 60_000;
@@ -16,6 +16,8 @@ export interface RankingScheduleOptions {
   /** delay of the first run (default FIRST_RUN_DELAY_MS, capped at everyMs) */
   firstRunMs?: number;
   log: RankingLog;
+  /** what the ranking reads, within the read budget (default: the runner) */
+  reads?: SqlReader;
 }
 
 /** returns a stop function; a run in progress finishes, its errors are no longer logged */
@@ -34,7 +36,7 @@ export function startRankingSchedule(sql: SqlRunner, options: RankingScheduleOpt
   async function run() {
     const started = performance.now();
     try {
-      const apps = await computeRanking(sql);
+      const apps = await computeRanking(sql, new Date(), options.reads);
       if (!stopped) {
         log.info(
           {

@@ -8,6 +8,7 @@ import type {
   FastifyRequest,
   FastifySchemaValidationError,
 } from 'fastify';
+import { ReadBudgetError } from '../db/read-budget.ts';
 import type { FilterQuery } from '../events/filters.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { parameterOf, parameterProblem } from '../parameter-schema.ts';
@@ -37,7 +38,7 @@ function formatErrors(errors: FastifySchemaValidationError[], dataVar: string): 
 }
 
 export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const insights = new InsightsReader(services.store.sql);
+  const insights = new InsightsReader(services.store.reads);
 
   await app.register(rateLimit, {
     global: true,
@@ -71,6 +72,7 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   app.setErrorHandler((error: FastifyError | ReadApiError, request, reply: FastifyReply) => {
     if (error instanceof ReadApiError) return reply.code(error.statusCode).send({ message: error.message });
     if ('validation' in error && error.validation) return reply.code(400).send({ message: error.message });
+    if (error instanceof ReadBudgetError) return reply.code(503).send({ message: error.message });
     request.log.error({ err: error }, 'read api failed');
     return reply.code(500).send({ message: 'Internal error.' });
   });

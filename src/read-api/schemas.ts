@@ -50,6 +50,12 @@ function route(summary: string, description: string, ok: object, params = appPar
       401: { description: 'no read key, or not a valid one', ...message },
       403: { description: 'the read key reads another app', ...message },
       429: { description: 'too many requests for this key (see Retry-After)', ...message },
+      503: {
+        description:
+          'the query took longer than its time budget, or too many queries wait already: "This query took longer ' +
+          'than N s; try a shorter period or fewer filters."',
+        ...message,
+      },
     },
   };
 }

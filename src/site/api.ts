@@ -4,6 +4,7 @@
 // registry.authorize (src/tokens/policy.ts): a member's role too small answers 403, a stranger 404.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { alertSettingsDocument, parseAlertSettings } from '../alerts/subscriptions.ts';
+import { ReadBudgetError } from '../db/read-budget.ts';
 import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
 import { erasureDocument, retentionDocument } from '../events/data-controls.ts';
 import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts';
@@ -147,8 +148,8 @@ function exportRecord(row: ExportRow) {
 export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const { services } = site;
   const { registry, readKeys, serverKeys, dataControls, members } = services;
-  const rollups = new RollupReader(services.store.sql);
-  const insights = new InsightsReader(services.store.sql);
+  const rollups = new RollupReader(services.store.reads);
+  const insights = new InsightsReader(services.store.reads);
   const funnels = new SavedFunnels(services.store.prisma);
 
   const summary = async (record: AppRecord) => ({
@@ -186,6 +187,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
           .send({ message: error.message, ...(error.field ? { field: error.field } : {}) });
       if (error instanceof RegistryError)
         return reply.code(REGISTRY_STATUS[error.code]).send({ message: error.message });
+      if (error instanceof ReadBudgetError) return reply.code(503).send({ message: error.message });
       if (error.statusCode && error.statusCode < 500)
         return reply.code(error.statusCode).send({ message: error.message });
       request.log.error({ err: error }, 'site api failed');

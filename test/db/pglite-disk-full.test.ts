@@ -22,7 +22,7 @@ const insert = (handle: PGliteHandle) =>
 
 describe.runIf(disk)('PGlite on a full disk', () => {
   it('reopens by itself after ENOSPC wedged it, keeping every committed row', async () => {
-    db = await startPGliteThread(path.join(disk!.dir, 'pgdata'));
+    db = await startPGliteThread(path.join(disk!.dir, 'pgdata'), { budgetMs: 60_000, queueLimit: 8 });
     await db.exec('CREATE TABLE filled (id serial PRIMARY KEY, v text)');
     // less than the 16 MB WAL segment PGlite allocates next
     disk!.fill('filler', 10 * 1024 ** 2);

@@ -33,16 +33,25 @@ const ENGINES: { name: string; place(): Promise<Place> }[] = [
     : []),
 ];
 
+/** a store's settings a suite may change: its reads' time budget and queue */
+export interface StoreSettings {
+  readBudgetMs?: number;
+  readQueueLimit?: number;
+}
+
 export interface StoreBackend {
   name: string;
-  open(): Promise<{ store: Store; cleanup: () => Promise<void> }>;
+  open(settings?: StoreSettings): Promise<{ store: Store; cleanup: () => Promise<void> }>;
 }
 
 export const STORE_BACKENDS: StoreBackend[] = ENGINES.map(({ name, place }) => ({
   name,
-  open: async () => {
+  open: async (settings: StoreSettings = {}) => {
     const at = await place();
-    const store = await openStore(at);
+    const store = await openStore(
+      { ...at, readBudgetMs: settings.readBudgetMs },
+      { readQueueLimit: settings.readQueueLimit },
+    );
     return { store, cleanup: () => store.close().then(at.drop) };
   },
 }));

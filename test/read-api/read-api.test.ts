@@ -205,7 +205,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     expect(funnel.parameters!.map((parameter) => parameter.name).sort()).toEqual(
       ['app', 'by', 'campaign', 'from', 'language', 'platform', 'premium', 'steps', 'to', 'window'].sort(),
     );
-    expect(Object.keys(funnel.responses).sort()).toEqual(['200', '400', '401', '403', '429']);
+    expect(Object.keys(funnel.responses).sort()).toEqual(['200', '400', '401', '403', '429', '503']);
     expect(document.components.securitySchemes.readKey).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 });

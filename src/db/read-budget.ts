@@ -1,0 +1,27 @@
+// The time budget of a read (dashboards, insights, the read API, the public link, the bot, alerts, ranking, CSV):
+// past it the read is given up and its caller told so in words, instead of holding a connection the service needs.
+
+/** the budget as people read it: "5 s", "0.5 s" */
+export const budgetText = (budgetMs: number): string => `${Number((budgetMs / 1000).toFixed(3))} s`;
+
+export const readBudgetMessage = (budgetMs: number): string =>
+  `This query took longer than ${budgetText(budgetMs)}; try a shorter period or fewer filters.`;
+
+/**
+ * A read that outran its budget, or could not even start because as many reads wait already as the store lets
+ * wait (it would outrun its budget in the queue): the HTTP surfaces answer 503 with the message, the bot says it.
+ */
+export class ReadBudgetError extends Error {
+  constructor(
+    readonly budgetMs: number,
+    readonly reason: 'slow' | 'busy',
+  ) {
+    super(readBudgetMessage(budgetMs));
+    this.name = 'ReadBudgetError';
+  }
+}
+
+/** PostgreSQL's "canceling statement due to statement timeout" (SQLSTATE 57014 query_canceled) */
+export function isStatementTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '57014';
+}

@@ -1,0 +1,98 @@
+// A read past its time budget answers the documented 503 with its clear message, on the read API and the public
+// link, on both stores, while the events sent meanwhile are acknowledged and stored.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlReader } from '../../src/db/sql.ts';
+import { OPERATOR } from '../../src/tokens/registry.ts';
+import { sharePath } from '../../src/tokens/share-links.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+
+const BUDGET_MS = 500;
+const MESSAGE = 'This query took longer than 0.5 s; try a shorter period or fewer filters.';
+/**
+ * The answers, and an event sent during the slow reads stored, within: on the embedded store the read's budget and
+ * the restart of PGlite's thread that stops it (seconds, bench/read-restart.ts), which the request's own lookups (its
+ * key, the link) and the loader's commit wait for; on PostgreSQL the budget and the loader's pace. Never the read's
+ * minute.
+ */
+const WITHIN_MS = { embedded: 30_000, server: 3_000 } as const;
+
+/** every read of the store made slow: a real statement of a minute through the store's read runner first */
+function slowDown(reads: SqlReader): () => void {
+  const query = reads.query;
+  reads.query = (async (text: string, params?: unknown[]) => {
+    await query.call(reads, 'SELECT pg_sleep(60)');
+    return query.call(reads, text, params);
+  }) as SqlReader['query'];
+  return () => {
+    reads.query = query;
+  };
+}
+
+describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) => {
+  let service: TestService;
+  let drop: () => Promise<void>;
+  let key: string;
+  let secret: string;
+  let token: string;
+
+  beforeAll(async () => {
+    const backend = await open();
+    drop = backend.drop;
+    service = await startTestService({ ...backend.env, READ_BUDGET_MS: String(BUDGET_MS) });
+    token = await service.createApp('slow_app');
+    ({ key } = await service.services.readKeys.create('slow_app', OPERATOR));
+    ({ secret } = await service.services.shareLinks.create('slow_app', OPERATOR));
+  });
+  afterAll(async () => {
+    await service?.close();
+    await drop?.();
+  });
+
+  it('answers 503 with the message on the read API and the public link, and stores what arrives meanwhile', async () => {
+    const restore = slowDown(service.store.reads);
+    try {
+      const started = performance.now();
+      const answers = Promise.all([
+        fetch(`${service.url}/api/v1/apps/slow_app/retention?days=365`, {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+        fetch(`${service.url}${sharePath(secret).replace('/share/', '/api/share/')}/dashboard?days=90`),
+      ]).then((responses) => ({ responses, after: performance.now() - started }));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // an event sent while the reads run is acknowledged, and the loader stores it without waiting for their minute
+      const sent = await postEvents(service.url, makeEvent('slow_app', { session_id: crypto.randomUUID() }), { token });
+      expect(sent.status).toBe(201);
+      await service.loaded();
+      expect(performance.now() - started).toBeLessThan(WITHIN_MS[service.store.kind]);
+
+      const {
+        responses: [retention, shared],
+        after,
+      } = await answers;
+      expect(retention!.status).toBe(503);
+      expect(await retention!.json()).toEqual({ message: MESSAGE });
+      expect(shared!.status).toBe(503);
+      expect(await shared!.json()).toEqual({ message: MESSAGE });
+      expect(after).toBeLessThan(WITHIN_MS[service.store.kind]);
+    } finally {
+      restore();
+    }
+    const summary = await fetch(`${service.url}/api/v1/apps/slow_app/summary`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(summary.status).toBe(200);
+    expect(await summary.json()).toMatchObject({ events: 1 });
+  });
+
+  it('says so in the OpenAPI document of every read API route', async () => {
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;
+    };
+    const routes = Object.entries(document.paths).filter(([route]) => route.startsWith('/api/v1/'));
+    expect(routes.length).toBeGreaterThan(0);
+    for (const [, { get }] of routes) expect(get!.responses['503']!.description).toContain('took longer than');
+  });
+});
