@@ -1,60 +1,19 @@
 // The durable log on a filesystem that really fills up (a small tmpfs): appends fail with LogFullError, the log is not
 // damaged, appends succeed again once space returns, and the free-space headroom stops the log before the disk is full.
 // Mounting needs root; CI runs as root, elsewhere the suite skips when it cannot mount.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableLog, LogFullError } from '../../src/log/durable-log.ts';
-import { servicesRequired } from '../helpers/environment.ts';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
 import { payload, recordingLogger } from './log-helpers.ts';
 
-const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-log-tmpfs-'));
+const disk = mountTmpfs(4, 'tma-log-tmpfs-');
+const mountPoint = disk?.dir ?? '';
 
-function mountTmpfs(): boolean {
-  const result = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mountPoint], { encoding: 'utf8' });
-  if (result.status === 0) return true;
-  fs.rmSync(mountPoint, { recursive: true, force: true });
-  if (servicesRequired)
-    throw new Error(`mounting a tmpfs is required (CI=true or REQUIRE_SERVICES=1): ${result.stderr || result.error}`);
-  return false;
-}
+afterAll(() => disk?.unmount());
 
-const mounted = mountTmpfs();
-
-afterAll(() => {
-  if (!mounted) return;
-  spawnSync('umount', [mountPoint]);
-  fs.rmSync(mountPoint, { recursive: true, force: true });
-});
-
-/** writes zeros into a file until the filesystem refuses (ENOSPC) */
-function fillDisk(file: string): void {
-  const fd = fs.openSync(file, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-      for (;;) {
-        try {
-          fs.writeSync(fd, chunk, 0, size);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw error;
-        }
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function freeBytes(dir: string): number {
-  const stats = fs.statfsSync(dir);
-  return stats.bavail * stats.bsize;
-}
-
-describe.runIf(mounted)('durable log on a full disk', () => {
+describe.runIf(disk)('durable log on a full disk', () => {
   let dir = '';
   beforeAll(() => {
     dir = path.join(mountPoint, 'log');
@@ -69,7 +28,7 @@ describe.runIf(mounted)('durable log on a full disk', () => {
     for (let i = 0; i < 20; i++) await append(`before${i}`);
 
     const filler = path.join(mountPoint, 'filler');
-    fillDisk(filler);
+    disk!.fill('filler');
     const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => append(`full${i}`)));
     const failures = outcomes
       .filter((outcome) => outcome.status === 'rejected')
@@ -105,7 +64,7 @@ describe.runIf(mounted)('durable log on a full disk', () => {
     }
     expect(refusal).toBeInstanceOf(LogFullError);
     expect((refusal as LogFullError).reason).toBe('disk-headroom');
-    expect(freeBytes(mountPoint)).toBeGreaterThanOrEqual(headroom - 64 * 1024);
+    expect(disk!.free()).toBeGreaterThanOrEqual(headroom - 64 * 1024);
     expect(log.stats().records).toBeGreaterThan(0);
     await log.close();
   });
@@ -121,7 +80,7 @@ describe.runIf(mounted)('durable log on a full disk', () => {
         await log.append(payload(i, 4000)).catch((error: unknown) => (refusal = error));
       }
       expect(refusal).toBeInstanceOf(LogFullError);
-      expect(freeBytes(mountPoint)).toBeGreaterThanOrEqual(headroom + reserve - 64 * 1024);
+      expect(disk!.free()).toBeGreaterThanOrEqual(headroom + reserve - 64 * 1024);
       expect(log.refusal(4000)).toBeInstanceOf(LogFullError);
     } finally {
       await log.close();
