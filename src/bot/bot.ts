@@ -76,7 +76,10 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
       await next();
     } catch (error) {
       if (!(error instanceof ReadBudgetError)) throw error;
-      const text = `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
+      const text =
+        error.reason === 'busy'
+          ? 'Too many numbers are being read right now. Please try again in a minute.'
+          : `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
       // a message, not a button's answer: the screen may have answered its button already
       await ctx.reply(text).catch(() => undefined);
     }

@@ -1,7 +1,7 @@
 // The screens the bot draws: Analytics, lists of apps, an app's card. A button press edits the message
 // the button sits on; a command gets a new message.
 import { GrammyError, type InlineKeyboard } from 'grammy';
-import { appSummary } from '../events/app-summary.ts';
+import { appSummaries, appSummary } from '../events/app-summary.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import type { BotContext, BotDeps } from './context.ts';
 import { analyticsKeyboard, appKeyboard, appsKeyboard } from './keyboards.ts';
@@ -41,7 +41,12 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
   const apps: Screens['apps'] = async (ctx, list, heading, empty) => {
     if (list.length === 0) return show(ctx, empty, analyticsKeyboard(isAdmin(ctx)));
     const listed = list.slice(0, MAX_LISTED);
-    const cards = await Promise.all(listed.map(async (app) => appCard(await view(app), now())));
+    await services.caughtUp();
+    const summaries = await appSummaries(
+      services,
+      listed.map((app) => app.appId),
+    );
+    const cards = listed.map((app) => appCard({ app, summary: summaries.get(app.appId)! }, now()));
     const more = list.length > MAX_LISTED ? `\n\n…and ${list.length - MAX_LISTED} more` : '';
     return show(ctx, `${heading}\n\n${cards.join('\n\n')}${more}`, appsKeyboard(listed));
   };

@@ -141,17 +141,16 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     case 'tokens list': {
       const apps = await services.registry.listApps(OPERATOR, { ownerTelegramId: ownerId(values.owner) });
-      const rows = await Promise.all(
-        apps.map(async (app) => ({
-          app_name: app.appName,
-          bot: app.bot,
-          domains: app.domains,
-          token_prefix: app.tokenPrefix,
-          revoked: app.tokenPrefix === null,
-          created_at: app.createdAt.toISOString(),
-          last_event_at: (await services.events.activity(app.appId)).lastEventAt?.toISOString() ?? null,
-        })),
-      );
+      const activities = await services.events.activities(apps.map((app) => app.appId));
+      const rows = apps.map((app) => ({
+        app_name: app.appName,
+        bot: app.bot,
+        domains: app.domains,
+        token_prefix: app.tokenPrefix,
+        revoked: app.tokenPrefix === null,
+        created_at: app.createdAt.toISOString(),
+        last_event_at: activities.get(app.appId)!.lastEventAt?.toISOString() ?? null,
+      }));
       const text =
         rows.length === 0
           ? 'No apps.'

@@ -7,6 +7,9 @@ export const budgetText = (budgetMs: number): string => `${Number((budgetMs / 10
 export const readBudgetMessage = (budgetMs: number): string =>
   `This query took longer than ${budgetText(budgetMs)}; try a shorter period or fewer filters.`;
 
+/** a read refused before it ran: as many wait already as the store lets wait */
+export const READS_WAITING_MESSAGE = 'Too many queries are waiting; try again in a moment.';
+
 /**
  * A read that outran its budget, or could not even start because as many reads wait already as the store lets
  * wait (it would outrun its budget in the queue): the HTTP surfaces answer 503 with the message, the bot says it.
@@ -16,7 +19,7 @@ export class ReadBudgetError extends Error {
     readonly budgetMs: number,
     readonly reason: 'slow' | 'busy',
   ) {
-    super(readBudgetMessage(budgetMs));
+    super(reason === 'busy' ? READS_WAITING_MESSAGE : readBudgetMessage(budgetMs));
     this.name = 'ReadBudgetError';
   }
 }

@@ -22,15 +22,24 @@ export interface AppSummaryDocument {
   } | null;
 }
 
-export async function appSummary(
-  sources: { events: Pick<EventStore, 'activity'>; rejections: Pick<RejectionLog, 'recent'> },
-  appId: number,
-): Promise<AppSummary> {
-  const [activity, [lastRejection]] = await Promise.all([
-    sources.events.activity(appId),
-    sources.rejections.recent(appId, 1),
+type SummarySources = { events: Pick<EventStore, 'activities'>; rejections: Pick<RejectionLog, 'last'> };
+
+/** the apps' summaries in two reads, however many apps: a list of every app never floods the store with reads */
+export async function appSummaries(
+  sources: SummarySources,
+  appIds: readonly number[],
+): Promise<Map<number, AppSummary>> {
+  const [activities, rejections] = await Promise.all([
+    sources.events.activities(appIds),
+    sources.rejections.last(appIds),
   ]);
-  return { ...activity, lastRejection: lastRejection ?? null };
+  return new Map(
+    appIds.map((appId) => [appId, { ...activities.get(appId)!, lastRejection: rejections.get(appId) ?? null }]),
+  );
+}
+
+export async function appSummary(sources: SummarySources, appId: number): Promise<AppSummary> {
+  return (await appSummaries(sources, [appId])).get(appId)!;
 }
 
 /**

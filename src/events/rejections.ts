@@ -59,6 +59,12 @@ export class RejectionLog {
     return this.store.recentRejections(appId, limit);
   }
 
+  /** each app's last refused request, the ones still in memory included */
+  async last(appIds: readonly number[]): Promise<Map<number, RejectionRow>> {
+    await this.flush();
+    return this.store.lastRejections(appIds);
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;

@@ -1,5 +1,6 @@
 // Whether the store takes writes, kept as state for /healthz: the loader's commits and a background probe record
 // their outcomes, so the health check never waits behind the store's queue or a long read.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SqlRunner } from '../db/sql.ts';
 
 /** how often the probe asks the store, when nothing else said it answered */
@@ -25,6 +26,7 @@ export class StoreHealth {
   /** the last probe's failure, until a probe succeeds */
   private probeFailure: { at: number; reason: string } | null = null;
   private probeStartedAt: number | null = null;
+  private probing: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -47,6 +49,16 @@ export class StoreHealth {
     this.lastSuccessAt = Date.now();
   }
 
+  /**
+   * The condition after a probe answered now, or, when the store cannot answer within waitMs (a long read holds the
+   * embedded store's thread), as last recorded: a fresh answer where it is cheap, never a wait behind the store.
+   */
+  async current(waitMs: number): Promise<StoreCondition> {
+    this.probe();
+    await Promise.race([this.probing, sleep(waitMs, undefined, { ref: false })]);
+    return this.condition();
+  }
+
   condition(): StoreCondition {
     const write = this.writeFailure();
     const failure = write ? { at: write.at, reason: write.message } : this.probeFailure;
@@ -67,15 +79,19 @@ export class StoreHealth {
   private probe(): void {
     if (this.probeStartedAt !== null) return;
     this.probeStartedAt = Date.now();
-    this.sql
+    this.probing = this.sql
       .query('SELECT 1')
       .then(
         () => {
           this.lastSuccessAt = Date.now();
           this.probeFailure = null;
         },
-        (error: unknown) => (this.probeFailure = { at: Date.now(), reason: reasonOf(error) }),
+        (error: unknown) => {
+          this.probeFailure = { at: Date.now(), reason: reasonOf(error) };
+        },
       )
-      .finally(() => (this.probeStartedAt = null));
+      .finally(() => {
+        this.probeStartedAt = null;
+      });
   }
 }

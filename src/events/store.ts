@@ -74,9 +74,12 @@ export interface EventStore {
   insertBatch(batch: EventBatch): Promise<number>;
   /** how far the store holds a node's log (0: nothing of it) */
   loadedThrough(node: string): Promise<number>;
-  activity(appId: number): Promise<AppActivity>;
+  /** the apps' activity, in one read however many apps (a list of every app stays one read) */
+  activities(appIds: readonly number[]): Promise<Map<number, AppActivity>>;
   addRejections(rows: RejectionRow[]): Promise<void>;
   recentRejections(appId: number, limit: number): Promise<RejectionRow[]>;
+  /** each app's last refused request (the apps without one are absent), in one read */
+  lastRejections(appIds: readonly number[]): Promise<Map<number, RejectionRow>>;
 }
 
 /** rejections kept per app: enough to explain "No data", small enough to never matter */
@@ -478,12 +481,18 @@ export class SqlEventStore implements EventStore {
     return row?.through ?? 0;
   }
 
-  async activity(appId: number): Promise<AppActivity> {
-    const [row] = await this.reads.query<{ last_event_at: Date; events_total: number }>(
-      `SELECT last_event_at, events_total::float8 AS events_total FROM app_activity WHERE app_id = $1`,
-      [appId],
+  async activities(appIds: readonly number[]): Promise<Map<number, AppActivity>> {
+    const rows = await this.reads.query<{ app_id: number; last_event_at: Date; events_total: number }>(
+      `SELECT app_id, last_event_at, events_total::float8 AS events_total FROM app_activity WHERE app_id = ANY($1::int[])`,
+      [intArrayLiteral(new Set(appIds))],
     );
-    return { lastEventAt: row?.last_event_at ?? null, eventsTotal: row?.events_total ?? 0 };
+    const found = new Map(rows.map((row) => [row.app_id, row]));
+    return new Map(
+      appIds.map((appId) => {
+        const row = found.get(appId);
+        return [appId, { lastEventAt: row?.last_event_at ?? null, eventsTotal: row?.events_total ?? 0 }];
+      }),
+    );
   }
 
   async addRejections(rows: RejectionRow[]): Promise<void> {
@@ -518,5 +527,14 @@ export class SqlEventStore implements EventStore {
       [appId, limit],
     );
     return rows.map((row) => ({ appId, ...row }));
+  }
+
+  async lastRejections(appIds: readonly number[]): Promise<Map<number, RejectionRow>> {
+    const rows = await this.reads.query<RejectionRow & { app_id: number }>(
+      `SELECT DISTINCT ON (app_id) app_id, at, status, message, origin, reason, count FROM rejections
+       WHERE app_id = ANY($1::int[]) ORDER BY app_id, at DESC, id DESC`,
+      [intArrayLiteral(new Set(appIds))],
+    );
+    return new Map(rows.map(({ app_id, ...row }) => [app_id, { ...row, appId: app_id }]));
   }
 }

@@ -72,13 +72,16 @@ const openApiSchema = {
   },
 };
 
+/** how long /healthz waits for a fresh probe of the store before it answers from the recorded state */
+const HEALTH_PROBE_WAIT_MS = 100;
+
 export const opsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   // the store being down delays loading, not ingestion: the node stays in service (200) while its log takes the
-  // events, and says so; it answers 503 only when it cannot take events. Nothing here waits for the store.
+  // events, and says so; it answers 503 only when it cannot take events. It waits for the store a moment at most.
   app.get('/healthz', describedOnly(healthzSchema), async (_request, reply) => {
     const log = services.ingestLog!;
     const backlog = log.stats();
-    const store = services.storeHealth.condition();
+    const store = await services.storeHealth.current(HEALTH_PROBE_WAIT_MS);
     const refusal = log.refusal();
     const diskFull = refusal ? refusal.reason !== 'max-bytes' : DISK_FULL.test(store.failure?.reason ?? '');
     const status = diskFull ? 'disk full' : refusal ? 'log full' : store.failure ? 'store unavailable' : 'ok';

@@ -52,8 +52,8 @@ function route(summary: string, description: string, ok: object, params = appPar
       429: { description: 'too many requests for this key (see Retry-After)', ...message },
       503: {
         description:
-          'the query took longer than its time budget, or too many queries wait already: "This query took longer ' +
-          'than N s; try a shorter period or fewer filters."',
+          'the query took longer than its time budget ("This query took longer than N s; try a shorter period or ' +
+          'fewer filters."), or too many queries wait already ("Too many queries are waiting; try again in a moment.")',
         ...message,
       },
     },

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { alertSettingsDocument, parseAlertSettings } from '../alerts/subscriptions.ts';
 import { ReadBudgetError } from '../db/read-budget.ts';
-import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
+import { type AppSummary, appSummaries, appSummary, appSummaryDocument } from '../events/app-summary.ts';
 import { erasureDocument, retentionDocument } from '../events/data-controls.ts';
 import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts';
 import { parseFunnelQuery } from '../events/funnel-query.ts';
@@ -152,15 +152,24 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   const insights = new InsightsReader(services.store.reads);
   const funnels = new SavedFunnels(services.store.prisma);
 
-  const summary = async (record: AppRecord) => ({
+  const appDocument = (record: AppRecord, activity: AppSummary) => ({
     app_name: record.appName,
     bot: record.bot,
     domains: record.domains,
     role: record.role,
     token_prefix: record.tokenPrefix,
     created_at: record.createdAt.toISOString(),
-    ...appSummaryDocument(await appSummary(services, record.appId)),
+    ...appSummaryDocument(activity),
   });
+  const summary = async (record: AppRecord) => appDocument(record, await appSummary(services, record.appId));
+  /** the apps as the site lists them: their summaries read together */
+  const summaries = async (records: AppRecord[]) => {
+    const read = await appSummaries(
+      services,
+      records.map((record) => record.appId),
+    );
+    return records.map((record) => appDocument(record, read.get(record.appId)!));
+  };
 
   /** every /api route: a signed-in user, and for writes a same-origin JSON request */
   const guard = async (request: FastifyRequest): Promise<SiteUser> => {
@@ -211,7 +220,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         const actor = actorOf(user);
         const everyone = request.query.all === '1' && user.isAdmin;
         const apps = await registry.listApps(everyone ? actor : { ...actor, isAdmin: false });
-        return Promise.all(apps.map(summary));
+        return summaries(apps);
       },
     );
 
@@ -344,7 +353,7 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         if (!shared) throw new ApiError(404, 'This link does not exist or was revoked.');
         const [dashboard, activity] = await Promise.all([
           rollups.dashboard(shared.appId, periodOf(request.query), filterOf(request.query)),
-          services.events.activity(shared.appId),
+          services.events.activities([shared.appId]).then((read) => read.get(shared.appId)!),
         ]);
         return {
           app: { app_name: shared.appName, last_event_at: activity.lastEventAt?.toISOString() ?? null },

@@ -37,12 +37,15 @@ class HeldStore implements EventStore {
   async loadedThrough() {
     return 0;
   }
-  async activity() {
-    return { lastEventAt: null, eventsTotal: 0 };
+  async activities() {
+    return new Map();
   }
   async addRejections() {}
   async recentRejections() {
     return [];
+  }
+  async lastRejections() {
+    return new Map();
   }
 }
 

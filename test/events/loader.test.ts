@@ -60,14 +60,17 @@ class FlakyStore implements EventStore {
   loadedThrough(node: string) {
     return this.inner.loadedThrough(node);
   }
-  activity(appId: number) {
-    return this.inner.activity(appId);
+  activities(appIds: readonly number[]) {
+    return this.inner.activities(appIds);
   }
   addRejections(rows: Parameters<EventStore['addRejections']>[0]) {
     return this.inner.addRejections(rows);
   }
   recentRejections(appId: number, limit: number) {
     return this.inner.recentRejections(appId, limit);
+  }
+  lastRejections(appIds: readonly number[]) {
+    return this.inner.lastRejections(appIds);
   }
 }
 

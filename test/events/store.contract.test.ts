@@ -132,8 +132,10 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
       { day: '2026-11-20', value: 'ios', sessions: 1 },
       { day: '2026-11-21', value: 'ios', sessions: 1 },
     ]);
-    const activity = await events.activity(appId);
-    expect(activity).toEqual({ lastEventAt: new Date('2026-11-21T01:00:00Z'), eventsTotal: 4 });
+    // several apps in one read: an app without events has none
+    const activities = await events.activities([appId, appId + 1_000_000]);
+    expect(activities.get(appId)).toEqual({ lastEventAt: new Date('2026-11-21T01:00:00Z'), eventsTotal: 4 });
+    expect(activities.get(appId + 1_000_000)).toEqual({ lastEventAt: null, eventsTotal: 0 });
     await rollupsMatchRawRows(appId);
   });
 
@@ -376,6 +378,10 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
     expect(recent).toHaveLength(50);
     expect(recent[0]!.origin).toBe('https://site59.example');
     expect(recent[49]!.origin).toBe('https://site10.example');
+    // the last of each app, several apps in one read: an app without refusals is absent
+    const last = await events.lastRejections([appId, appId + 1_000_000]);
+    expect([...last.keys()]).toEqual([appId]);
+    expect(last.get(appId)).toMatchObject({ appId, origin: 'https://site59.example', status: 403 });
   });
 
   it('applies migrations once, records them for Prisma, and refuses an edited migration', async () => {

@@ -759,7 +759,8 @@ export function buildCorpus(options: CorpusOptions): HostileCase[] {
         [1.2345678901234568e29, VALIDATION],
         [1, [201]],
         [2 ** 53 - 1, [201]],
-        ['"18446744073709551615"', [201]],
+        ['"18446744073709551615"', VALIDATION],
+        ['"279058397"', VALIDATION],
         ['"0123"', VALIDATION],
       ]);
       add({

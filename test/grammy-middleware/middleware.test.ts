@@ -239,6 +239,7 @@ describe('tma-analytics-grammy', () => {
     const unpacked = tempDir('tma-grammy-pack-');
     execFileSync('tar', ['-xzf', GRAMMY_TARBALL, '-C', unpacked]);
     expect(fs.readdirSync(path.join(unpacked, 'package')).sort()).toEqual([
+      'cjs',
       'events.d.ts',
       'index.d.ts',
       'index.js',
@@ -256,6 +257,17 @@ describe('tma-analytics-grammy', () => {
     expect(manifest.dependencies).toBeUndefined();
     // grammy stays the integrator's copy: the bundle never carries it
     expect(fs.readFileSync(path.join(unpacked, 'package', 'index.js'), 'utf8')).not.toMatch(/from ['"]grammy/);
+    expect(fs.readdirSync(path.join(unpacked, 'package', 'cjs')).sort()).toEqual([
+      'events.d.ts',
+      'index.d.ts',
+      'index.js',
+      'package.json',
+      'sender.d.ts',
+      'session.d.ts',
+    ]);
+    expect(fs.readFileSync(path.join(unpacked, 'package', 'cjs', 'index.js'), 'utf8')).not.toMatch(
+      /require\(['"]grammy/,
+    );
     fs.rmSync(unpacked, { recursive: true, force: true });
 
     // a consumer next to the package, so that its declarations find grammy the way an installed package would
