@@ -4,6 +4,12 @@ import path from 'node:path';
 
 /** a read's time budget when READ_BUDGET_MS gives none: PostgreSQL's statement timeout of the service's other work */
 export const DEFAULT_READ_BUDGET_MS = 5_000;
+/**
+ * Reads at once on PostgreSQL when READ_CONNECTIONS gives none: each takes a server core while it runs, and a server
+ * on the service's own small machine running reads side by side leaves ingestion no core (bench/lived-in.ts measures
+ * ingest latency while reads run); a server with cores to spare takes more.
+ */
+export const DEFAULT_READ_CONNECTIONS = 1;
 
 export type TrustProxy = boolean | number | string[];
 
@@ -50,6 +56,8 @@ export interface Config {
   logMinFreeBytes: number;
   /** a read's time budget (dashboards, insights, read API, public link, bot, alerts, ranking, CSV export) */
   readBudgetMs: number;
+  /** reads at once on PostgreSQL (the embedded store runs one at a time) */
+  readConnections: number;
 }
 
 export class ConfigError extends Error {}
@@ -188,5 +196,6 @@ export function loadConfig(env: Env = process.env): Config {
     logMaxBytes: integer(env, 'LOG_MAX_BYTES', 1024 ** 3, 1024 ** 2, 2 ** 40),
     logMinFreeBytes: integer(env, 'LOG_MIN_FREE_BYTES', 256 * 1024 ** 2, 0, 2 ** 40),
     readBudgetMs: integer(env, 'READ_BUDGET_MS', DEFAULT_READ_BUDGET_MS, 100, 600_000),
+    readConnections: integer(env, 'READ_CONNECTIONS', DEFAULT_READ_CONNECTIONS, 1, 64),
   };
 }

@@ -141,9 +141,6 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
   };
 }
 
-/** the most connections reads hold at once: the loader and the control plane keep pools of their own */
-const READ_CONNECTIONS = 4;
-
 /**
  * Reads on a pool of their own whose statement_timeout is the read budget: a slow read is cancelled by the server
  * and answered as a ReadBudgetError, while the loader's and the control plane's statements keep their own pools and
@@ -152,24 +149,53 @@ const READ_CONNECTIONS = 4;
  */
 export function openServerReads(
   databaseUrl: string,
-  { budgetMs, queueLimit }: { budgetMs: number; queueLimit: number },
+  { budgetMs, queueLimit, connections }: { budgetMs: number; queueLimit: number; connections: number },
   options: Omit<ServerPoolOptions, 'statementTimeoutMs'> = {},
 ): SqlReader & { close(): Promise<void> } {
   const runner = openServerDatabase(databaseUrl, {
-    max: READ_CONNECTIONS,
+    // the loader and the control plane keep pools of their own
+    max: connections,
     ...options,
     statementTimeoutMs: budgetMs,
   });
-  let reading = 0;
+  // reads hold one of `connections` slots until their statement ends (the server's statement_timeout ends it
+  // within the budget), so one whose caller was answered meanwhile still counts; one whose caller was answered
+  // while it waited for a slot never runs
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  const release = () => {
+    running--;
+    waiting.shift()?.();
+  };
+  /** true once a slot is held; false when the wait outlasted waitMs */
+  const slot = (waitMs: number): Promise<boolean> =>
+    new Promise((resolve) => {
+      if (running < connections) {
+        running++;
+        return resolve(true);
+      }
+      const take = () => {
+        clearTimeout(timer);
+        running++;
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        waiting.splice(waiting.indexOf(take), 1);
+        resolve(false);
+      }, waitMs);
+      waiting.push(take);
+    });
   const withinBudget = async <T>(read: () => Promise<T>): Promise<T> => {
-    if (reading >= READ_CONNECTIONS + queueLimit) throw new ReadBudgetError(budgetMs, 'busy');
-    reading++;
+    if (running + waiting.length >= connections + queueLimit) throw new ReadBudgetError(budgetMs, 'busy');
+    const started = performance.now();
+    if (!(await slot(budgetMs))) throw new ReadBudgetError(budgetMs, 'slow');
     let deadline: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([
-        read(),
+        read().finally(release),
         new Promise<never>((_, reject) => {
-          deadline = setTimeout(() => reject(new ReadBudgetError(budgetMs, 'slow')), budgetMs);
+          const left = Math.max(0, budgetMs - (performance.now() - started));
+          deadline = setTimeout(() => reject(new ReadBudgetError(budgetMs, 'slow')), left);
         }),
       ]);
     } catch (error) {
@@ -179,7 +205,6 @@ export function openServerReads(
       throw error;
     } finally {
       clearTimeout(deadline);
-      reading--;
     }
   };
   return {

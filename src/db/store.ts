@@ -5,7 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './prisma-client/index.js';
-import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS } from '../config.ts';
+import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS, DEFAULT_READ_CONNECTIONS } from '../config.ts';
 import { EMBEDDED_DIR, openEmbeddedDatabase, READ_QUEUE_LIMIT } from './embedded.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
@@ -61,7 +61,7 @@ function checkStoreKind(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
 }
 
 export async function openStore(
-  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'readBudgetMs'>>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'readBudgetMs' | 'readConnections'>>,
   options: OpenStoreOptions = {},
 ): Promise<Store> {
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -75,7 +75,11 @@ export async function openStore(
     sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
     const readRunner = openServerReads(
       config.databaseUrl,
-      { budgetMs: readBudgetMs, queueLimit: options.readQueueLimit ?? READ_QUEUE_LIMIT },
+      {
+        budgetMs: readBudgetMs,
+        queueLimit: options.readQueueLimit ?? READ_QUEUE_LIMIT,
+        connections: config.readConnections ?? DEFAULT_READ_CONNECTIONS,
+      },
       { onError: options.onPoolError },
     );
     reads = readRunner;

@@ -2,6 +2,7 @@
 // within it, the statements of the loader and the control plane sent meanwhile do not wait for the read to end, and
 // reads beyond the queue are refused at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_READ_CONNECTIONS } from '../../src/config.ts';
 import { ReadBudgetError } from '../../src/db/read-budget.ts';
 import type { Store } from '../../src/db/store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -77,8 +78,8 @@ describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) =
   });
 
   it('refuses a read at once when as many reads wait as the store lets wait', async () => {
-    // on the embedded store one read runs and two wait; a server's read connections take four, two more wait
-    const running = store.kind === 'embedded' ? 1 : 4;
+    // one read runs (the embedded store's thread, or the server's one read connection by default) and two wait
+    const running = store.kind === 'embedded' ? 1 : DEFAULT_READ_CONNECTIONS;
     let givenUp = 0;
     const waiting = Array.from({ length: running + 2 }, () =>
       caught(store.reads.query(SLOW_READ)).finally(() => givenUp++),
