@@ -200,7 +200,8 @@ export async function createServices(config: Config, store: Store, options: Serv
     retention,
     maintenance,
     dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets, {}, async () => {
-      await ingestLog?.compact();
+      // through the watch, which then knows this erase's mark is done and does not compact for it again
+      await erasureWatch?.check();
     }),
     erasureWatch,
     metrics,

@@ -28,7 +28,7 @@ export interface EmbeddedDatabase {
 
 /**
  * The most reads that wait for the store (its thread, or a server's read connections); the next is refused at once.
- * A page or a bot screen sends many small reads at once (a list of apps: two per app, an insights page: a dozen),
+ * A page or a bot screen sends many small reads at once (an insights page: a dozen; a list of apps reads in two),
  * so the queue holds several of them; a read that waits past its budget is given up anyway.
  */
 export const READ_QUEUE_LIMIT = 64;

@@ -20,6 +20,7 @@ export class ErasureWatch {
   /** the mark this node's log was last compacted for */
   private seen: string | null = null;
   private timer: NodeJS.Timeout | undefined;
+  /** the looks in turn: the timer's and an erase's own on this node never compact the log twice for one mark */
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -32,7 +33,7 @@ export class ErasureWatch {
   /** looks now, then every `everyMs` until stopped */
   start(everyMs: number = ERASURE_WATCH_EVERY_MS): void {
     const run = () => {
-      this.running = this.check()
+      this.check()
         .catch((error: unknown) => this.onError(error, 'compacting the durable log after an erase failed'))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(run, everyMs).unref();
@@ -41,8 +42,14 @@ export class ErasureWatch {
     run();
   }
 
-  /** compacts the log when an erase ran since it last did */
-  async check(): Promise<void> {
+  /** compacts the log when an erase ran since it last did (after the look in progress, if any) */
+  check(): Promise<void> {
+    const look = this.running.then(() => this.compactIfMarked());
+    this.running = look.catch(() => undefined);
+    return look;
+  }
+
+  private async compactIfMarked(): Promise<void> {
     const [row] = await this.sql.query<{ value: string }>(`SELECT value FROM settings WHERE key = '${MARK_KEY}'`);
     if (!row || row.value === this.seen) return;
     await this.compactLog();

@@ -36,6 +36,18 @@ describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
     expect(compactions).toBe(3);
   });
 
+  it('compacts once for looks that overlap (an erase on this node and the timer)', async () => {
+    let compactions = 0;
+    const watch = new ErasureWatch(store.sql, async () => {
+      compactions += 1;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    });
+    await markErasure(store.sql);
+    await Promise.all([watch.check(), watch.check()]);
+    await watch.check();
+    expect(compactions).toBe(1);
+  });
+
   it('tries again at the next look when a compaction failed', async () => {
     let attempts = 0;
     const watch = new ErasureWatch(store.sql, async () => {
