@@ -2,7 +2,6 @@
 // issued once with a keyed checksum, stored as sha-256 and a prefix, revoked, checked through the credential screen
 // and a short cache.
 import type { PrismaClient } from '../db/store.ts';
-import { CredentialCache } from './cache.ts';
 import {
   type CredentialFormat,
   generateCredential,
@@ -10,7 +9,8 @@ import {
   TOKEN_CHECKSUM_PURPOSE,
   urlSafeFormat,
 } from './format.ts';
-import { CredentialScreen } from './screen.ts';
+import type { CredentialScreen } from './screen.ts';
+import { ScreenedLookup } from './screened-lookup.ts';
 import { type Maker, type Makers, makerDocument, makerKeyOf } from './makers.ts';
 import { RegistryError, type Actor, type AppRecord, type TokenRegistry } from './registry.ts';
 
@@ -108,10 +108,11 @@ const infoOf = (row: KeyRow, appName: string, madeBy: Maker = UNKNOWN_MAKER): Re
 });
 
 export class AppKeys {
-  /** known and unknown keys alike: a revoke made on another node takes effect here within 5 s */
-  private readonly cache: CredentialCache<KeyState>;
-  /** refuses made-up keys without a lookup; read from the store once, on first use */
-  private screen: Promise<CredentialScreen> | undefined;
+  /**
+   * made-up keys refused without a lookup; known and unknown keys cached alike (a revoke made on another node takes
+   * effect here within 5 s)
+   */
+  private readonly keys: ScreenedLookup<KeyState>;
   private readonly keyShape: RegExp;
   private readonly makers: Makers | undefined;
 
@@ -124,7 +125,11 @@ export class AppKeys {
   ) {
     this.keyShape = keyPattern(kind.prefix);
     this.makers = options.makers;
-    this.cache = new CredentialCache(
+    this.keys = new ScreenedLookup(
+      prisma,
+      registry.secrets,
+      kind.model,
+      kind.format,
       async (hash) => {
         const row = await tableOf(this.prisma, this.kind).findUnique({
           where: { hash },
@@ -138,13 +143,7 @@ export class AppKeys {
 
   /** the kind's screen, loaded once (services load it at start, so a request never waits for it) */
   ready(): Promise<CredentialScreen> {
-    this.screen ??= CredentialScreen.load(this.prisma, this.registry.secrets, this.kind.model, this.kind.format).catch(
-      (error: unknown) => {
-        this.screen = undefined;
-        throw error;
-      },
-    );
-    return this.screen;
+    return this.keys.ready();
   }
 
   /** the full key's shape: anything else is refused without a lookup */
@@ -286,17 +285,13 @@ export class AppKeys {
   }
 
   /** Refuses the keys of these hashes on this node from now on: revoked here or elsewhere (a member's removal). */
-  async forget(hashes: readonly string[]): Promise<void> {
-    const screen = await this.ready();
-    for (const hash of hashes) {
-      this.cache.invalidate(hash);
-      screen.forget(hash);
-    }
+  forget(hashes: readonly string[]): Promise<void> {
+    return this.keys.forget(hashes);
   }
 
   /** false: certainly not a key of this kind issued here (wrong shape, no checksum of ours, not an older key) */
   async mayBeIssued(key: string): Promise<boolean> {
-    return this.hasShape(key) && (await this.ready()).mayBeIssued(key);
+    return this.hasShape(key) && this.keys.mayBeIssued(key);
   }
 
   /**
@@ -305,9 +300,8 @@ export class AppKeys {
    * revoked ones are remembered for a second, like accepted ones.
    */
   async authenticate(key: string): Promise<ReadKeyGrant | null> {
-    if (!(await this.mayBeIssued(key))) return null;
-    const state = await this.cache.lookup(key);
-    return state?.active ? { appId: state.appId, appName: state.appName } : null;
+    const state = this.hasShape(key) ? await this.keys.active(key) : null;
+    return state && { appId: state.appId, appName: state.appName };
   }
 
   private async managed(appName: string, actor: Actor): Promise<AppRecord | null> {

@@ -6,7 +6,7 @@ import type { Secrets } from '../secret.ts';
 import { type CredentialFormat, hashToken, hasValidChecksum, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 
 /** the tables of credentials that may have been issued without a checksum */
-type CredentialModel = 'token' | 'readKey' | 'serverKey' | 'shareLink';
+export type CredentialModel = 'token' | 'readKey' | 'serverKey' | 'shareLink';
 type HashTable = {
   findMany(args: { where: { checksummed: false }; select: { hash: true } }): Promise<{ hash: string }[]>;
 };

@@ -2,11 +2,11 @@
 // who has it, without signing in. Only the link secret's sha-256 is stored; an app has one active link at a time.
 // Secrets carry a keyed checksum, so made-up ones are refused without a lookup (screen.ts).
 import type { PrismaClient } from '../db/store.ts';
-import { CredentialCache } from './cache.ts';
 import { generateCredential, hashToken, TOKEN_CHECKSUM_PURPOSE, urlSafeFormat } from './format.ts';
 import { type Maker, type Makers, makerKeyOf } from './makers.ts';
 import type { Actor, AppRecord, TokenRegistry } from './registry.ts';
-import { CredentialScreen } from './screen.ts';
+import type { CredentialScreen } from './screen.ts';
+import { ScreenedLookup } from './screened-lookup.ts';
 
 export const SHARE_LINK_PREFIX = 'tma_share_';
 /** the prefix, 26 random characters of nanoid's URL alphabet (156 bits) and a 6-character checksum */
@@ -31,16 +31,18 @@ export interface ShareLinkInfo {
 export const sharePath = (secret: string) => `/share/${secret}`;
 
 export class ShareLinks {
-  /** known and unknown secrets alike: a revoke made on another node takes effect here within 5 s */
-  private readonly cache: CredentialCache<SharedApp & { active: boolean }>;
-  private screen: Promise<CredentialScreen> | undefined;
+  /**
+   * made-up secrets refused without a lookup; known and unknown ones cached alike (a revoke made on another node takes
+   * effect here within 5 s)
+   */
+  private readonly links: ScreenedLookup<SharedApp & { active: boolean }>;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly registry: TokenRegistry,
     private readonly makers: Makers,
   ) {
-    this.cache = new CredentialCache(async (hash) => {
+    this.links = new ScreenedLookup(prisma, registry.secrets, 'shareLink', SHARE_LINK_FORMAT, async (hash) => {
       const row = await this.prisma.shareLink.findUnique({ where: { hash }, include: { app: true } });
       return row && { appId: row.appId, appName: row.app.appName, active: row.revokedAt === null };
     });
@@ -48,18 +50,12 @@ export class ShareLinks {
 
   /** the screen of link secrets, loaded once (services load it at start, so a request never waits for it) */
   ready(): Promise<CredentialScreen> {
-    this.screen ??= CredentialScreen.load(this.prisma, this.registry.secrets, 'shareLink', SHARE_LINK_FORMAT).catch(
-      (error: unknown) => {
-        this.screen = undefined;
-        throw error;
-      },
-    );
-    return this.screen;
+    return this.links.ready();
   }
 
   /** a secret this service may have issued (checksum, or one of the links made before checksums): worth a lookup */
-  async mayExist(secret: string): Promise<boolean> {
-    return (await this.ready()).mayBeIssued(secret);
+  mayExist(secret: string): Promise<boolean> {
+    return this.links.mayBeIssued(secret);
   }
 
   /** the app's active link (without its secret), or null */
@@ -120,9 +116,8 @@ export class ShareLinks {
    * refused without a lookup; unknown and revoked links are remembered for a second, like live ones.
    */
   async resolve(secret: string): Promise<SharedApp | null> {
-    if (!(await this.mayExist(secret))) return null;
-    const shared = await this.cache.lookup(secret);
-    return shared?.active ? { appId: shared.appId, appName: shared.appName } : null;
+    const shared = await this.links.active(secret);
+    return shared && { appId: shared.appId, appName: shared.appName };
   }
 
   private async activeHashes(appId: number): Promise<string[]> {
@@ -131,11 +126,7 @@ export class ShareLinks {
   }
 
   /** links revoked (here, or with a removed member): refused here at once, without a lookup for those made before checksums */
-  async forget(hashes: readonly string[]): Promise<void> {
-    const screen = await this.ready();
-    for (const hash of hashes) {
-      this.cache.invalidate(hash);
-      screen.forget(hash);
-    }
+  forget(hashes: readonly string[]): Promise<void> {
+    return this.links.forget(hashes);
   }
 }
