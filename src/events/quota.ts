@@ -1,19 +1,14 @@
 // Daily quotas per app (events and bytes per UTC day), so an app's public token cannot fill the operator's disk:
 // checked in memory, counts reconciled every few seconds with every node's stored totals (daily_app_usage).
 import type { SqlRunner } from '../db/sql.ts';
-import type { Parsed } from '../tokens/inputs.ts';
+import type { Parsed } from '../parsed.ts';
+import type { QuotaOverrides } from '../tokens/registry.ts';
 import { DAY_MS, dayNumberOf, isoDayOfNumber } from './days.ts';
 import { REFUSALS } from './refusals.ts';
 
 export interface QuotaLimits {
   eventsPerDay: number;
   bytesPerDay: number;
-}
-
-/** an app's own quotas as an administrator set them; null: the service's default */
-export interface QuotaOverrides {
-  eventsPerDay: number | null;
-  bytesPerDay: number | null;
 }
 
 export interface QuotaRefusal {

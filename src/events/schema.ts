@@ -12,8 +12,6 @@ export const AUTH_TYPES = [0, 1, 'wallet_addr', 'wallet_proof', 'ton_addr', 'ton
  * carries every integer up to 2^53 - 1 exactly (2^53 + 1 would arrive as 2^53 and merge two users).
  */
 export const USER_ID_RULE = 'must be an integer from 1 to 2^53 - 1';
-/** a Telegram user id typed by a person (erasure forms, the CLI): decimal digits, no sign, no leading zero */
-export const USER_ID_DIGITS_PATTERN = '^[1-9][0-9]{0,19}$';
 
 // optional fields may also be null, which means "not given" (TON Connect sends null wallet fields)
 const text = (maxLength: number, description: string) => ({ type: ['string', 'null'], maxLength, description });

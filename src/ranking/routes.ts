@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SqlReader } from '../db/sql.ts';
 import { describedOnly } from '../described-route.ts';
 import { escapeHtml } from '../html.ts';
-import { page } from '../site/layout.ts';
+import { page } from '../page-shell.ts';
 import { utcTime } from '../time-format.ts';
 import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
 import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS, type WindowMetrics } from './compute.ts';

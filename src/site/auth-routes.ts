@@ -4,11 +4,11 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SiteContext } from './context.ts';
 import { escapeHtml } from '../html.ts';
-import { page } from './layout.ts';
+import { page } from '../page-shell.ts';
 import { fields, text, validated } from './schemas.ts';
 import { endSession, isSameOriginForm, isSameOriginJson, startSession } from './session.ts';
 import { verifyInitData, verifyLoginWidget, type TelegramIdentity, type VerifiedSignIn } from './telegram-auth.ts';
-import type { ProofKind } from './single-use.ts';
+import type { ProofKind } from '../tokens/single-use.ts';
 
 /** ties a Login Widget sign-in to the browser that opened /login (a payload sent from elsewhere is refused) */
 const LOGIN_STATE_COOKIE = 'tma_login_state';

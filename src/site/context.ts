@@ -1,10 +1,10 @@
 // What every site route needs: the services, who is signed in, and the bot's name for the login widget.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Services } from '../services.ts';
-import { LoginLinks } from './login-links.ts';
-import { SiteSessions } from './session-store.ts';
+import { LoginLinks } from '../tokens/login-links.ts';
+import { SiteSessions } from '../tokens/site-sessions.ts';
 import { sessionUser, type SiteUser } from './session.ts';
-import { SingleUseProofs } from './single-use.ts';
+import { SingleUseProofs } from '../tokens/single-use.ts';
 
 export interface SiteOptions {
   /** the management bot's username once known (for the Telegram Login Widget) */

@@ -9,7 +9,7 @@ import type { SiteContext } from './context.ts';
 import { DEFAULT_FUNNEL } from '../events/saved-funnels.ts';
 import { escapeHtml } from '../html.ts';
 import { scriptSnippet, snippetTemplates } from '../integration-snippet.ts';
-import { page } from './layout.ts';
+import { page } from '../page-shell.ts';
 import { fields, text, validated } from './schemas.ts';
 
 const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));

@@ -3,7 +3,7 @@
 import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../tokens/registry.ts';
-import { SESSION_SECONDS, type SiteSessions } from './session-store.ts';
+import { SESSION_SECONDS, type SiteSessions } from '../tokens/site-sessions.ts';
 import type { TelegramIdentity } from './telegram-auth.ts';
 
 export const SESSION_COOKIE = 'tma_session';

@@ -1,8 +1,9 @@
 // Rules for what a user types when registering an app (bot address, mini app domain, app name) or names a user.
 import net from 'node:net';
-import { USER_ID_DIGITS_PATTERN } from '../events/schema.ts';
+import type { Parsed } from '../parsed.ts';
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+/** a Telegram user id typed by a person (erasure forms, the CLI): decimal digits, no sign, no leading zero */
+export const USER_ID_DIGITS_PATTERN = '^[1-9][0-9]{0,19}$';
 
 /** Telegram usernames are 5–32 letters, digits or "_", starting with a letter; a bot's ends in "bot" */
 const BOT_USERNAME = /^[A-Za-z][A-Za-z0-9_]{1,28}[Bb][Oo][Tt]$/;

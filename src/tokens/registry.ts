@@ -3,7 +3,6 @@
 // every change to the audit log.
 import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
-import type { QuotaOverrides } from '../events/quota.ts';
 import type { Secrets } from '../secret.ts';
 import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 import { allows, refusal, type AppRole, type MemberRole, type Permission } from './policy.ts';
@@ -58,6 +57,12 @@ export type RegistryErrorCode =
   | 'key_ambiguous'
   | 'key_revoked'
   | 'key_limit';
+
+/** an app's own quotas as an administrator set them; null: the service's default */
+export interface QuotaOverrides {
+  eventsPerDay: number | null;
+  bytesPerDay: number | null;
+}
 
 export class RegistryError extends Error {
   constructor(

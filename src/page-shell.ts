@@ -1,5 +1,5 @@
 // The page shell of every site page: one stylesheet (light and dark, readable on a phone), header, nav.
-import { escapeHtml } from '../html.ts';
+import { escapeHtml } from './html.ts';
 
 const STYLE = `
 :root{--bg:#f6f7f9;--card:#fff;--text:#17202a;--muted:#667085;--line:#e4e7ec;--accent:#2481cc;--accent-text:#fff;--good:#1a7f37;--warn:#b54708;--bad:#b42318}
