@@ -1,7 +1,6 @@
 // Administrator commands: all apps, finding apps by name or owner, revoking any app's token. Everyone
 // else who tries them is told they are for administrators.
 import { Composer } from 'grammy';
-import { RegistryError } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import type { Screens } from './screens.ts';
 import { TEXT, escapeHtml } from './texts.ts';
@@ -35,12 +34,7 @@ export function adminCommands(deps: BotDeps, screens: Screens): Composer<BotCont
   admins.command('revoke', async (ctx) => {
     const appName = ctx.match.trim();
     if (!appName) return ctx.reply('Usage: /revoke <app name>');
-    try {
-      await registry.revoke(appName, deps.actorOf(ctx));
-    } catch (error) {
-      if (error instanceof RegistryError && error.code === 'app_not_found') return ctx.reply(error.message);
-      throw error;
-    }
+    await registry.revoke(appName, deps.actorOf(ctx));
     return ctx.reply(`🚫 The token of ${appName} is revoked.`);
   });
 

@@ -3,7 +3,6 @@
 import { Composer, InlineKeyboard } from 'grammy';
 import type { AlertSettings, Subscription } from '../alerts/subscriptions.ts';
 import { SILENCE_CHOICES } from '../alerts/subscriptions.ts';
-import { RegistryError } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import type { Screens } from './screens.ts';
 import { escapeHtml } from './texts.ts';
@@ -92,16 +91,11 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
           parse_mode: 'HTML',
           reply_markup: new InlineKeyboard().text('➕ Yes, add it', `alert:dom!:${subscription.id}`),
         });
-      try {
-        const changed = await registry.addDomain(app.appName, domain, deps.actorOf(ctx));
-        return ctx.reply(
-          `Added. Domains of <b>${escapeHtml(app.appName)}</b>: ${changed.domains.map(escapeHtml).join(', ')}`,
-          { parse_mode: 'HTML' },
-        );
-      } catch (failure) {
-        if (failure instanceof RegistryError) return ctx.reply(failure.message);
-        throw failure;
-      }
+      const changed = await registry.addDomain(app.appName, domain, deps.actorOf(ctx));
+      return ctx.reply(
+        `Added. Domains of <b>${escapeHtml(app.appName)}</b>: ${changed.domains.map(escapeHtml).join(', ')}`,
+        { parse_mode: 'HTML' },
+      );
     }),
   );
   return composer;

@@ -97,14 +97,8 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
   on('domdel', async (ctx) => {
     const domain = ctx.app.domains[Number(ctx.match[2])];
     if (domain === undefined) return ctx.answerCallbackQuery();
-    let changed: AppRecord;
-    try {
-      changed = await registry.removeDomain(ctx.app.appName, domain, deps.actorOf(ctx));
-    } catch (error) {
-      // the registry's refusals (the last domain, a domain already gone) are sentences for the user
-      if (error instanceof RegistryError) return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
-      throw error;
-    }
+    // the registry's refusals (the last domain, a domain already gone) are told by the bot's error boundary
+    const changed = await registry.removeDomain(ctx.app.appName, domain, deps.actorOf(ctx));
     await ctx.answerCallbackQuery({ text: `${domain} removed` });
     return screens.show(ctx, domainsText(changed), domainsKeyboard(changed));
   });
@@ -115,14 +109,8 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
   };
   on('rk', answered(readKeysScreen));
   on('rknew', async (ctx) => {
-    let key: string;
-    try {
-      ({ key } = await readKeys.create(ctx.app.appName, deps.actorOf(ctx)));
-    } catch (error) {
-      // the limit of active keys is a sentence for the user
-      if (error instanceof RegistryError) return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
-      throw error;
-    }
+    // the limit of active keys is a refusal the bot's error boundary tells
+    const { key } = await readKeys.create(ctx.app.appName, deps.actorOf(ctx));
     await ctx.answerCallbackQuery({ text: 'Read key created' });
     await readKeysScreen(ctx);
     // the key arrives as a new message the user can keep; the list above no longer has it
@@ -200,12 +188,10 @@ function ownedApp(
         ACTION_PERMISSION[action],
       );
     } catch (error) {
-      // someone else's app looks exactly like one that does not exist
+      // someone else's app looks exactly like one that does not exist; a member whose role does not allow the
+      // action is told who may by the bot's error boundary
       if (error instanceof RegistryError && error.code === 'app_not_found')
         return ctx.answerCallbackQuery({ text: TEXT.notYours, show_alert: true });
-      // a member whose role does not allow it is told who may
-      if (error instanceof RegistryError && error.code === 'forbidden')
-        return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
       throw error;
     }
     return run(Object.assign(ctx, { app }), next);

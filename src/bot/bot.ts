@@ -5,7 +5,6 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { Bot, HttpError, type Context, type Transformer } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
-import { budgetText, ReadBudgetError } from '../db/read-budget.ts';
 import type { Services } from '../services.ts';
 import { ADMIN_COMMANDS, adminCommands } from './admin.ts';
 import { alerts } from './alerts.ts';
@@ -14,6 +13,7 @@ import { botDeps, type BotContext } from './context.ts';
 import { DIALOG, addDomainDialog, eraseUserDialog, newTokenDialog } from './conversations.ts';
 import { analyticsKeyboard } from './keyboards.ts';
 import { menus } from './menus.ts';
+import { tellRefusal } from './refusals.ts';
 import { dashboardUrl, screens } from './screens.ts';
 import { databaseStateStorage } from './state-storage.ts';
 
@@ -70,23 +70,11 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   ];
   bot.api.config.use(...transformers);
 
-  // numbers that took longer than the read budget: said in words, in polling and webhook mode alike, and no failure
-  bot.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      if (!(error instanceof ReadBudgetError)) throw error;
-      const text =
-        error.reason === 'busy'
-          ? 'Too many numbers are being read right now. Please try again in a minute.'
-          : `The numbers took longer than ${budgetText(error.budgetMs)} to read. Please try again in a minute.`;
-      // a message, not a button's answer: the screen may have answered its button already
-      await ctx.reply(text).catch(() => undefined);
-    }
-  });
+  // refusals and reads past their budget are told in words, in polling and webhook mode alike, and are no failure
+  const told = bot.errorBoundary(tellRefusal);
 
   // only private chats with a real user are served: groups could leak a user's tokens to others
-  const people = bot.chatType('private').filter((ctx) => ctx.from?.is_bot === false);
+  const people = told.chatType('private').filter((ctx) => ctx.from?.is_bot === false);
 
   const stateKey = (ctx: Context) => services.secrets.shortHash('bot-chat', String(ctx.chatId));
   people.use(

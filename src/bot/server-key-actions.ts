@@ -66,14 +66,8 @@ export function serverKeyActions(deps: BotDeps, screens: Screens, on: OnAppActio
   };
   on('sk', answered(listScreen));
   on('sknew', async (ctx) => {
-    let key: string;
-    try {
-      ({ key } = await serverKeys.create(ctx.app.appName, deps.actorOf(ctx)));
-    } catch (error) {
-      // the limit of active keys is a sentence for the user
-      if (error instanceof RegistryError) return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
-      throw error;
-    }
+    // the limit of active keys is a refusal the bot's error boundary tells
+    const { key } = await serverKeys.create(ctx.app.appName, deps.actorOf(ctx));
     await ctx.answerCallbackQuery({ text: 'Server key created' });
     await listScreen(ctx);
     await ctx.reply(serverKeyIssued(key, ctx.app, config.publicUrl), {

@@ -58,15 +58,6 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
     if (!member) await ctx.answerCallbackQuery({ text: 'This member is no longer in the team.', show_alert: true });
     return member ?? null;
   };
-  /** the registry's refusals are sentences for the user */
-  const told = async (ctx: AppContext, work: () => Promise<unknown>) => {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof RegistryError) return ctx.answerCallbackQuery({ text: error.message, show_alert: true });
-      throw error;
-    }
-  };
 
   on('team', answered(teamScreen));
   on('inv', async (ctx) => {
@@ -95,14 +86,12 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
         .text('Cancel', appData('team', ctx.app.appId)),
     );
   });
-  on('mdel!', (ctx) =>
-    told(ctx, async () => {
-      const { revoked } = await members.remove(ctx.app.appName, ctx.match[2] ?? '', deps.actorOf(ctx));
-      const made = madeText(revoked);
-      await ctx.answerCallbackQuery({ text: made ? `Removed; ${made} they made revoked` : 'Removed' });
-      return teamScreen(ctx);
-    }),
-  );
+  on('mdel!', async (ctx) => {
+    const { revoked } = await members.remove(ctx.app.appName, ctx.match[2] ?? '', deps.actorOf(ctx));
+    const made = madeText(revoked);
+    await ctx.answerCallbackQuery({ text: made ? `Removed; ${made} they made revoked` : 'Removed' });
+    return teamScreen(ctx);
+  });
   on('xfer', async (ctx) => {
     const member = await named(ctx);
     if (!member) return;
@@ -116,13 +105,11 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
         .text('Cancel', appData('team', ctx.app.appId)),
     );
   });
-  on('xfer!', (ctx) =>
-    told(ctx, async () => {
-      const { app } = await members.transfer(ctx.app.appName, ctx.match[2] ?? '', deps.actorOf(ctx));
-      await ctx.answerCallbackQuery({ text: 'Handed over' });
-      return screens.app(ctx, app);
-    }),
-  );
+  on('xfer!', async (ctx) => {
+    const { app } = await members.transfer(ctx.app.appName, ctx.match[2] ?? '', deps.actorOf(ctx));
+    await ctx.answerCallbackQuery({ text: 'Handed over' });
+    return screens.app(ctx, app);
+  });
   on(
     'leave',
     answered((ctx) =>
@@ -136,17 +123,15 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
       ),
     ),
   );
-  on('leave!', (ctx) =>
-    told(ctx, async () => {
-      await members.leave(ctx.app.appName, deps.actorOf(ctx));
-      await ctx.answerCallbackQuery({ text: 'You left' });
-      return screens.show(
-        ctx,
-        `🚪 You left <b>${escapeHtml(ctx.app.appName)}</b>.`,
-        analyticsKeyboard(deps.isAdmin(ctx)),
-      );
-    }),
-  );
+  on('leave!', async (ctx) => {
+    await members.leave(ctx.app.appName, deps.actorOf(ctx));
+    await ctx.answerCallbackQuery({ text: 'You left' });
+    return screens.show(
+      ctx,
+      `🚪 You left <b>${escapeHtml(ctx.app.appName)}</b>.`,
+      analyticsKeyboard(deps.isAdmin(ctx)),
+    );
+  });
 }
 
 /** /start join_<code>: accepts the invite and says which app and role; false when the payload is not an invite */
