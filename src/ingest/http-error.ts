@@ -1,6 +1,7 @@
-// The error type that carries an answer of the ingestion API, and the answers built from the refusals table
-// (src/events/refusals.ts, docs/spec.md §7).
+// The answers of the ingestion API built from the refusals table (src/events/refusals.ts, docs/spec.md §7), and the
+// HTTP error that also names its refusal for the app's rejection log.
 import { DETAILED_REFUSALS, REFUSALS, type RefusalCode, SUCCESS_MESSAGE } from '../events/refusals.ts';
+import { HttpError } from '../http-error.ts';
 
 /** the exact messages of the spec's answers */
 export const MESSAGES = {
@@ -14,26 +15,26 @@ export const MESSAGES = {
   tooManyRequests: REFUSALS.rateLimited.message,
 } as const;
 
-export class HttpError extends Error {
+/** an answer of the refusals table: the rejection log of the app it was meant for records it */
+export class RefusalError extends HttpError {
   constructor(
-    readonly statusCode: number,
-    readonly body: { message: string } & Record<string, unknown>,
-    /** the refusal this answers, for the app's rejection log; null for answers that are not one */
-    readonly refusal: RefusalCode | null = null,
+    statusCode: number,
+    body: { message: string } & Record<string, unknown>,
+    readonly refusal: RefusalCode,
   ) {
-    super(body.message);
+    super(statusCode, body);
   }
 }
 
 /** the answer of a refusal of the table */
-export function refusalError(code: RefusalCode): HttpError {
+export function refusalError(code: RefusalCode): RefusalError {
   const { status, message } = REFUSALS[code];
-  return new HttpError(status, { message }, code);
+  return new RefusalError(status, { message }, code);
 }
 
-export function validationError(errors: string[]): HttpError {
+export function validationError(errors: string[]): RefusalError {
   const { status, message } = REFUSALS.validation;
-  return new HttpError(status, { status, message, errors }, 'validation');
+  return new RefusalError(status, { status, message, errors }, 'validation');
 }
 
 export function tooLarge(maxBodyBytes: number): HttpError {

@@ -14,7 +14,8 @@ import type { CredentialScreen } from '../tokens/screen.ts';
 import { isServerEvent } from '../events/names.ts';
 import { SERVER_KEY_PREFIX, type ServerKeys } from '../tokens/server-keys.ts';
 import { bearerCredential, isWellFormedToken } from '../tokens/format.ts';
-import { type HttpError, refusalError, validationError } from './http-error.ts';
+import type { HttpError } from '../http-error.ts';
+import { RefusalError, refusalError, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
 
 /** what the /events pipeline knows of a request so far */
@@ -78,7 +79,8 @@ export function createSteps(services: StepServices) {
     error: HttpError,
     reason: string | null = null,
   ): HttpError => {
-    if (grant && error.refusal) services.rejections.record(grant.appId, error.refusal, describeOrigin(request), reason);
+    if (grant && error instanceof RefusalError)
+      services.rejections.record(grant.appId, error.refusal, describeOrigin(request), reason);
     return error;
   };
 

@@ -5,25 +5,17 @@ import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts
 import { parseFunnelQuery } from '../events/funnel-query.ts';
 import type { FunnelQuery } from '../events/insights.ts';
 import { lastDays, type Period } from '../events/rollups.ts';
+import { refused } from '../http-error.ts';
 
 /** the longest period one request reads */
 export const MAX_PERIOD_DAYS = 366;
 const DEFAULT_PERIOD_DAYS = 30;
 
-export class ReadApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 function day(text: string, name: string): string {
   const parsed = Date.parse(`${text}T00:00:00Z`);
   // year 0 is a day to JavaScript, not to PostgreSQL's calendar
   if (Number.isNaN(parsed) || new Date(parsed).toISOString().slice(0, 10) !== text || text.startsWith('0000'))
-    throw new ReadApiError(400, `The query parameter "${name}" must be a day as YYYY-MM-DD (UTC).`);
+    throw refused(400, `The query parameter "${name}" must be a day as YYYY-MM-DD (UTC).`);
   return text;
 }
 
@@ -31,22 +23,22 @@ function day(text: string, name: string): string {
 export function parsePeriod(query: { from?: string; to?: string }, now = new Date()): Period {
   const to = query.to === undefined ? lastDays(1, now).to : day(query.to, 'to');
   const from = query.from === undefined ? addDays(to, -(DEFAULT_PERIOD_DAYS - 1)) : day(query.from, 'from');
-  if (from > to) throw new ReadApiError(400, `The period is empty: "from" (${from}) is after "to" (${to}).`);
+  if (from > to) throw refused(400, `The period is empty: "from" (${from}) is after "to" (${to}).`);
   if ((Date.parse(to) - Date.parse(from)) / DAY_MS + 1 > MAX_PERIOD_DAYS)
-    throw new ReadApiError(400, `The period is longer than ${MAX_PERIOD_DAYS} days.`);
+    throw refused(400, `The period is longer than ${MAX_PERIOD_DAYS} days.`);
   return { from, to };
 }
 
 /** a funnel's steps, grouping and window (see events/funnel-query.ts) */
 export function funnelOf(query: { steps?: string; by?: string; window?: string }, maxSteps: number): FunnelQuery {
   const parsed = parseFunnelQuery(query, maxSteps);
-  if (!parsed.ok) throw new ReadApiError(400, parsed.error);
+  if (!parsed.ok) throw refused(400, parsed.error);
   return parsed.value;
 }
 
 /** the filter of a request (see events/filters.ts) */
 export function filterOf(query: FilterQuery): Filter {
   const parsed = parseFilter(query);
-  if (!parsed.ok) throw new ReadApiError(400, parsed.error);
+  if (!parsed.ok) throw refused(400, parsed.error);
   return parsed.value;
 }

@@ -1,21 +1,15 @@
 // The read API (/api/v1/apps/{app}/…) as one Fastify plugin: an app's insights as JSON for the integrator's own
 // tools, read with a per-app key (Authorization: Bearer tma_read_…), rate limited per key, described in /openapi.json.
 import rateLimit from '@fastify/rate-limit';
-import type {
-  FastifyError,
-  FastifyPluginAsync,
-  FastifyReply,
-  FastifyRequest,
-  FastifySchemaValidationError,
-} from 'fastify';
-import { ReadBudgetError } from '../db/read-budget.ts';
+import type { FastifyPluginAsync, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import type { FilterQuery } from '../events/filters.ts';
+import { refused } from '../http-error.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { parameterOf, parameterProblem } from '../parameter-schema.ts';
 import type { Services } from '../services.ts';
 import { bearerCredential } from '../tokens/format.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
-import { filterOf, funnelOf, parsePeriod, ReadApiError } from './parameters.ts';
+import { filterOf, funnelOf, parsePeriod } from './parameters.ts';
 import { READ_API_SCHEMAS } from './schemas.ts';
 
 declare module 'fastify' {
@@ -34,7 +28,7 @@ type AppRequest<Query = PeriodQuery, Params = object> = FastifyRequest<{
 function formatErrors(errors: FastifySchemaValidationError[], dataVar: string): Error {
   const [error] = errors;
   const place = dataVar === 'querystring' ? 'query parameter' : 'path parameter';
-  return new ReadApiError(400, `The ${place} "${parameterOf(error)}" ${parameterProblem(error)}.`);
+  return refused(400, `The ${place} "${parameterOf(error)}" ${parameterProblem(error)}.`);
 }
 
 export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
@@ -53,7 +47,7 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
       return services.secrets.shortHash('read-api-rate-limit', identity);
     },
     errorResponseBuilder: (_request, context) =>
-      new ReadApiError(429, `Too many requests: at most ${context.max} a minute. Try again in ${context.after}.`),
+      refused(429, `Too many requests: at most ${context.max} a minute. Try again in ${context.after}.`),
   });
 
   app.decorateRequest('readGrant', null);
@@ -62,19 +56,12 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
     const key = bearerCredential(request.headers.authorization);
     const grant = key === undefined ? null : await services.readKeys.authenticate(key);
     if (!grant)
-      throw new ReadApiError(
+      throw refused(
         401,
         'A read key is required: send "Authorization: Bearer tma_read_…" with a key of this app (from the bot, the site or the CLI).',
       );
-    if (grant.appName !== request.params.app) throw new ReadApiError(403, 'This read key does not read this app.');
+    if (grant.appName !== request.params.app) throw refused(403, 'This read key does not read this app.');
     request.readGrant = grant;
-  });
-  app.setErrorHandler((error: FastifyError | ReadApiError, request, reply: FastifyReply) => {
-    if (error instanceof ReadApiError) return reply.code(error.statusCode).send({ message: error.message });
-    if ('validation' in error && error.validation) return reply.code(400).send({ message: error.message });
-    if (error instanceof ReadBudgetError) return reply.code(503).send({ message: error.message });
-    request.log.error({ err: error }, 'read api failed');
-    return reply.code(500).send({ message: 'Internal error.' });
   });
 
   const options = (schema: object) => ({ schema, schemaErrorFormatter: formatErrors });

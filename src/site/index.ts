@@ -3,7 +3,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
-import { registerApi } from './api.ts';
+import { registerApi } from './api/index.ts';
 import { registerAuthRoutes } from './auth-routes.ts';
 import { SiteContext, type SiteOptions } from './context.ts';
 import { registerSecurityHeaders } from './headers.ts';

@@ -3,7 +3,7 @@
 // from the API itself, so a new route without an expectation here fails the suite.
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerApi } from '../../src/site/api.ts';
+import { registerApi } from '../../src/site/api/index.ts';
 import { SiteContext } from '../../src/site/context.ts';
 import { allows, type AppRole, type Permission } from '../../src/tokens/policy.ts';
 import { OPERATOR, type Actor } from '../../src/tokens/registry.ts';

@@ -1,0 +1,71 @@
+// The Analytics section's apps under /api/apps: list, create, show, revoke, regenerate, edit domains, delete; with
+// the bot's rules and messages (the registry decides, a refusal answers with its status).
+import type { FastifyPluginAsync } from 'fastify';
+import { refused } from '../../http-error.ts';
+import { parseAppName, parseBotAddress, parseDomain } from '../../tokens/inputs.ts';
+import type { SiteContext } from '../context.ts';
+import { fields, text, validated } from '../schemas.ts';
+import { appDocuments } from './app-documents.ts';
+import { accepted, actorOfRequest, appOf, type NamedApp, nameOnly, userOf } from './requests.ts';
+
+export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, { site }) => {
+  const { services } = site;
+  const { registry } = services;
+  const documents = appDocuments(services);
+  const domainOf = (input: string) =>
+    accepted(parseDomain(input, { allowLocalhost: services.config.allowLocalhostDomains }), 'domain');
+
+  api.get<{ Querystring: { all?: string } }>(
+    '',
+    validated({ querystring: fields({ all: text(8) }) }),
+    async (request) => {
+      const user = userOf(request);
+      const actor = actorOfRequest(request);
+      const everyone = request.query.all === '1' && user.isAdmin;
+      return documents.all(await registry.listApps(everyone ? actor : { ...actor, isAdmin: false }));
+    },
+  );
+
+  api.post<{ Body: { bot?: string; domain?: string; app_name?: string } }>('', async (request, reply) => {
+    const body = request.body ?? {};
+    const { token, app: created } = await registry.createApp(
+      {
+        bot: accepted(parseBotAddress(String(body.bot ?? '')), 'bot'),
+        domains: [domainOf(String(body.domain ?? ''))],
+        appName: accepted(parseAppName(String(body.app_name ?? '')), 'app_name'),
+        ownerTelegramId: userOf(request).id,
+      },
+      actorOfRequest(request),
+    );
+    reply.code(201);
+    return { token, ...(await documents.one(created)) };
+  });
+
+  api.get<NamedApp>('/:name', { ...nameOnly, config: { permission: 'view' } }, async (request) =>
+    documents.one(appOf(request)),
+  );
+
+  api.post<NamedApp>('/:name/revoke', nameOnly, async (request) =>
+    documents.one(await registry.revoke(request.params.name, actorOfRequest(request))),
+  );
+
+  api.post<NamedApp>('/:name/regenerate', nameOnly, async (request) => {
+    const { token, app: renewed } = await registry.regenerate(request.params.name, actorOfRequest(request));
+    return { token, ...(await documents.one(renewed)) };
+  });
+
+  api.post<NamedApp & { Body: { add?: string; remove?: string } }>('/:name/domains', nameOnly, async (request) => {
+    const actor = actorOfRequest(request);
+    const { add, remove } = request.body ?? {};
+    if (typeof add === 'string')
+      return documents.one(await registry.addDomain(request.params.name, domainOf(add), actor));
+    if (typeof remove === 'string')
+      return documents.one(await registry.removeDomain(request.params.name, remove, actor));
+    throw refused(400, 'Send {"add": "<domain>"} or {"remove": "<domain>"}.', 'domain');
+  });
+
+  api.delete<NamedApp>('/:name', nameOnly, async (request, reply) => {
+    await registry.deleteApp(request.params.name, actorOfRequest(request));
+    return reply.code(204).send();
+  });
+};
