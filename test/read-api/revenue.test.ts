@@ -198,6 +198,20 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
     expect(await revenue(dayA, dayA)).toMatchObject({ stars_from_bot: 50, stars_from_mini_app: 100 });
   });
 
+  it("names each figure's source in /openapi.json", async () => {
+    type Schema = { properties: Record<string, { description?: string }> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: Schema }> }> } }>;
+    };
+    const answer = document.paths['/api/v1/apps/{app}/revenue']!.get.responses['200']!;
+    const figures = answer.content['application/json']!.schema.properties;
+    expect(figures.stars_from_bot!.description).toMatch(/source: the bot's successful-payment/);
+    expect(figures.stars_from_mini_app!.description).toMatch(
+      /source: the Mini App's purchase-success .*register-invoice/,
+    );
+    expect(figures.stars_refunded!.description).toMatch(/source: the bot's refunded-payment/);
+  });
+
   it('is empty for a period without payment events, and refuses a key of nobody', async () => {
     expect(await revenue(today, today)).toEqual({
       currency: 'XTR',

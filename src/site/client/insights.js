@@ -173,15 +173,11 @@
       '</div>' +
       '<p class="muted" id="revenue-sources">Stars paid: ' +
       num(data.stars_from_bot) +
-      ' from the bot (' +
-      num(data.payments_from_bot) +
-      ' payments), ' +
+      ' from the bot · ' +
       num(data.stars_from_mini_app) +
-      ' from the Mini App (' +
-      num(data.payments_from_mini_app) +
-      ' purchases at their registered invoice price); ' +
+      ' from the Mini App (at its registered invoice price) · ' +
       num(data.stars_refunded) +
-      ' refunded.' +
+      ' refunded (from the bot).' +
       (data.purchase_success_unpriced > 0
         ? ' ' +
           num(data.purchase_success_unpriced) +
