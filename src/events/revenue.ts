@@ -120,7 +120,8 @@ function miniAppSql(ofUsers: string): string {
       AND b.occurred_at BETWEEN p.occurred_at - interval '${SAME_PURCHASE_WITHIN}' AND p.occurred_at + interval '${SAME_PURCHASE_WITHIN}'
       AND CASE WHEN p.payload IS NOT NULL AND jsonb_typeof(b.props->'custom_data'->'invoice_payload') = 'string'
             THEN b.props->'custom_data'->>'invoice_payload' = p.payload
-            ELSE b.props->'custom_data'->>'currency' = '${STARS}' AND (b.props->'custom_data'->>'amount')::numeric = p.stars END)
+            ELSE b.props->'custom_data'->>'currency' = '${STARS}' AND CASE WHEN jsonb_typeof(b.props->'custom_data'->'amount') = 'number'
+              THEN (b.props->'custom_data'->>'amount')::numeric = p.stars ELSE false END END)
   GROUP BY day
   UNION ALL
   SELECT NULL, 0, 0, count(*)::int FROM priced WHERE stars IS NULL`;
