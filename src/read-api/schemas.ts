@@ -1,6 +1,7 @@
 // The read API's route schemas: Fastify checks each request's parameters against them, serialises the answers with
 // them, and /openapi.json describes the routes from them.
 import { MAX_CAMPAIGNS, MAX_FUNNEL_STEPS, RETENTION_DAYS, TOP_PROPERTY_VALUES } from '../events/insights.ts';
+import { SAME_PURCHASE_WITHIN } from '../events/revenue.ts';
 import { textParameter } from '../parameter-schema.ts';
 import { MAX_PERIOD_DAYS } from './parameters.ts';
 
@@ -129,23 +130,49 @@ export const READ_API_SCHEMAS = {
     }),
   ),
   revenue: route(
-    'Revenue in Telegram Stars',
-    'Stars paid (successful-payment events in XTR, sent by your bot with a server key) less Stars refunded ' +
-      '(refunded-payment), per day and for the period; paying users (distinct users with a successful-payment or the ' +
-      "official client's purchase-success); and the conversion from purchase-init to purchase-success (events). A " +
-      'refund counts on the day it was made. Client purchases carry no amount, so they add purchases, not Stars.',
+    'Revenue in Telegram Stars, by source',
+    'Stars paid less Stars refunded, per day and for the period, from two sources, each purchase counted once: the ' +
+      'bot (successful-payment events in XTR, sent by your bot with a server key) and the Mini App (the official ' +
+      "client's purchase-success, priced by the register-invoice of its slug in the app: the latest registered at or " +
+      'before the purchase, else the first after it; XTR invoices only). A Mini App purchase the bot also reported ' +
+      `(a successful-payment of the same user within ${SAME_PURCHASE_WITHIN} of it, whose invoice_payload is the ` +
+      "invoice's payload, or whose Stars are the invoice's where either has no payload) counts from the bot alone. " +
+      'Refunds (refunded-payment) come from the bot and count on the day they were made. Also: paying users (distinct ' +
+      'users with a successful-payment or a purchase-success) and the conversion from purchase-init to ' +
+      'purchase-success (events).',
     object({
       currency: { type: 'string', enum: ['XTR'] },
-      stars: { type: 'number' },
-      stars_paid: COUNT,
-      stars_refunded: COUNT,
-      payments: COUNT,
-      refunds: COUNT,
+      stars: { type: 'number', description: 'net Stars: stars_paid - stars_refunded' },
+      stars_paid: { ...COUNT, description: 'stars_from_bot + stars_from_mini_app' },
+      stars_refunded: { ...COUNT, description: "source: the bot's refunded-payment events in XTR" },
+      stars_from_bot: { ...COUNT, description: "source: the bot's successful-payment events in XTR" },
+      stars_from_mini_app: {
+        ...COUNT,
+        description: "source: the Mini App's purchase-success events, at their register-invoice's XTR price",
+      },
+      payments: { ...COUNT, description: 'payments_from_bot + payments_from_mini_app' },
+      payments_from_bot: { ...COUNT, description: 'successful-payment events in XTR' },
+      payments_from_mini_app: { ...COUNT, description: 'purchase-success events counted in stars_from_mini_app' },
+      refunds: { ...COUNT, description: 'refunded-payment events in XTR (from the bot)' },
       paying_users: COUNT,
       purchase_init: COUNT,
       purchase_success: COUNT,
+      purchase_success_unpriced: {
+        ...COUNT,
+        description: 'purchase-success events whose slug has no register-invoice in XTR: purchases, never Stars',
+      },
       conversion: { type: ['number', 'null'] },
-      days: list(object({ day: DAY, stars: { type: 'number' }, payments: COUNT, refunds: COUNT, paying_users: COUNT })),
+      days: list(
+        object({
+          day: DAY,
+          stars: { type: 'number', description: "the day's Stars paid (both sources) less refunded" },
+          stars_from_bot: COUNT,
+          stars_from_mini_app: COUNT,
+          payments: COUNT,
+          refunds: COUNT,
+          paying_users: COUNT,
+        }),
+      ),
     }),
   ),
 };

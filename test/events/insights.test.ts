@@ -403,19 +403,23 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     ]);
   });
 
-  it("reads revenue from the payment events' own index, never the app's other events", async () => {
+  it("reads revenue from the payment events' and the invoices' own indexes, never the app's other events", async () => {
     const queries: RecordedQuery[] = [];
     const recording = recordingReader(queries);
     await recording.revenue(appId, PERIOD);
-    expect(queries).toHaveLength(2);
+    expect(queries).toHaveLength(3);
+    const plans: string[] = [];
     for (const { text, params } of queries) {
       const plan = await store.sql.transaction(async (tx) => {
         await tx.query('ANALYZE events');
         await tx.query('SET LOCAL enable_seqscan = off');
         return tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, params);
       });
-      expect(plan.map((line) => line['QUERY PLAN']).join('\n')).toMatch(/events_app_id_payment_day_idx/);
+      plans.push(plan.map((line) => line['QUERY PLAN']).join('\n'));
     }
+    for (const plan of plans) expect(plan).toMatch(/events_app_id_payment_day_idx/);
+    // the Mini App's purchases find their register-invoice by slug in the invoices' partial index
+    expect(plans.filter((plan) => plan.includes('events_app_id_invoice_slug_idx'))).toHaveLength(1);
   });
 
   it('lists custom events with their users, and the values of a property', async () => {

@@ -1,5 +1,6 @@
-// Revenue on both engines: a seeded data set of client purchases (with the app's token) and bot payments and refunds
-// (with a server key), read back through GET /api/v1/apps/{app}/revenue and compared with answers worked out by hand.
+// Revenue on both engines: a seeded data set of Mini App purchases (with the app's token: register-invoice and the
+// official client's purchase-* events) and bot payments and refunds (with a server key), read back through
+// GET /api/v1/apps/{app}/revenue and compared with answers worked out by hand, figure by figure and source by source.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../../src/events/days.ts';
@@ -13,71 +14,109 @@ const dayA = addDays(today, -2);
 const dayB = addDays(today, -1);
 const at = (day: string, minutes: number) => String(Date.parse(`${day}T00:00:00Z`) + 9 * 3_600_000 + minutes * 60_000);
 
+/** the invoice as the official client's registerInvoice(invoice) sends it: its fields at the event's top level */
+const invoice = (slug: string, amount: number, payload: string, currency = 'XTR') => ({
+  slug,
+  title: payload,
+  description: `${payload}, for the tests`,
+  payload,
+  currency,
+  prices: [{ label: payload, amount }],
+});
+
 describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
   let service: TestService;
   let drop: () => Promise<void>;
   let readKey: string;
+  let token: string;
+
+  const client = (user: number, name: string, day: string, minutes: number, extra: Record<string, unknown> = {}) =>
+    makeEvent('shop_app', { user_id: user, event_name: name, client_timestamp: at(day, minutes), ...extra });
+  const bot = (user: number, name: string, day: string, minutes: number, data: Record<string, unknown>) =>
+    makeEvent('shop_app', {
+      user_id: user,
+      event_name: name,
+      session_id: crypto.randomUUID(),
+      client_timestamp: at(day, minutes),
+      custom_data: { currency: 'XTR', ...data },
+    });
+  const fromPage = async (events: unknown[]) => {
+    const response = await postEvents(service.url, events, { token });
+    expect(response.status, response.text).toBe(201);
+  };
+  const revenue = async (from: string, to: string) => {
+    const response = await fetch(`${service.url}/api/v1/apps/shop_app/revenue?from=${from}&to=${to}`, {
+      headers: { authorization: `Bearer ${readKey}` },
+    });
+    expect(response.status).toBe(200);
+    return response.json();
+  };
 
   beforeAll(async () => {
     const backend = await open();
     drop = backend.drop;
     service = await startTestService(backend.env);
-    const token = await service.createApp('shop_app');
+    token = await service.createApp('shop_app');
     const otherToken = await service.createApp('other_shop');
     const { key: serverKey } = await service.services.serverKeys.create('shop_app', OPERATOR);
     ({ key: readKey } = await service.services.readKeys.create('shop_app', OPERATOR));
-    const client = (user: number, name: string, day: string, minutes: number) =>
-      makeEvent('shop_app', {
-        user_id: user,
-        event_name: name,
-        slug: 'gold',
-        client_timestamp: at(day, minutes),
-      });
-    const bot = (user: number, name: string, day: string, minutes: number, amount: number, currency = 'XTR') =>
-      makeEvent('shop_app', {
-        user_id: user,
-        event_name: name,
-        session_id: crypto.randomUUID(),
-        client_timestamp: at(day, minutes),
-        custom_data: { amount, currency, invoice_payload: 'gold' },
-      });
-    const fromPage = await postEvents(
-      service.url,
-      [
-        client(1, 'purchase-init', dayA, 0),
-        client(1, 'purchase-success', dayA, 1),
-        client(2, 'purchase-init', dayA, 2),
-        client(2, 'purchase-cancelled', dayA, 3),
-        client(2, 'purchase-init', dayB, 0),
-        client(2, 'purchase-success', dayB, 1),
-        client(5, 'app-init', dayB, 5),
-      ],
-      { token },
-    );
-    expect(fromPage.status, fromPage.text).toBe(201);
+    const purchase = (user: number, slug: string, day: string, minutes: number, outcome = 'purchase-success') => [
+      client(user, 'purchase-init', day, minutes, { slug }),
+      client(user, outcome, day, minutes + 1, { slug }),
+    ];
+    await fromPage([
+      // gold was registered long before the period, by another user's launch; registered again later at another
+      // price, which does not reprice a purchase made before
+      client(90, 'register-invoice', addDays(today, -10), 0, invoice('gold', 100, 'gold-pack')),
+      client(91, 'register-invoice', today, 0, invoice('gold', 120, 'gold-pack')),
+      client(3, 'register-invoice', dayB, 0, invoice('silver', 50, 'silver-pack')),
+      client(5, 'register-invoice', dayA, 0, invoice('bronze', 20, 'bronze-pack')),
+      // registered under its link: the slug is the part after "$"
+      client(10, 'register-invoice', dayB, 0, invoice('https://t.me/$ruby', 30, 'ruby-pack')),
+      client(8, 'register-invoice', dayB, 0, invoice('fiat', 999, 'fiat-pack', 'USD')),
+      // 1: Mini App only, 100 Stars on day A (refunded by the bot on day B)
+      ...purchase(1, 'gold', dayA, 10),
+      // 5 and 6: an invoice cancelled and one failed: no Stars
+      ...purchase(5, 'bronze', dayA, 20, 'purchase-cancelled'),
+      ...purchase(6, 'bronze', dayB, 20, 'purchase-failed'),
+      // 3: the same purchase reported by the Mini App and by the bot: 50 Stars, once, from the bot
+      ...purchase(3, 'silver', dayB, 30),
+      // 4: paid, but its slug was never registered: a purchase, no Stars
+      ...purchase(4, 'mystery', dayB, 40),
+      // 7: paid before its invoice arrives (posted below, after a first read)
+      ...purchase(7, 'late', dayB, 50),
+      // 8: an invoice in another currency: a purchase, no Stars
+      ...purchase(8, 'fiat', dayB, 60),
+      // 10: the bot reports it without an invoice_payload: matched by its Stars, once
+      ...purchase(10, 'ruby', dayB, 70),
+    ]);
     const fromBot = await postEvents(
       service.url,
       [
-        bot(1, 'successful-payment', dayA, 2, 50),
-        bot(2, 'successful-payment', dayB, 2, 100),
-        bot(3, 'successful-payment', dayB, 3, 30),
-        bot(3, 'refunded-payment', dayB, 9, 30),
+        // 2: bot only, 50 Stars on day A
+        bot(2, 'successful-payment', dayA, 0, { amount: 50, invoice_payload: 'silver-pack' }),
+        // 3's purchase, a minute before the Mini App's purchase-success
+        bot(3, 'successful-payment', dayB, 30, { amount: 50, invoice_payload: 'silver-pack' }),
+        bot(10, 'successful-payment', dayB, 72, { amount: 30 }),
+        bot(1, 'refunded-payment', dayB, 0, { amount: 100, invoice_payload: 'gold-pack' }),
         // not Stars: a paying user, but no Stars and no Stars payment
-        bot(4, 'successful-payment', dayB, 4, 500, 'USD'),
+        bot(9, 'successful-payment', dayB, 80, { amount: 500, currency: 'USD' }),
         // before the period
-        bot(1, 'successful-payment', addDays(today, -5), 0, 1_000),
+        bot(1, 'successful-payment', addDays(today, -5), 0, { amount: 1_000 }),
       ],
       { origin: null, headers: { authorization: `Bearer ${serverKey}` } },
     );
     expect(fromBot.status, fromBot.text).toBe(201);
-    // another app's purchases count for it alone
-    expect(
-      (
-        await postEvents(service.url, makeEvent('other_shop', { event_name: 'purchase-init', user_id: 1 }), {
-          token: otherToken,
-        })
-      ).status,
-    ).toBe(201);
+    // another app's invoice of the same slug and purchases count for it alone
+    const other = await postEvents(
+      service.url,
+      [
+        makeEvent('other_shop', { event_name: 'register-invoice', user_id: 1, ...invoice('gold', 999, 'gold-pack') }),
+        makeEvent('other_shop', { event_name: 'purchase-init', user_id: 1, slug: 'gold' }),
+      ],
+      { token: otherToken },
+    );
+    expect(other.status, other.text).toBe(201);
     await service.loaded();
   });
   afterAll(async () => {
@@ -85,43 +124,110 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
     await drop?.();
   });
 
-  it('reads Stars per day, paying users and the purchase conversion of the period', async () => {
-    const response = await fetch(`${service.url}/api/v1/apps/shop_app/revenue?from=${dayA}&to=${today}`, {
-      headers: { authorization: `Bearer ${readKey}` },
-    });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({
+  it('counts Stars from the bot and from the Mini App per day, each purchase once, with the conversion', async () => {
+    expect(await revenue(dayA, today)).toEqual({
       currency: 'XTR',
-      stars: 150, // 50 + 100 + 30 paid, 30 refunded
-      stars_paid: 180,
-      stars_refunded: 30,
-      payments: 3,
+      stars: 130, // 100 + 50 + 50 + 30 paid, 100 refunded
+      stars_paid: 230,
+      stars_refunded: 100,
+      stars_from_bot: 130, // 2, 3 and 10
+      stars_from_mini_app: 100, // 1
+      payments: 4,
+      payments_from_bot: 3,
+      payments_from_mini_app: 1,
       refunds: 1,
-      paying_users: 4, // users 1, 2, 3 and 4 (who paid in USD)
-      purchase_init: 3,
-      purchase_success: 2,
-      conversion: 2 / 3,
+      paying_users: 8, // 1, 2, 3, 4, 7, 8, 9 (who paid in USD) and 10
+      purchase_init: 8,
+      purchase_success: 6,
+      purchase_success_unpriced: 3, // 4 (never registered), 7 (not registered yet), 8 (USD)
+      conversion: 6 / 8,
       days: [
-        { day: dayA, stars: 50, payments: 1, refunds: 0, paying_users: 1 },
-        { day: dayB, stars: 100, payments: 2, refunds: 1, paying_users: 3 },
+        {
+          day: dayA,
+          stars: 150,
+          stars_from_bot: 50,
+          stars_from_mini_app: 100,
+          payments: 2,
+          refunds: 0,
+          paying_users: 2,
+        },
+        {
+          day: dayB,
+          stars: -20, // 50 + 30 paid, 100 refunded
+          stars_from_bot: 80,
+          stars_from_mini_app: 0,
+          payments: 2,
+          refunds: 1,
+          paying_users: 6,
+        },
       ],
     });
   });
 
-  it('is empty for a period without payment events, and refuses a key of nobody', async () => {
-    const response = await fetch(`${service.url}/api/v1/apps/shop_app/revenue?from=${today}&to=${today}`, {
-      headers: { authorization: `Bearer ${readKey}` },
+  it('prices a purchase by an invoice registered after it, once the invoice arrives', async () => {
+    await fromPage([client(7, 'register-invoice', today, 5, invoice('late', 70, 'late-pack'))]);
+    await service.loaded();
+    const after = await revenue(dayA, today);
+    expect(after).toMatchObject({
+      stars: 200,
+      stars_paid: 300,
+      stars_from_bot: 130,
+      stars_from_mini_app: 170,
+      payments: 5,
+      payments_from_mini_app: 2,
+      purchase_success: 6,
+      purchase_success_unpriced: 2,
     });
-    expect(await response.json()).toEqual({
+    expect(after.days[1]).toEqual({
+      day: dayB,
+      stars: 50,
+      stars_from_bot: 80,
+      stars_from_mini_app: 70,
+      payments: 3,
+      refunds: 1,
+      paying_users: 6,
+    });
+    // a period of day B alone: the gold invoice registered before it still prices nothing there (1 paid on day A),
+    // and 3's purchase is still the bot's
+    expect(await revenue(dayB, dayB)).toMatchObject({
+      stars_from_bot: 80,
+      stars_from_mini_app: 70,
+      payments_from_mini_app: 1,
+      purchase_success: 5,
+    });
+    expect(await revenue(dayA, dayA)).toMatchObject({ stars_from_bot: 50, stars_from_mini_app: 100 });
+  });
+
+  it("names each figure's source in /openapi.json", async () => {
+    type Schema = { properties: Record<string, { description?: string }> };
+    const document = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: Schema }> }> } }>;
+    };
+    const answer = document.paths['/api/v1/apps/{app}/revenue']!.get.responses['200']!;
+    const figures = answer.content['application/json']!.schema.properties;
+    expect(figures.stars_from_bot!.description).toMatch(/source: the bot's successful-payment/);
+    expect(figures.stars_from_mini_app!.description).toMatch(
+      /source: the Mini App's purchase-success .*register-invoice/,
+    );
+    expect(figures.stars_refunded!.description).toMatch(/source: the bot's refunded-payment/);
+  });
+
+  it('is empty for a period without payment events, and refuses a key of nobody', async () => {
+    expect(await revenue(today, today)).toEqual({
       currency: 'XTR',
       stars: 0,
       stars_paid: 0,
       stars_refunded: 0,
+      stars_from_bot: 0,
+      stars_from_mini_app: 0,
       payments: 0,
+      payments_from_bot: 0,
+      payments_from_mini_app: 0,
       refunds: 0,
       paying_users: 0,
       purchase_init: 0,
       purchase_success: 0,
+      purchase_success_unpriced: 0,
       conversion: null,
       days: [],
     });

@@ -1,6 +1,7 @@
 // Server keys and revenue in Chromium: the owner makes a server key in the Analytics section (shown once), the
-// app's bot sends a /start with a campaign and a Stars payment with it, and the dashboard's revenue card shows the
-// Stars, the paying user and the client's purchase conversion, and gives the Stars to the campaign of the /start.
+// app's bot sends a /start with a campaign and a Stars payment with it, the Mini App that purchase and one more, and
+// the dashboard's revenue card shows the Stars by source, the paying user and the client's purchase conversion, and
+// gives the Stars to the campaign of the /start.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
@@ -71,27 +72,43 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
       { origin: null, headers: { authorization: `Bearer ${key}` } },
     );
     expect(fromBot.status, fromBot.text).toBe(201);
+    // gold is the purchase the bot reported (counted once, from the bot); silver the Mini App's alone
+    const invoice = (slug: string, amount: number) => ({
+      event_name: 'register-invoice',
+      slug,
+      title: slug,
+      description: slug,
+      payload: slug,
+      currency: 'XTR',
+      prices: [{ label: slug, amount }],
+    });
     const fromApp = await postEvents(
       service.url,
-      ['purchase-init', 'purchase-init', 'purchase-success'].map((name) =>
-        makeEvent(APP, { event_name: name, user_id: BUYER, start_param: 'spring', slug: 'gold' }),
-      ),
+      [
+        invoice('gold', 250),
+        invoice('silver', 100),
+        ...['purchase-init', 'purchase-init', 'purchase-success'].map((name) => ({ event_name: name, slug: 'gold' })),
+        ...['purchase-init', 'purchase-success'].map((name) => ({ event_name: name, slug: 'silver' })),
+      ].map((event) => makeEvent(APP, { user_id: BUYER, start_param: 'spring', ...event })),
       { token, origin: 'https://alice-stars.example.com' },
     );
     expect(fromApp.status, fromApp.text).toBe(201);
 
     await page.goto(`/analytics/${APP}`);
     const card = page.locator('#revenue');
-    await expect.poll(() => card.locator('.kpis').textContent(), { timeout: 10_000 }).toContain('Stars (net)250');
+    await expect.poll(() => card.locator('.kpis').textContent(), { timeout: 10_000 }).toContain('Stars (net)350');
     const figures = await card.locator('.kpis').textContent();
     expect(figures).toContain('Paying users1');
-    expect(figures).toContain('Purchases started → paid2 → 1');
-    expect(figures).toContain('Conversion50');
-    expect(await card.locator('table').textContent()).toContain('250');
+    expect(figures).toContain('Purchases started → paid3 → 2');
+    expect(figures).toContain('Conversion66.7');
+    expect(await card.locator('#revenue-sources').textContent()).toContain(
+      'Stars paid: 250 from the bot · 100 from the Mini App',
+    );
+    expect(await card.locator('table').textContent()).toContain('350250100');
     // the campaign that brought the buyer (their /start payload) gets the Stars they paid in the bot
     const ofCampaign = async (campaign: string) =>
       (await alice.get(`/api/apps/${APP}/insights?days=7&campaign=${campaign}`)).json.revenue;
-    expect(await ofCampaign('spring')).toMatchObject({ stars: 250, paying_users: 1, purchase_success: 1 });
+    expect(await ofCampaign('spring')).toMatchObject({ stars: 350, paying_users: 1, purchase_success: 2 });
     expect(await ofCampaign('autumn')).toMatchObject({ stars: 0, paying_users: 0, purchase_init: 0 });
     expect(errors).toEqual([]);
     await context.close();

@@ -160,8 +160,9 @@
     );
   }
 
-  // Stars paid less refunded per day (successful-payment / refunded-payment from the app's bot), paying users, and
-  // the official client's purchase-init → purchase-success conversion
+  // Stars paid less refunded per day, from its two sources (the app's bot: successful-payment / refunded-payment; the
+  // Mini App: purchase-success at its register-invoice's price, unless the bot reported the same purchase), paying
+  // users, and the official client's purchase-init → purchase-success conversion
   function revenue(data) {
     const totals =
       '<div class="kpis">' +
@@ -169,11 +170,24 @@
       kpi('Paying users', num(data.paying_users)) +
       kpi('Purchases started → paid', num(data.purchase_init) + ' → ' + num(data.purchase_success)) +
       kpi('Conversion', data.conversion === null ? '–' : pct(data.conversion)) +
-      '</div>';
+      '</div>' +
+      '<p class="muted" id="revenue-sources">Stars paid: ' +
+      num(data.stars_from_bot) +
+      ' from the bot · ' +
+      num(data.stars_from_mini_app) +
+      ' from the Mini App (at its registered invoice price) · ' +
+      num(data.stars_refunded) +
+      ' refunded (from the bot).' +
+      (data.purchase_success_unpriced > 0
+        ? ' ' +
+          num(data.purchase_success_unpriced) +
+          ' paid purchases have no invoice registered in Stars (registerInvoice) and count without Stars.'
+        : '') +
+      '</p>';
     if (data.days.length === 0) return totals + '<p class="muted">No payments in this period.</p>';
     return (
       totals +
-      '<table><tr><th>Day</th><th class="num">Stars</th><th class="num">Payments</th><th class="num">Refunds</th><th class="num">Paying users</th></tr>' +
+      '<table><tr><th>Day</th><th class="num">Stars</th><th class="num">from the bot</th><th class="num">from the Mini App</th><th class="num">Payments</th><th class="num">Refunds</th><th class="num">Paying users</th></tr>' +
       data.days
         .map(
           (day) =>
@@ -181,6 +195,10 @@
             esc(day.day) +
             '</td><td class="num">' +
             num(day.stars) +
+            '</td><td class="num">' +
+            num(day.stars_from_bot) +
+            '</td><td class="num">' +
+            num(day.stars_from_mini_app) +
             '</td><td class="num">' +
             num(day.payments) +
             '</td><td class="num">' +
