@@ -243,6 +243,7 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
       `custom-event:${'é'.repeat(60)}😀😀😀😀`,
     ]);
     expect(await sql.query(`SELECT indexname FROM pg_indexes WHERE tablename = 'events' ORDER BY 1`)).toEqual([
+      { indexname: 'events_app_id_invoice_slug_idx' },
       { indexname: 'events_app_id_payment_day_idx' },
       { indexname: 'events_app_id_received_at_idx' },
       { indexname: 'events_pkey' },
