@@ -65,15 +65,17 @@ const createApp = (env: Record<string, string>, name: string, ...more: string[])
 afterAll(() => killAllChildren());
 
 describe('without a running service', () => {
+  // one store for these cases (a fresh embedded store costs an initdb): each checks only what it made
+  const env = { DATA_DIR: tempDir() };
+
   it(
     'opens the embedded store itself, prints what the command made and exits 0',
     async () => {
-      const env = { DATA_DIR: tempDir() };
       const created = json(await createApp(env, 'entry_demo', '--json'));
       expect(created).toMatchObject({ app_name: 'entry_demo', bot: '@entry_demo_bot' });
       const listed = await npmCli(env, ['tokens', 'list']);
       expect(listed).toMatchObject({ exitCode: 0, stderr: '' });
-      expect(listed.stdout).toMatch(/^entry_demo\ttma_\w{6}\tentry-demo\.example\.com\tno events yet\n$/);
+      expect(listed.stdout).toMatch(/^entry_demo\ttma_\w{6}\tentry-demo\.example\.com\tno events yet$/m);
     },
     TEST_TIMEOUT_MS,
   );
@@ -81,7 +83,6 @@ describe('without a running service', () => {
   it(
     'exits 2 with the usage on bad usage, 1 on a refusal, and prints errors as JSON with --json',
     async () => {
-      const env = { DATA_DIR: tempDir() };
       const none = await npmCli(env, []);
       expect(none.exitCode).toBe(2);
       expect(none.stdout).toMatch(/^Usage: npm run -s cli -- <command> \[options\]\n/);
@@ -106,7 +107,6 @@ describe('without a running service', () => {
   it(
     'runs two commands at once on one embedded store: the second waits for the first instead of failing',
     async () => {
-      const env = { DATA_DIR: tempDir() };
       const [created, listed] = await Promise.all([
         createApp(env, 'busy_demo', '--json'),
         npmCli(env, ['tokens', 'list', '--json']),
