@@ -3,7 +3,7 @@
 // socket, a second owner of one data directory refused, and output into a pipe its reader closes early.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json } from '../helpers/cli.ts';
+import { json, START_TIMEOUT_MS } from '../helpers/cli.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import {
   childEnv,
@@ -147,8 +147,8 @@ describe('while the service runs in embedded mode', () => {
   let service: ServiceProcess;
 
   beforeAll(async () => {
-    service = await startServiceProcess(env, 120_000);
-  }, 180_000);
+    service = await startServiceProcess(env, START_TIMEOUT_MS);
+  }, START_TIMEOUT_MS + 60_000);
   afterAll(() => service?.kill());
 
   it(
@@ -191,7 +191,7 @@ describe('while the service runs in embedded mode', () => {
   it(
     'refuses a second service on the same data directory, leaving the first untouched',
     async () => {
-      await expect(startServiceProcess(env, 120_000)).rejects.toThrow(/is in use by process \d+/);
+      await expect(startServiceProcess(env, START_TIMEOUT_MS)).rejects.toThrow(/is in use by process \d+/);
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     },
     TEST_TIMEOUT_MS,
