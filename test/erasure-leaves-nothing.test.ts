@@ -12,7 +12,8 @@ import { Secrets } from '../src/secret.ts';
 import { available } from './helpers/environment.ts';
 import { makeEvent, postEvents } from './helpers/events.ts';
 import { createTestDatabase } from './helpers/postgres.ts';
-import { runCli, startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
+import { runCliWith } from './helpers/cli.ts';
+import { startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
 import { tempDir } from './helpers/service.ts';
 
 const SECRET = 'erasure-test-secret-erasure-test-secret';
@@ -59,7 +60,7 @@ function found(files: string[], appId: number): string[] {
 /** stores the erased user's events and a kept user's through a running service */
 async function storeEvents(env: Record<string, string>, service: ServiceProcess): Promise<void> {
   const cli = async (...argv: string[]) => {
-    const result = await runCli(env, [...argv, '--json']);
+    const result = await runCliWith(env, [...argv, '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
     return JSON.parse(result.stdout) as Record<string, string>;
   };
@@ -111,7 +112,7 @@ async function eraseAll(env: Record<string, string>): Promise<void> {
   let erased = 0;
   for (let attempt = 0; attempt < 20 && erased < 4; attempt++) {
     if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 500));
-    const result = await runCli(env, [
+    const result = await runCliWith(env, [
       ...['users', 'erase', '--app-name', 'erase_app', '--telegram-user-id', String(ERASED_USER_ID), '--json'],
     ]);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -125,7 +126,7 @@ async function runService(env: Record<string, string>): Promise<void> {
   running.push(service);
   await storeEvents(env, service);
   await eraseAll(env);
-  // an erase run by the CLI in a process of its own (a server store) reaches the service's log within seconds; the
+  // an erase run by the CLI outside the service's process (a server store) reaches the service's log within seconds; the
   // scan after the stop says what is left when it does not
   const log = path.join(env.DATA_DIR!, 'log', 'data.mdb');
   for (let waited = 0; waited < 30_000 && fs.readFileSync(log).includes(String(ERASED_USER_ID)); waited += 500)

@@ -7,7 +7,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/db/store.ts';
 import { available, REDIS_URL } from './helpers/environment.ts';
-import { runCli, startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
+import { runCliWith } from './helpers/cli.ts';
+import { startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
 import { makeEvent, postEvents } from './helpers/events.ts';
 import { createTestDatabase } from './helpers/postgres.ts';
 import { tempDir } from './helpers/service.ts';
@@ -26,7 +27,7 @@ afterAll(async () => {
 async function ingest(env: Record<string, string>): Promise<string> {
   const service = await startServiceProcess({ ...env, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', RATE_LIMIT_MAX: '5' });
   running.push(service);
-  const created = await runCli(env, [
+  const created = await runCliWith(env, [
     'tokens',
     'create',
     '--bot',
@@ -72,10 +73,10 @@ async function ingest(env: Record<string, string>): Promise<string> {
   expect(statuses).toContain(429); // the rate limit was really hit
   // rejections are written about once a second: wait until the operator sees this one
   const lastRejection = async () =>
-    JSON.parse((await runCli(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout).last_rejection
+    JSON.parse((await runCliWith(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout).last_rejection
       ?.status;
   await expect.poll(lastRejection, { timeout: 15_000, interval: 500 }).toBe(429);
-  const erased = await runCli(env, [
+  const erased = await runCliWith(env, [
     ...['users', 'erase', '--app-name', 'privacy_app'],
     ...['--telegram-user-id', String(ERASED_USER_ID), '--json'],
   ]);

@@ -1,53 +1,5 @@
-// Operator CLI entry: runs a command through the service that owns the embedded store, or opens the
-// store itself (PostgreSQL, or embedded when no service is running).
-import { ConfigError, loadConfig, type Config } from '../config.ts';
-import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
-import { openStore } from '../db/store.ts';
-import { createServices } from '../services.ts';
-import { runCommand, type CommandResult } from './commands.ts';
-import { runThroughOwner } from './control-socket.ts';
-
-/** another CLI command holds the embedded store for a moment: wait for it this long */
-const WAIT_FOR_OTHER_COMMAND_MS = 60_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The embedded store: through the running service that owns it, or opened here once nobody does. */
-async function executeEmbedded(config: Config, argv: string[]): Promise<CommandResult> {
-  const deadline = Date.now() + WAIT_FOR_OTHER_COMMAND_MS;
-  for (;;) {
-    const owner = liveOwner(config.dataDir);
-    try {
-      if (owner) return await runThroughOwner(owner.controlSocket, argv);
-      return await executeHere(config, argv);
-    } catch (error) {
-      // the owner is another CLI command (it serves no socket) or took the store just now
-      const code = (error as NodeJS.ErrnoException).code;
-      const busy = error instanceof DataDirBusyError || code === 'ENOENT' || code === 'ECONNREFUSED';
-      if (!busy || Date.now() > deadline) throw error;
-      await sleep(250);
-    }
-  }
-}
-
-async function execute(argv: string[]): Promise<CommandResult> {
-  const config = loadConfig();
-  return config.databaseUrl ? executeHere(config, argv) : executeEmbedded(config, argv);
-}
-
-async function executeHere(config: Config, argv: string[]): Promise<CommandResult> {
-  const store = await openStore(config);
-  try {
-    const services = await createServices(config, store, { ingest: false });
-    try {
-      return await runCommand(services, argv);
-    } finally {
-      await services.stop();
-    }
-  } finally {
-    await store.close();
-  }
-}
+// Operator CLI entry: prints what the run of its arguments (run.ts) prints and exits with its code.
+import { runCli } from './run.ts';
 
 // a reader that stops early (`| head`) closes the pipe: stop quietly, as Unix tools do, instead of
 // dying on an unhandled EPIPE with a stack trace
@@ -58,15 +10,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-try {
-  const result = await execute(process.argv.slice(2));
-  process.stdout.write(result.stdout);
-  process.stderr.write(result.stderr);
-  process.exitCode = result.exitCode;
-} catch (error) {
-  const known = error instanceof ConfigError || error instanceof DataDirBusyError;
-  if (known && process.argv.includes('--json'))
-    process.stdout.write(`${JSON.stringify({ error: (error as Error).message })}\n`);
-  else process.stderr.write(`${known ? (error as Error).message : (error as Error).stack}\n`);
-  process.exitCode = 1;
-}
+const result = await runCli(process.argv.slice(2), { env: process.env });
+process.stdout.write(result.stdout);
+process.stderr.write(result.stderr);
+process.exitCode = result.exitCode;

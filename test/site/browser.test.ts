@@ -1,4 +1,5 @@
-// The registration site in Debian Chromium against the real service, on each engine: sign-in the way the Telegram Login
+// The registration site in Debian Chromium against the real service on the embedded store (the site API's cases run on
+// PostgreSQL too: test/site/on-postgres/): sign-in the way the Telegram Login
 // Widget does it (its script from telegram.org is blocked: no internet), a token created through the
 // form, events ingested with it, the last event time and the dashboard (KPIs, uPlot charts) following
 // them; forged sign-in refused; another user's dashboard closed; sign-out that ends the session; Mini App
@@ -16,7 +17,6 @@ import { parseBotAddress } from '../../src/tokens/inputs.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
 import {
   CHROMIUM_PATH,
   chromiumAvailable,
@@ -67,9 +67,6 @@ let browser: Browser;
 const opened: { name: string; errors: Error[]; violations: string[] }[] = [];
 /** requests that left the machine's service (only the blocked widget script may) */
 const outside: string[] = [];
-
-/** the engine of the suite running now: screenshots of the second engine carry its name */
-let engine = '';
 
 beforeAll(async () => {
   if (!enabled) return;
@@ -154,7 +151,7 @@ async function signedInVisitor(name: string, user: TelegramUser, viewport = DESK
 
 async function screenshot(page: Page, name: string) {
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}${engine}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
 /** the page does not scroll sideways (what a phone user would have to do to read it) */
@@ -277,27 +274,15 @@ const counted = (events: Record<string, unknown>[]) => ({
   users: new Set(events.map((event) => event.user_id)).size,
 });
 
-// every case on each engine: the embedded store and PostgreSQL (when it answers)
-describe.runIf(enabled).each(SERVICE_BACKENDS)('registration site in Chromium on $name', ({ name, open }) => {
+describe.runIf(enabled)('registration site in Chromium', () => {
   let token: string;
   let sent: Record<string, unknown>[] = [];
-  let drop: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    const backend = await open();
-    drop = backend.drop;
-    engine = name === SERVICE_BACKENDS[0]!.name ? '' : `-${name.toLowerCase().replace(/\W+/g, '-')}`;
-    opened.length = 0;
-    outside.length = 0;
-    service = await startSiteService({
-      ...backend.env,
-      RATE_LIMIT_MAX: '100000',
-      ADMIN_TELEGRAM_IDS: String(ADMIN.id),
-    });
+    service = await startSiteService({ RATE_LIMIT_MAX: '100000', ADMIN_TELEGRAM_IDS: String(ADMIN.id) });
   });
   afterAll(async () => {
     await service?.close();
-    await drop?.();
   });
 
   it('signs in with a signed Login Widget payload, creates a token, and shows the events sent with it', async () => {
@@ -546,7 +531,7 @@ describe.runIf(enabled).each(SERVICE_BACKENDS)('registration site in Chromium on
     await page.reload();
     await page.locator('#chart-events canvas').waitFor();
     await page.locator('#recent table').waitFor();
-    await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-390-dark${engine}.png`) });
+    await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-390-dark.png`) });
     await page.emulateMedia({ colorScheme: 'light' });
     const dashboard = await horizontalOverflow(page);
     const charts = await page.evaluate(() =>

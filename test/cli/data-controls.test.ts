@@ -1,34 +1,29 @@
 // The operator CLI's data controls: `apps retention` (read, set, bad values refused) and `users erase` (the JSON
 // of the counts, text without --json, refusals with the other commands' exit codes), in the service's process and
-// as operators run them.
+// on the store the CLI opens itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand } from '../src/cli/commands.ts';
-import { makeEvent, postEvents } from './helpers/events.ts';
-import { runCli } from './helpers/service-process.ts';
-import { startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { json, runCli, runCliWith, START_TIMEOUT_MS } from '../helpers/cli.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 
-/** each CLI run is a new Node process that opens the store: seconds apiece on a loaded 2-core machine */
-const CLI_TEST_TIMEOUT = 240_000;
 const ERASED_USER = 990000111;
 const KEPT_USER = 990000222;
 const RULE = 'Retention must be 30, 90, 180, 365 days or "forever".';
 
-function json(result: { exitCode: number | null; stdout: string; stderr: string }) {
-  expect(result.exitCode, result.stderr).toBe(0);
-  expect(result.stdout.trim().split('\n')).toHaveLength(1); // one JSON document and nothing else
-  return JSON.parse(result.stdout);
-}
-
 describe('data control commands', () => {
   let service: TestService;
-  const cli = (...argv: string[]) => runCommand(service.services, argv);
+  // the parsed JSON left out: these cases compare what the CLI prints, byte for byte
+  const cli = async (...argv: string[]) => {
+    const { exitCode, stdout, stderr } = await runCli(service, ...argv);
+    return { exitCode, stdout, stderr };
+  };
 
   beforeAll(async () => {
     service = await startTestService({ RATE_LIMIT_MAX: '100000' });
     const token = await service.createApp('cli_data');
     const sent = [ERASED_USER, ERASED_USER, KEPT_USER].map((user) => makeEvent('cli_data', { user_id: user }));
     expect((await postEvents(service.url, sent, { token })).status).toBe(201);
-  });
+  }, START_TIMEOUT_MS);
   afterAll(() => service?.close());
 
   it('apps retention prints the period, sets it, and refuses a value that is no choice', async () => {
@@ -119,28 +114,29 @@ describe('data control commands', () => {
     expect(JSON.stringify(audit.map((entry) => entry.detail))).not.toContain(String(ERASED_USER));
   });
 
+  // its first command makes the embedded store (initdb and migrations)
   it(
-    'runs as operators run it, on the embedded store with no service',
+    'runs on the embedded store the CLI opens itself when no service owns it',
     async () => {
       const env = { DATA_DIR: tempDir() };
       json(
-        await runCli(env, [
+        await runCliWith(env, [
           ...['tokens', 'create', '--bot', '@cli_data_bot', '--domain', 'data.example.com'],
           ...['--app-name', 'cli_data_process', '--json'],
         ]),
       );
       expect(
-        json(await runCli(env, ['apps', 'retention', '--app-name', 'cli_data_process', '--days', '30', '--json'])),
+        json(await runCliWith(env, ['apps', 'retention', '--app-name', 'cli_data_process', '--days', '30', '--json'])),
       ).toMatchObject({ app_name: 'cli_data_process', retention_days: 30 });
       expect(
         json(
-          await runCli(env, [
+          await runCliWith(env, [
             ...['users', 'erase', '--app-name', 'cli_data_process'],
             ...['--telegram-user-id', '12345', '--json'],
           ]),
         ),
       ).toMatchObject({ app_name: 'cli_data_process', deleted: { events: 0 }, complete: true });
     },
-    CLI_TEST_TIMEOUT,
+    START_TIMEOUT_MS,
   );
 });

@@ -2,9 +2,9 @@
 // with the references the other commands take, a transfer and a removal (audited, the removed owner's alerts gone),
 // an app without an owner, and the refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BotHarness, textsOf } from './helpers/bot-harness.ts';
-import { runCli } from './helpers/cli.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { BotHarness, textsOf } from '../helpers/bot-harness.ts';
+import { runCli, START_TIMEOUT_MS } from '../helpers/cli.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 
 const OWNER = '1001';
 const TEAMMATE = 2002;
@@ -13,23 +13,26 @@ const NOTHING = { keys: 0, share_link: false };
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let service: TestService;
-let appId: number;
 const cli = (...argv: string[]) => runCli(service, ...argv);
+
+/** an app its owner registered in the bot, whose chat is told about the app as the bot's registration does */
+async function ownedApp(appName: string): Promise<number> {
+  const { app } = await service.services.registry.createApp(
+    { appName, bot: '@cli_team_bot', domains: ['team.example.com'], ownerTelegramId: OWNER },
+    { surface: 'bot', telegramId: OWNER },
+  );
+  await service.services.alertSubscriptions.subscribe(app.appId, OWNER);
+  return app.appId;
+}
 
 beforeAll(async () => {
   service = await startTestService();
-  const { app } = await service.services.registry.createApp(
-    { appName: 'cli_team', bot: '@cli_team_bot', domains: ['team.example.com'], ownerTelegramId: OWNER },
-    { surface: 'bot', telegramId: OWNER },
-  );
-  appId = app.appId;
-  // the owner's chat is told about the app, as the bot's registration does
-  await service.services.alertSubscriptions.subscribe(appId, OWNER);
-});
+}, START_TIMEOUT_MS);
 afterAll(() => service?.close());
 
 describe('members commands', () => {
   it('invites a teammate through the bot, lists the team, hands the app over and removes the old owner', async () => {
+    const appId = await ownedApp('cli_team');
     const invite = await cli('members', 'invite', '--app-name', 'cli_team', '--role', 'editor', '--json');
     expect(invite.exitCode).toBe(0);
     expect(invite.json).toEqual({
@@ -92,7 +95,7 @@ describe('members commands', () => {
     ).rejects.toMatchObject({ code: 'app_not_found' });
 
     const audit = await service.store.prisma.auditLog.findMany({
-      where: { action: { in: ['member.invite', 'member.join', 'app.transfer', 'member.remove'] } },
+      where: { appName: 'cli_team', action: { in: ['member.invite', 'member.join', 'app.transfer', 'member.remove'] } },
       orderBy: { id: 'asc' },
     });
     expect(audit.map((entry) => entry.action)).toEqual([
@@ -125,22 +128,31 @@ describe('members commands', () => {
   });
 
   it('refuses a missing or unknown role, an unknown member and an unknown app, and changes nothing', async () => {
-    const before = (await cli('members', 'list', '--app-name', 'cli_team', '--json')).json;
+    await ownedApp('cli_refusing');
+    const before = (await cli('members', 'list', '--app-name', 'cli_refusing', '--json')).json;
     const invites = await service.store.prisma.appInvite.count();
-    const noRole = await cli('members', 'invite', '--app-name', 'cli_team', '--json');
+    const noRole = await cli('members', 'invite', '--app-name', 'cli_refusing', '--json');
     expect(noRole).toMatchObject({ exitCode: 2, json: { error: '--role takes viewer or editor' } });
-    const owner = await cli('members', 'invite', '--app-name', 'cli_team', '--role', 'owner', '--json');
+    const owner = await cli('members', 'invite', '--app-name', 'cli_refusing', '--role', 'owner', '--json');
     expect(owner).toMatchObject({ exitCode: 2, json: { error: '--role takes viewer or editor' } });
-    const noMember = await cli('members', 'remove', '--app-name', 'cli_team', '--json');
+    const noMember = await cli('members', 'remove', '--app-name', 'cli_refusing', '--json');
     expect(noMember).toMatchObject({ exitCode: 2, json: { error: 'missing --member' } });
     // a reference may start with a dash (base64url): still the option's value
-    const dashed = await cli('members', 'remove', '--app-name', 'cli_team', '--member', '-AAAAAAAAAAA', '--json');
-    expect(dashed).toMatchObject({ exitCode: 1, json: { error: 'cli_team has no member -AAAAAAAAAAA.' } });
-    const unknown = await cli('members', 'transfer', '--app-name', 'cli_team', '--member', 'AAAAAAAAAAAA', '--json');
-    expect(unknown).toMatchObject({ exitCode: 1, json: { error: 'cli_team has no member AAAAAAAAAAAA.' } });
+    const dashed = await cli('members', 'remove', '--app-name', 'cli_refusing', '--member', '-AAAAAAAAAAA', '--json');
+    expect(dashed).toMatchObject({ exitCode: 1, json: { error: 'cli_refusing has no member -AAAAAAAAAAA.' } });
+    const unknown = await cli(
+      'members',
+      'transfer',
+      '--app-name',
+      'cli_refusing',
+      '--member',
+      'AAAAAAAAAAAA',
+      '--json',
+    );
+    expect(unknown).toMatchObject({ exitCode: 1, json: { error: 'cli_refusing has no member AAAAAAAAAAAA.' } });
     const noApp = await cli('members', 'list', '--app-name', 'no_such_app', '--json');
     expect(noApp.exitCode).toBe(1);
-    expect((await cli('members', 'list', '--app-name', 'cli_team', '--json')).json).toEqual(before);
+    expect((await cli('members', 'list', '--app-name', 'cli_refusing', '--json')).json).toEqual(before);
     expect(await service.store.prisma.appInvite.count()).toBe(invites);
   });
 });

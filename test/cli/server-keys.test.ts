@@ -1,8 +1,8 @@
 // The operator CLI's server-keys commands, in process: the same JSON shapes as read-keys (create, list, revoke) and
 // the same refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './helpers/cli.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { runCli, START_TIMEOUT_MS } from '../helpers/cli.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 
 /** who made what the operator CLI makes, as lists name them */
 const OPERATOR_MADE = { ref: null, name: null, role: 'operator' };
@@ -13,12 +13,12 @@ const cli = (...argv: string[]) => runCli(service, ...argv);
 
 beforeAll(async () => {
   service = await startTestService();
-  await service.createApp('cli_srv');
-});
+}, START_TIMEOUT_MS);
 afterAll(() => service?.close());
 
 describe('server-keys commands', () => {
   it('create prints the key once, list shows prefixes only, revoke prints the revoked key', async () => {
+    await service.createApp('cli_srv');
     const created = await cli('server-keys', 'create', '--app-name', 'cli_srv', '--json');
     expect(created.exitCode).toBe(0);
     expect(Object.keys(created.json)).toEqual(['key', 'app_name']);
@@ -49,7 +49,9 @@ describe('server-keys commands', () => {
     expect(wrong.json.error).toBe(
       '--key-prefix takes a server key prefix as listed: tma_server_ and at least 4 more characters',
     );
-    const audit = await service.store.prisma.auditLog.findMany({ where: { action: { startsWith: 'server_key.' } } });
+    const audit = await service.store.prisma.auditLog.findMany({
+      where: { appName: 'cli_srv', action: { startsWith: 'server_key.' } },
+    });
     expect(audit.map((entry) => entry.action).sort()).toEqual([
       'server_key.create',
       'server_key.create',

@@ -1,0 +1,68 @@
+// One run of the operator CLI from its arguments and settings to what it prints and its exit code, exactly as
+// the process prints them: through the service that owns the embedded store, or on a store opened here.
+import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
+import { openStore } from '../db/store.ts';
+import { createServices, type Services } from '../services.ts';
+import { runCommand, type CommandResult } from './commands.ts';
+import { runThroughOwner } from './control-socket.ts';
+
+export type { CommandResult } from './commands.ts';
+
+/** another CLI command holds the embedded store for a moment: wait for it this long */
+const WAIT_FOR_OTHER_COMMAND_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** where a run's command executes: the store its settings name (as the process does), or services already open */
+export type CliTarget = { env: Record<string, string | undefined> } | { services: Services };
+
+/** The embedded store: through the running service that owns it, or opened here once nobody does. */
+async function executeEmbedded(config: Config, argv: string[]): Promise<CommandResult> {
+  const deadline = Date.now() + WAIT_FOR_OTHER_COMMAND_MS;
+  for (;;) {
+    const owner = liveOwner(config.dataDir);
+    try {
+      if (owner) return await runThroughOwner(owner.controlSocket, argv);
+      return await executeHere(config, argv);
+    } catch (error) {
+      // the owner is another CLI command (it serves no socket) or took the store just now
+      const code = (error as NodeJS.ErrnoException).code;
+      const busy = error instanceof DataDirBusyError || code === 'ENOENT' || code === 'ECONNREFUSED';
+      if (!busy || Date.now() > deadline) throw error;
+      await sleep(250);
+    }
+  }
+}
+
+async function executeHere(config: Config, argv: string[]): Promise<CommandResult> {
+  const store = await openStore(config);
+  try {
+    const services = await createServices(config, store, { ingest: false });
+    try {
+      return await runCommand(services, argv);
+    } finally {
+      await services.stop();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function execute(argv: string[], target: CliTarget): Promise<CommandResult> {
+  if ('services' in target) return runCommand(target.services, argv);
+  const config = loadConfig(target.env);
+  return config.databaseUrl ? executeHere(config, argv) : executeEmbedded(config, argv);
+}
+
+/** Runs one CLI command; a setting or store the command cannot use is a one-line message (JSON with --json), exit 1. */
+export async function runCli(argv: string[], target: CliTarget): Promise<CommandResult> {
+  try {
+    return await execute(argv, target);
+  } catch (error) {
+    const known = error instanceof ConfigError || error instanceof DataDirBusyError;
+    if (known && argv.includes('--json'))
+      return { exitCode: 1, stdout: `${JSON.stringify({ error: (error as Error).message })}\n`, stderr: '' };
+    return { exitCode: 1, stdout: '', stderr: `${known ? (error as Error).message : (error as Error).stack}\n` };
+  }
+}
