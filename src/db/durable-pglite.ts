@@ -35,7 +35,7 @@ export const WAL_SEGMENT_BYTES = 16 * 1024 ** 2;
  */
 const WAL_PARAMS = ['-c', `max_wal_size=${MAX_WAL_BYTES / 1024 ** 2}MB`, '-c', 'min_wal_size=32MB'];
 
-const START_PARAMS = [
+export const START_PARAMS = [
   ...PGlite.defaultStartParams.filter((param) => param !== '-F'),
   ...DURABLE_PARAMS,
   ...MEMORY_PARAMS,
@@ -59,7 +59,7 @@ class SyncingNodeFS extends NodeFS {
 }
 
 /** fsync every file and directory under dir: initdb writes the new cluster without syncing it */
-function syncTree(dir: string): void {
+export function syncTree(dir: string): void {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const entryPath = path.join(dir, entry.name);
     if (entry.isDirectory()) syncTree(entryPath);
