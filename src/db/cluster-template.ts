@@ -15,6 +15,7 @@ import type { SqlQueryable, SqlRunner } from './sql.ts';
 export const CLUSTER_TEMPLATE_DIR = path.resolve(MIGRATIONS_DIR, '../../dist/embedded-cluster');
 
 const MANIFEST = 'manifest.json';
+const COPY_CHUNK_BYTES = 256 * 1024;
 const PGDATA = 'pgdata';
 
 interface Manifest {
@@ -132,20 +133,27 @@ export function copyClusterTemplate(dir: string, target: string): void {
   }
   // a file's directory comes before it in the listing
   for (const entry of present.filter((file) => file.endsWith('/'))) fs.mkdirSync(path.join(target, entry), 0o700);
+  // through one small buffer: a whole file's buffer (a 16 MB WAL segment) would leave the service's allocator larger
+  const chunk = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
   for (const file of expected) {
-    let bytes: Buffer;
+    let from: number;
     try {
-      bytes = fs.readFileSync(path.join(source, file));
+      from = fs.openSync(path.join(source, file), 'r');
     } catch (error) {
       throw new ClusterTemplateError(`${file} of ${dir} cannot be read: ${(error as Error).message}`);
     }
-    if (sha256(bytes) !== manifest.files[file]) throw new ClusterTemplateError(`${file} of ${dir} was altered`);
-    const fd = fs.openSync(path.join(target, file), 'wx', 0o600);
+    const to = fs.openSync(path.join(target, file), 'wx', 0o600);
     try {
-      fs.writeFileSync(fd, bytes);
-      fs.fsyncSync(fd);
+      const hash = crypto.createHash('sha256');
+      for (let read: number; (read = fs.readSync(from, chunk, 0, chunk.length, null)) > 0; ) {
+        hash.update(chunk.subarray(0, read));
+        fs.writeSync(to, chunk, 0, read);
+      }
+      if (hash.digest('hex') !== manifest.files[file]) throw new ClusterTemplateError(`${file} of ${dir} was altered`);
+      fs.fsyncSync(to);
     } finally {
-      fs.closeSync(fd);
+      fs.closeSync(from);
+      fs.closeSync(to);
     }
   }
   for (const entry of present.filter((file) => file.endsWith('/'))) syncPath(path.join(target, entry));
