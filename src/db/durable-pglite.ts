@@ -23,7 +23,14 @@ const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync', ...NO_WAL_RECYCLING];
  * back: PGlite's 128 MB default is the largest part of an idle service's memory. 16 MB holds what ingestion keeps
  * touching (the rollup rows of the day, the ends of the event indexes); the data files stay in the OS page cache.
  */
-const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB'];
+const MEMORY_PARAMS = [
+  '-c',
+  'shared_buffers=16MB',
+  // VACUUM's list of dead rows (the table maintenance's and the purges' vacuums) grows up to this in that same heap,
+  // so a vacuum after a large purge would keep PostgreSQL's 64 MB default resident for good
+  '-c',
+  'maintenance_work_mem=16MB',
+];
 
 /** the WAL's size on disk is bounded by max_wal_size (recycled segments), so the free space it may still take is known */
 export const MAX_WAL_BYTES = 128 * 1024 ** 2;
