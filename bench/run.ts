@@ -1,8 +1,8 @@
-// `npm run bench`: the ingest, token-flood, rollup, memory and SDK size benches in turn (each in its own
+// `npm run bench`: the ingest, token-flood, rollup, memory, footprint and SDK size benches in turn (each in its own
 // process), then one table of every target with PASS/MISS and one JSON document with all figures.
 // Exits non-zero only when a bench could not run, never for a missed target.
 //
-//   node --import tsx bench/run.ts [--full] [--only ingest,flood,rollups,memory,sdk] [--duration 10] [--json-out file]
+//   node --import tsx bench/run.ts [--full] [--only ingest,flood,rollups,memory,footprint,sdk] [--duration 10] [--json-out file]
 //     --full      also loads 10M events in the rollup bench (several minutes; 1M otherwise)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +13,7 @@ import { machineInfo } from './lib/processes.ts';
 import { parseArgs, round, target, targetTable, uptimeLine, type Target } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
-const only = new Set((args.get('only') ?? 'ingest,flood,rollups,memory,sdk').split(','));
+const only = new Set((args.get('only') ?? 'ingest,flood,rollups,memory,footprint,sdk').split(','));
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-run-'));
 
 /** runs a bench script, its output passed through; resolves with its exit code and stdout */
@@ -47,7 +47,7 @@ const targets: Target[] = [];
 
 /** runs a bench that writes its summary (with targets) to --json-out, and collects both */
 async function runJsonBench(
-  name: 'ingest' | 'flood' | 'rollups' | 'memory',
+  name: 'ingest' | 'flood' | 'rollups' | 'memory' | 'footprint',
   script: string,
   scriptArgs: string[],
 ): Promise<void> {
@@ -68,6 +68,7 @@ if (only.has('flood'))
 if (only.has('rollups'))
   await runJsonBench('rollups', 'bench/rollups.ts', ['--sizes', args.has('full') ? '1m,10m' : '1m']);
 if (only.has('memory')) await runJsonBench('memory', 'bench/memory.ts', []);
+if (only.has('footprint')) await runJsonBench('footprint', 'bench/footprint.ts', []);
 
 if (only.has('sdk')) {
   if (!fs.existsSync(path.join(PROJECT_ROOT, 'bench/sdk-size.ts'))) {

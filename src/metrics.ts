@@ -1,5 +1,6 @@
 // Prometheus metrics of the service (prom-client), one registry per service instance.
 import client from 'prom-client';
+import type { ThreadMemory } from './db/pglite-thread-protocol.ts';
 
 /** what the durable log holds waiting for the store, read when /metrics is scraped */
 export interface BacklogReading {
@@ -32,7 +33,43 @@ export function createMetrics() {
   backlogGauge('tma_log_backlog_oldest_seconds', 'Age of the oldest of them (0 when none waits)', (reading) =>
     reading.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - reading.oldestAppendedAt) / 1000),
   );
+  let readThreadMemory: (() => Promise<ThreadMemory>) | undefined;
+  const threadGauge = (name: string, help: string, value: (memory: ThreadMemory) => number) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        // the embedded store's thread only; a thread being replaced answers nothing
+        const memory = await readThreadMemory?.().catch(() => undefined);
+        if (memory) this.set(value(memory));
+      },
+    });
+  threadGauge(
+    'tma_embedded_thread_heap_used_bytes',
+    "JavaScript heap in use on the embedded store's thread",
+    (memory) => memory.heapUsed,
+  );
+  threadGauge(
+    'tma_embedded_thread_heap_total_bytes',
+    "JavaScript heap the embedded store's thread holds",
+    (memory) => memory.heapTotal,
+  );
+  threadGauge(
+    'tma_embedded_thread_external_bytes',
+    "Memory outside the JavaScript heap held by the embedded store's thread, its WebAssembly memory aside",
+    (memory) => memory.external,
+  );
+  threadGauge(
+    'tma_embedded_wasm_memory_bytes',
+    "Size of the embedded store's WebAssembly memory (PostgreSQL's heap); only its touched pages are resident",
+    (memory) => memory.wasm,
+  );
   return {
+    /** where the embedded store's gauges read from: its thread (never set on PostgreSQL) */
+    watchEmbeddedMemory(read: () => Promise<ThreadMemory>) {
+      readThreadMemory = read;
+    },
     /** where the backlog gauges read from: the node's durable log */
     watchBacklog(read: () => BacklogReading) {
       readBacklog = read;

@@ -104,6 +104,7 @@ export async function createServices(config: Config, store: Store, options: Serv
   const secrets = await loadSecrets(config, store.sql);
   const events = new SqlEventStore(store.sql, { ...options.events, reads: store.reads });
   const metrics = createMetrics();
+  if (store.embeddedMemory) metrics.watchEmbeddedMemory(store.embeddedMemory);
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
   const tokenScreen = await CredentialScreen.load(store.prisma, secrets, 'token', TOKEN_FORMAT);
   const purger = new DeletedAppPurger(store.sql, onBackgroundError);

@@ -26,6 +26,8 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
     onReadStopped: (ms) =>
       console.warn(`a read outran its time budget: the embedded store's thread was started again (${ms} ms)`),
+    onClusterTemplateRefused: (reason) =>
+      console.warn(`the prebuilt empty database was not used (${reason}): making a new one, which takes a while`),
   });
   const services = await createServices(config, store, {
     ...options,

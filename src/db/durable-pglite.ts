@@ -23,7 +23,14 @@ const DURABLE_PARAMS = ['-c', 'wal_sync_method=fsync', ...NO_WAL_RECYCLING];
  * back: PGlite's 128 MB default is the largest part of an idle service's memory. 16 MB holds what ingestion keeps
  * touching (the rollup rows of the day, the ends of the event indexes); the data files stay in the OS page cache.
  */
-const MEMORY_PARAMS = ['-c', 'shared_buffers=16MB'];
+const MEMORY_PARAMS = [
+  '-c',
+  'shared_buffers=16MB',
+  // VACUUM's list of dead rows (the table maintenance's and the purges' vacuums) grows up to this in that same heap,
+  // so a vacuum after a large purge would keep PostgreSQL's 64 MB default resident for good
+  '-c',
+  'maintenance_work_mem=16MB',
+];
 
 /** the WAL's size on disk is bounded by max_wal_size (recycled segments), so the free space it may still take is known */
 export const MAX_WAL_BYTES = 128 * 1024 ** 2;
@@ -35,7 +42,7 @@ export const WAL_SEGMENT_BYTES = 16 * 1024 ** 2;
  */
 const WAL_PARAMS = ['-c', `max_wal_size=${MAX_WAL_BYTES / 1024 ** 2}MB`, '-c', 'min_wal_size=32MB'];
 
-const START_PARAMS = [
+export const START_PARAMS = [
   ...PGlite.defaultStartParams.filter((param) => param !== '-F'),
   ...DURABLE_PARAMS,
   ...MEMORY_PARAMS,
@@ -59,7 +66,7 @@ class SyncingNodeFS extends NodeFS {
 }
 
 /** fsync every file and directory under dir: initdb writes the new cluster without syncing it */
-function syncTree(dir: string): void {
+export function syncTree(dir: string): void {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const entryPath = path.join(dir, entry.name);
     if (entry.isDirectory()) syncTree(entryPath);

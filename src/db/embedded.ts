@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_READ_BUDGET_MS } from '../config.ts';
+import type { CreateClusterOptions } from './pglite-cluster.ts';
 import { startPGliteThread, type PGliteHandle, type PGliteReadOptions, type PGliteSession } from './pglite-thread.ts';
 import type { QueryOptions, SqlQueryable, SqlReader, SqlRunner } from './sql.ts';
 
@@ -36,18 +37,26 @@ export const READ_QUEUE_LIMIT = 64;
 /** the embedded store's directory in DATA_DIR */
 export const EMBEDDED_DIR = 'pgdata';
 
-/** Opens (creating on first use) the PGlite cluster under dataDir/pgdata. The caller holds the owner lock. */
+/**
+ * Opens (creating on first use, from the prebuilt cluster when it checks out) the PGlite cluster under dataDir/pgdata.
+ * The caller holds the owner lock.
+ */
 export async function openEmbeddedDatabase(
   dataDir: string,
   readOptions: Partial<PGliteReadOptions> = {},
+  clusterOptions: CreateClusterOptions = {},
 ): Promise<EmbeddedDatabase> {
   const pgdata = path.join(dataDir, EMBEDDED_DIR);
   fs.mkdirSync(pgdata, { recursive: true, mode: 0o700 });
-  const pglite = await startPGliteThread(pgdata, {
-    budgetMs: readOptions.budgetMs ?? DEFAULT_READ_BUDGET_MS,
-    queueLimit: readOptions.queueLimit ?? READ_QUEUE_LIMIT,
-    onRestart: readOptions.onRestart,
-  });
+  const pglite = await startPGliteThread(
+    pgdata,
+    {
+      budgetMs: readOptions.budgetMs ?? DEFAULT_READ_BUDGET_MS,
+      queueLimit: readOptions.queueLimit ?? READ_QUEUE_LIMIT,
+      onRestart: readOptions.onRestart,
+    },
+    clusterOptions,
+  );
   const sql: SqlRunner = {
     kind: 'embedded',
     ...queryable(pglite, pglite.execute),

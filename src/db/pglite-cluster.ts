@@ -1,25 +1,26 @@
-// Makes a new PGlite cluster (initdb) in a short-lived child process, so the service's own process never
-// carries initdb's memory: PGlite runs initdb in WebAssembly instances of its own, and memory a process has
-// grown to is not given back.
-//   node --import tsx src/db/pglite-cluster.ts <pgdata>   (what createCluster runs)
+// Makes a new PGlite cluster: a copy of the prebuilt one (src/db/cluster-template.ts) when it checks out, else initdb
+// in a short-lived child process, so the service's own process never carries initdb's memory: PGlite runs initdb in
+// WebAssembly instances of its own, and memory a process has grown to is not given back.
+//   node --import tsx src/db/pglite-cluster.ts <pgdata>   (what createCluster runs for initdb)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLUSTER_TEMPLATE_DIR, ClusterTemplateError, copyClusterTemplate } from './cluster-template.ts';
 import { openDurablePGlite, syncPath } from './durable-pglite.ts';
 
 const hasCluster = (pgdata: string) => fs.existsSync(path.join(pgdata, 'PG_VERSION'));
 
 /**
- * Creates the cluster in a directory next to pgdata, synced, then renames it into place (pgdata is missing or
- * empty): a creation cut short leaves no half-made cluster behind, and of two creators the first rename wins.
+ * Makes the cluster in a directory next to pgdata, synced, then renames it into place (pgdata is missing or empty): a
+ * creation cut short leaves no half-made cluster behind, and of two creators the first rename wins.
  */
-async function createClusterHere(pgdata: string): Promise<void> {
-  const staging = `${pgdata}.new-${process.pid}`;
+async function stageCluster(pgdata: string, make: (staging: string) => Promise<void> | void): Promise<void> {
+  const staging = `${pgdata}.new-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   fs.rmSync(staging, { recursive: true, force: true });
   fs.mkdirSync(staging, { mode: 0o700 });
   try {
-    await (await openDurablePGlite(staging, { create: true })).close();
+    await make(staging);
     try {
       fs.renameSync(staging, pgdata);
     } catch (error) {
@@ -32,12 +33,46 @@ async function createClusterHere(pgdata: string): Promise<void> {
   }
 }
 
-/** Makes the cluster in pgdata unless it holds one, in a child process; rejects with the child's error output. */
-export async function createCluster(pgdata: string): Promise<void> {
-  if (hasCluster(pgdata)) return;
+/** initdb, in this process (the child createCluster starts) */
+const createClusterHere = (pgdata: string) =>
+  stageCluster(pgdata, async (staging) => {
+    await (await openDurablePGlite(staging, { create: true })).close();
+  });
+
+export interface CreateClusterOptions {
+  /** the prebuilt cluster to copy (default: the one the install made); null: always initdb */
+  template?: string | null;
+  /** told why a template that exists could not be used (initdb runs instead) */
+  onTemplateRefused?: (reason: string) => void;
+}
+
+/** how the cluster came to be: it was there, copied from the template, or made by initdb */
+export type ClusterOrigin = 'existing' | 'template' | 'initdb';
+
+/**
+ * Makes the cluster in pgdata unless it holds one: a copy of the template, or initdb in a child process when there is
+ * no usable template; rejects with the child's error output.
+ */
+export async function createCluster(pgdata: string, options: CreateClusterOptions = {}): Promise<ClusterOrigin> {
+  if (hasCluster(pgdata)) return 'existing';
   if (fs.existsSync(pgdata) && fs.readdirSync(pgdata).length > 0 && !hasCluster(pgdata)) {
     throw new Error(`${pgdata} holds files but no database cluster: move them away, or give an empty DATA_DIR`);
   }
+  const template = options.template === undefined ? CLUSTER_TEMPLATE_DIR : options.template;
+  if (template !== null) {
+    try {
+      await stageCluster(pgdata, (staging) => copyClusterTemplate(template, staging));
+      return 'template';
+    } catch (error) {
+      if (!(error instanceof ClusterTemplateError)) throw error;
+      if (!error.missing) options.onTemplateRefused?.(error.message);
+    }
+  }
+  await initdbInChild(pgdata);
+  return 'initdb';
+}
+
+async function initdbInChild(pgdata: string): Promise<void> {
   // the child loads TypeScript through tsx, whatever loader (or none) this process runs under
   const child = spawn(
     process.execPath,

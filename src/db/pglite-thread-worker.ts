@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { messages, type PGlite, type Transaction } from '@electric-sql/pglite';
 import { openDurablePGlite } from './durable-pglite.ts';
 import { namedStatements } from './pglite-named-statements.ts';
-import type { ThreadReply, ThreadRequest, ThreadError } from './pglite-thread-protocol.ts';
+import type { ThreadError, ThreadMemory, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
 
 const port = parentPort!;
 const { pgdata } = workerData as { pgdata: string };
@@ -71,6 +71,13 @@ function withText(params: unknown[] | undefined, utf8: number[]): unknown[] | un
   return copy;
 }
 
+/** PGlite keeps its Emscripten module private: its memory is read through it */
+function memory(db: PGlite): ThreadMemory {
+  const wasm = (db as unknown as { mod?: { HEAPU8?: Uint8Array } }).mod?.HEAPU8?.buffer.byteLength ?? 0;
+  const { heapUsed, heapTotal, external } = process.memoryUsage();
+  return { heapUsed, heapTotal, external: Math.max(0, external - wasm), wasm };
+}
+
 async function handle(
   db: PGlite,
   execute: ReturnType<typeof namedStatements>,
@@ -121,6 +128,8 @@ async function handle(
     case 'close':
       await db.close();
       return null;
+    case 'memory':
+      return memory(db);
   }
 }
 

@@ -3,9 +3,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
-import { createCluster } from './pglite-cluster.ts';
+import { createCluster, type CreateClusterOptions } from './pglite-cluster.ts';
 import { Utf8Text } from './sql.ts';
-import type { ThreadError, ThreadQueryResult, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
+import type {
+  ThreadError,
+  ThreadMemory,
+  ThreadQueryResult,
+  ThreadReply,
+  ThreadRequest,
+} from './pglite-thread-protocol.ts';
 import { ReadBudgetError } from './read-budget.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
@@ -29,6 +35,8 @@ export interface PGliteHandle extends PGliteSession {
   reads: Pick<PGliteSession, 'query'>;
   /** how many times the thread was ended and started again to stop a read that outran its budget */
   readonly restarts: number;
+  /** what the thread holds (its heap, PGlite's WebAssembly memory) */
+  memory(): Promise<ThreadMemory>;
   close(): Promise<void>;
 }
 
@@ -98,8 +106,12 @@ export class EmbeddedStoreRestartingError extends Error {
  * until a new thread opens the data directory (space may have to return first); meanwhile every statement fails at
  * once with EmbeddedStoreRestartingError, which the loader backs off from.
  */
-export async function startPGliteThread(pgdata: string, readOptions: PGliteReadOptions): Promise<PGliteHandle> {
-  await createCluster(pgdata);
+export async function startPGliteThread(
+  pgdata: string,
+  readOptions: PGliteReadOptions,
+  clusterOptions: CreateClusterOptions = {},
+): Promise<PGliteHandle> {
+  await createCluster(pgdata, clusterOptions);
   const onBroken = (broken: Thread, reason: string) => replace(broken, reason);
   let thread = await spawnThread(pgdata, onBroken);
   const { budgetMs, queueLimit } = readOptions;
@@ -254,6 +266,7 @@ export async function startPGliteThread(pgdata: string, readOptions: PGliteReadO
     get restarts() {
       return restarts;
     },
+    memory: async () => (await call({ op: 'memory' })) as ThreadMemory,
     async execute<Row>(name: string, sql: string, params?: unknown[]) {
       return (await call({ op: 'execute', name, sql, ...wireParams(params) })) as { rows: Row[] };
     },

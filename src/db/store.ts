@@ -10,6 +10,7 @@ import { EMBEDDED_DIR, openEmbeddedDatabase, READ_QUEUE_LIMIT } from './embedded
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
 import { openServerDatabase, openServerReads, serverPool } from './server.ts';
+import type { ThreadMemory } from './pglite-thread-protocol.ts';
 import type { SqlReader, SqlRunner } from './sql.ts';
 
 export type { PrismaClient };
@@ -24,6 +25,8 @@ export interface Store {
   readBudgetMs: number;
   /** control plane: apps, tokens, audit log, settings */
   prisma: PrismaClient;
+  /** the embedded store's thread: what it holds (for /metrics); undefined on PostgreSQL */
+  embeddedMemory?: () => Promise<ThreadMemory>;
   close(): Promise<void>;
 }
 
@@ -33,6 +36,10 @@ export interface OpenStoreOptions {
   readQueueLimit?: number;
   /** the embedded store stopped a read past its budget by starting its thread again, which took ms */
   onReadStopped?: (ms: number) => void;
+  /** a new embedded store's prebuilt cluster (default: the one the install made; null: initdb) */
+  clusterTemplate?: string | null;
+  /** the prebuilt cluster exists but could not be used (initdb ran instead), and why */
+  onClusterTemplateRefused?: (reason: string) => void;
 }
 
 /** in DATA_DIR: which store the directory serves when it is not the embedded one */
@@ -71,6 +78,7 @@ export async function openStore(
   let reads: SqlReader;
   let prisma: PrismaClient;
   let release = async () => {};
+  let embeddedMemory: Store['embeddedMemory'];
   if (config.databaseUrl) {
     sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
     const readRunner = openServerReads(
@@ -93,13 +101,14 @@ export async function openStore(
     const unlock = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
     release = async () => unlock();
     try {
-      const embedded = await openEmbeddedDatabase(config.dataDir, {
-        budgetMs: readBudgetMs,
-        queueLimit: options.readQueueLimit,
-        onRestart: options.onReadStopped,
-      });
+      const embedded = await openEmbeddedDatabase(
+        config.dataDir,
+        { budgetMs: readBudgetMs, queueLimit: options.readQueueLimit, onRestart: options.onReadStopped },
+        { template: options.clusterTemplate, onTemplateRefused: options.onClusterTemplateRefused },
+      );
       sql = embedded.sql;
       reads = embedded.reads;
+      embeddedMemory = () => embedded.pglite.memory();
       // the adapter uses query (array rows, its own parsers), exec and transaction: what the thread's handle has
       prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite as unknown as PGlite) });
     } catch (error) {
@@ -118,5 +127,5 @@ export async function openStore(
     await close();
     throw error;
   }
-  return { kind: sql.kind, sql, reads, readBudgetMs, prisma, close };
+  return { kind: sql.kind, sql, reads, readBudgetMs, prisma, embeddedMemory, close };
 }

@@ -66,6 +66,17 @@ describe('operations endpoints', () => {
     expect(metric(text, 'tma_request_freshness_seconds_bucket{le="60"}')).toBe(1);
   });
 
+  it("/metrics splits the embedded store's memory: its thread's heap and its WebAssembly memory", async () => {
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    // PGlite's WebAssembly memory starts at 128 MiB (its minimum) and only grows
+    expect(metric(text, 'tma_embedded_wasm_memory_bytes')).toBeGreaterThanOrEqual(128 * 1024 ** 2);
+    expect(metric(text, 'tma_embedded_thread_heap_used_bytes')).toBeGreaterThan(0);
+    expect(metric(text, 'tma_embedded_thread_heap_total_bytes')).toBeGreaterThanOrEqual(
+      metric(text, 'tma_embedded_thread_heap_used_bytes'),
+    );
+    expect(metric(text, 'tma_embedded_thread_external_bytes')).toBeGreaterThan(0);
+  });
+
   it("/events/threshold answers the official client's caps, with CORS", async () => {
     const response = await fetch(`${service.url}/events/threshold`, {
       headers: { origin: 'https://mini.example.org' },
