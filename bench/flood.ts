@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { runCliJson } from '../test/helpers/service-process.ts';
+import { runCli } from '../test/helpers/service-process.ts';
 import { singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult, type LoadSpec } from './lib/loadgen.ts';
 import {
@@ -77,6 +77,13 @@ const FLOODS: Record<string, { label: string; request?: LoadSpec['madeUpRequest'
     request: () => ({ method: 'GET', path: `/api/share/${madeUp('tma_share_')}/dashboard?days=90`, headers: {} }),
   },
 };
+
+/** a CLI command's JSON answer, with as long to answer as a start on a busy machine */
+async function runCliJson<T>(env: Record<string, string>, args: string[]): Promise<T> {
+  const result = await runCli(env, [...args, '--json'], 180_000);
+  if (result.exitCode !== 0) throw new Error(`cli ${args.join(' ')} exited with ${result.exitCode}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
 
 const log = (message: string) => console.error(`[bench flood ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-flood-'));

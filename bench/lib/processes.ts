@@ -28,9 +28,9 @@ export function cpuProfileSettings(dir: string | undefined): Record<string, stri
   };
 }
 
-/** `node --import tsx <script>` from the project root (the tests' starter); resolves once GET /healthz answers 200 */
+/** `node --import tsx <script>` from the project root (the tests' starter); resolves once GET /healthz answers 200 (a start on a busy machine may take minutes) */
 export function startNode(script: string, env: Record<string, string>): Promise<NodeProcess> {
-  return startNodeServer(script, env, 60_000);
+  return startNodeServer(script, env, 180_000);
 }
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
