@@ -11,15 +11,21 @@
 // Prints a table, the target and one JSON document; exits non-zero only when something failed to run.
 //
 //   node --import tsx bench/flood.ts [--duration 10] [--warmup 3] [--connections 64] [--flood-connections 32]
-//        [--store embedded|postgres] [--kinds token,server,read,share] [--json-out file]
+//        [--store embedded|postgres] [--kinds token,server,read,share] [--cpu-prof dir] [--json-out file]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { runCliJson } from '../test/helpers/service-process.ts';
+import { runCli } from '../test/helpers/service-process.ts';
 import { singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult, type LoadSpec } from './lib/loadgen.ts';
-import { machineInfo, runBenchMain, startNode, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
+import {
+  cpuProfileSettings,
+  machineInfo,
+  runBenchMain,
+  startNode,
+  UNLIMITED_SERVICE_SETTINGS,
+} from './lib/processes.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -32,6 +38,8 @@ const JSON_OUT = args.get('json-out');
 /** a generous upper bound of the service's single-event rate, so a phase never runs out of distinct bodies */
 const RATE_CAP = Number(args.get('rate-cap') ?? 25_000);
 const KINDS = (args.get('kinds') ?? 'token,server,read,share').split(',');
+/** a directory for the service's CPU profile (node --cpu-prof), written when it stops */
+const CPU_PROF = args.get('cpu-prof');
 
 const APP = 'flood_app';
 const DOMAIN = 'flood.example.com';
@@ -70,6 +78,13 @@ const FLOODS: Record<string, { label: string; request?: LoadSpec['madeUpRequest'
   },
 };
 
+/** a CLI command's JSON answer, with as long to answer as a start on a busy machine */
+async function runCliJson<T>(env: Record<string, string>, args: string[]): Promise<T> {
+  const result = await runCli(env, [...args, '--json'], 180_000);
+  if (result.exitCode !== 0) throw new Error(`cli ${args.join(' ')} exited with ${result.exitCode}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
 const log = (message: string) => console.error(`[bench flood ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-flood-'));
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -104,6 +119,7 @@ async function main(): Promise<void> {
     DATA_DIR: fs.mkdtempSync(path.join(work, 'data-')),
     SECRET: 'flood-bench-secret-'.padEnd(48, 'x'),
     ...UNLIMITED_SERVICE_SETTINGS,
+    ...cpuProfileSettings(CPU_PROF),
   };
   if (STORE === 'postgres') {
     const database = await createTestDatabase();

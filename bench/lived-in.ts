@@ -5,7 +5,7 @@
 // latency and ingest p50 are measured against ingest p50 on a quiet service (5 s, /healthz polled alike). Prints a table per store and the targets.
 //
 //   node --import tsx bench/lived-in.ts [--events 150000] [--users 20000] [--days 89] [--only postgres|embedded]
-//        [--call-timeout 120] [--json-out file]
+//        [--call-timeout 120] [--cpu-prof dir] [--json-out file]
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,8 +14,8 @@ import zlib from 'node:zlib';
 import pg from 'pg';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { runCliJson, startNodeServer } from '../test/helpers/service-process.ts';
-import { type NodeProcess, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
+import { runCli, startNodeServer } from '../test/helpers/service-process.ts';
+import { cpuProfileSettings, type NodeProcess, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { drainedWithin } from './lib/service-metrics.ts';
 import { formatTable, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
 
@@ -26,6 +26,8 @@ const DAYS = Number(args.get('days') ?? 89);
 const ONLY = args.get('only');
 const CALL_TIMEOUT_S = Number(args.get('call-timeout') ?? 120);
 const JSON_OUT = args.get('json-out');
+/** a directory for the service's CPU profiles; the window while the slowest call runs gets one of its own */
+const CPU_PROF = args.get('cpu-prof');
 const APP = 'lived_in';
 const ORIGIN = 'https://lived.example.com';
 const OWNER = '7007';
@@ -35,6 +37,13 @@ const SENDERS = 4;
 const WINDOW_MS = 5_000;
 /** a start on a busy machine (a PGlite cluster made, migrations applied) */
 const startService = (env: Record<string, string>) => startNodeServer('src/main.ts', env, 180_000);
+
+/** a CLI command's JSON answer, with as long to answer as a start (an erase on a busy machine takes a while) */
+async function runCliJson<T = Record<string, unknown>>(env: Record<string, string>, args: string[]): Promise<T> {
+  const result = await runCli(env, [...args, '--json'], 180_000);
+  if (result.exitCode !== 0) throw new Error(`cli ${args.join(' ')} exited with ${result.exitCode}: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
 
 const log = (message: string) => console.error(`[bench lived-in ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
@@ -254,6 +263,7 @@ async function runStore(name: 'embedded' | 'postgres'): Promise<StoreResult> {
     PUBLIC_URL: 'http://127.0.0.1',
     ...UNLIMITED_SERVICE_SETTINGS,
     READ_API_RATE_LIMIT_MAX: '1000000',
+    ...cpuProfileSettings(CPU_PROF),
   };
   let service = await startService(env);
   try {
@@ -313,11 +323,14 @@ async function runStore(name: 'embedded' | 'postgres'): Promise<StoreResult> {
     // both windows last as long and poll /healthz alike, so they differ only by the read
     const quietWindow = new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
     const [quiet] = await Promise.all([ingestWhile(h, quietWindow), healthWhile(h, quietWindow)]);
+    // with --cpu-prof: the profile up to here ends, and the next covers the busy window alone
+    if (CPU_PROF) process.kill(h.service.pid, 'SIGUSR2');
     const reading = (async () => {
       const until = performance.now() + WINDOW_MS;
       for (let n = 0; n < 3 || performance.now() < until; n++) await timeCall(h, slowestCall);
     })();
     const [busy, health] = await Promise.all([ingestWhile(h, reading), healthWhile(h, reading)]);
+    if (CPU_PROF) process.kill(h.service.pid, 'SIGUSR2');
     // the reference on a server: as long a statement that only burns a core, on a connection of its own outside the
     // service; what ingest loses to it is what any service on this machine loses while PostgreSQL reads
     let reference: number[] | undefined;

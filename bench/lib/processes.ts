@@ -2,6 +2,7 @@
 // them: CPU time and resident memory from /proc, so the figures are the child's own, not the bench's.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { rssBytes, startNodeServer, type ServiceProcess } from '../../test/helpers/service-process.ts';
 
 export type NodeProcess = ServiceProcess;
@@ -14,9 +15,22 @@ export const UNLIMITED_SERVICE_SETTINGS = {
   LOG_LEVEL: 'warn',
 } as const;
 
-/** `node --import tsx <script>` from the project root (the tests' starter); resolves once GET /healthz answers 200 */
+/**
+ * Settings that make a service child write a CPU profile of its main thread into dir when it exits (cpu-profile.mjs),
+ * for a bench's `--cpu-prof DIR`: where the service's time goes during the bench's phases (self time per function).
+ */
+export function cpuProfileSettings(dir: string | undefined): Record<string, string> {
+  if (dir === undefined) return {};
+  fs.mkdirSync(dir, { recursive: true });
+  return {
+    NODE_OPTIONS: `--import ${path.resolve(import.meta.dirname, 'cpu-profile.mjs')}`,
+    BENCH_CPU_PROF_DIR: path.resolve(dir),
+  };
+}
+
+/** `node --import tsx <script>` from the project root (the tests' starter); resolves once GET /healthz answers 200 (a start on a busy machine may take minutes) */
 export function startNode(script: string, env: Record<string, string>): Promise<NodeProcess> {
-  return startNodeServer(script, env, 60_000);
+  return startNodeServer(script, env, 180_000);
 }
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux

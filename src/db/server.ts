@@ -13,6 +13,8 @@ export interface ServerPoolOptions {
   max?: number;
   /** the server's statement_timeout on the pool's connections (default 5 s) */
   statementTimeoutMs?: number;
+  /** server settings for the pool's sessions, given when each connection starts */
+  settings?: Record<string, string | number>;
   onError?: (error: Error) => void;
 }
 
@@ -76,6 +78,11 @@ export function serverPool(databaseUrl: string, options: ServerPoolOptions = {})
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
     query_timeout: (options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS) + QUERY_TIMEOUT_MARGIN_MS,
+    ...(options.settings && {
+      options: Object.entries(options.settings)
+        .map(([name, value]) => `-c ${name}=${value}`)
+        .join(' '),
+    }),
   });
   // an idle client losing its connection must not crash the process; the next query reconnects
   pool.on('error', (error) => options.onError?.(error));
@@ -147,6 +154,13 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
  * limit. At most queueLimit reads wait for a connection (one more is refused at once), and a caller has its answer
  * within the budget however long it waited.
  */
+/**
+ * The read pool's sessions: a read takes one server core, never more. A filtered card scans the period's events, and
+ * left to choose, PostgreSQL runs such a scan with parallel workers, a process per core: on a small machine that the
+ * server shares with the service, a read then holds every core and ingestion waits for one.
+ */
+export const READ_SESSION_SETTINGS = { max_parallel_workers_per_gather: 0 } as const;
+
 export function openServerReads(
   databaseUrl: string,
   { budgetMs, queueLimit, connections }: { budgetMs: number; queueLimit: number; connections: number },
@@ -157,6 +171,7 @@ export function openServerReads(
     max: connections,
     ...options,
     statementTimeoutMs: budgetMs,
+    settings: READ_SESSION_SETTINGS,
   });
   // reads hold one of `connections` slots until their statement ends (the server's statement_timeout ends it
   // within the budget), so one whose caller was answered meanwhile still counts; one whose caller was answered

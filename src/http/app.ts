@@ -73,7 +73,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     delegator: (request, callback) =>
       callback(null, PUBLIC_PATH.test(request.url ?? '') ? PUBLIC_CORS : { origin: false }),
   });
-  await registerNotFoundSecurityHeaders(app, config.publicUrl?.startsWith('https://') ?? false);
+  registerNotFoundSecurityHeaders(app, config.publicUrl?.startsWith('https://') ?? false);
   // before the routes: it collects each one as it is added
   await registerOpenApi(app);
 

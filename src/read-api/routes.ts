@@ -6,6 +6,7 @@ import type { FilterQuery } from '../events/filters.ts';
 import { refused } from '../http-error.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
 import { parameterOf, parameterProblem } from '../parameter-schema.ts';
+import { lastKeyMemo, refusalPerWait } from '../cheap-limits.ts';
 import type { Services } from '../services.ts';
 import { bearerCredential } from '../tokens/format.ts';
 import type { ReadKeyGrant } from '../tokens/read-keys.ts';
@@ -31,23 +32,34 @@ function formatErrors(errors: FastifySchemaValidationError[], dataVar: string): 
   return refused(400, `The ${place} "${parameterOf(error)}" ${parameterProblem(error)}.`);
 }
 
+/** one answer for every request without a working key: a flood of made-up keys builds no Error per request */
+const KEY_REQUIRED = refused(
+  401,
+  'A read key is required: send "Authorization: Bearer tma_read_…" with a key of this app (from the bot, the site or the CLI).',
+);
+
 export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const insights = new InsightsReader(services.store.reads);
+  const hash = (identity: string) => services.secrets.shortHash('read-api-rate-limit', identity);
+  const addressKey = lastKeyMemo(hash);
+  const max = services.config.readApiRateLimitMax;
+  const refusal = refusalPerWait((after) =>
+    refused(429, `Too many requests: at most ${max} a minute. Try again in ${after}.`),
+  );
 
   await app.register(rateLimit, {
     global: true,
-    max: services.config.readApiRateLimitMax,
+    max,
     timeWindow: 60_000,
     // one counter per key (however its header is spelt), hashed so no key reaches memory dumps of the limiter; a
-    // missing, malformed or made-up key counts against the client's address, so guessing is limited per client
+    // missing, malformed or made-up key counts against the client's address, so guessing is limited per client (a key
+    // is hashed each time; the memo holds only the last address)
     keyGenerator: async (request) => {
       const key = bearerCredential(request.headers.authorization);
-      const identity =
-        key !== undefined && (await services.readKeys.mayBeIssued(key)) ? `key:${key}` : `ip:${request.ip}`;
-      return services.secrets.shortHash('read-api-rate-limit', identity);
+      if (key !== undefined && (await services.readKeys.mayBeIssued(key))) return hash(`key:${key}`);
+      return addressKey(`ip:${request.ip}`);
     },
-    errorResponseBuilder: (_request, context) =>
-      refused(429, `Too many requests: at most ${context.max} a minute. Try again in ${context.after}.`),
+    errorResponseBuilder: (_request, context) => refusal(context.after),
   });
 
   app.decorateRequest('readGrant', null);
@@ -55,11 +67,7 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   app.addHook('preValidation', async (request: AppRequest) => {
     const key = bearerCredential(request.headers.authorization);
     const grant = key === undefined ? null : await services.readKeys.authenticate(key);
-    if (!grant)
-      throw refused(
-        401,
-        'A read key is required: send "Authorization: Bearer tma_read_…" with a key of this app (from the bot, the site or the CLI).',
-      );
+    if (!grant) throw KEY_REQUIRED;
     if (grant.appName !== request.params.app) throw refused(403, 'This read key does not read this app.');
     request.readGrant = grant;
   });

@@ -145,4 +145,34 @@ describe.each(SERVICE_BACKENDS)('credentials on $name', ({ open }) => {
     expect((await read(service, 'legacy_app', `Bearer ${readKey}`)).status).toBe(401);
     expect((await shared(service, secret)).status).toBe(404);
   });
+
+  it("refuses one client's flood of made-up share secrets 429 past the limit, every refusal alike and with the site's security headers", async () => {
+    const store = storeRefusesLookups(service);
+    try {
+      let answer = await shared(service, madeUp('tma_share_'));
+      for (let i = 0; answer.status === 404 && i < SHARE_LINK_REQUESTS_PER_MINUTE; i++)
+        answer = await shared(service, madeUp('tma_share_'));
+      const refusals = [
+        answer,
+        await shared(service, madeUp('tma_share_')),
+        await shared(service, madeUp('tma_share_')),
+      ];
+      for (const refused of refusals) {
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(((await refused.json()) as { message: string }).message).toMatch(
+          /^Too many requests for this link: at most 60 a minute\. Try again in \d+ seconds?\.$/,
+        );
+        expect(refused.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+        expect(refused.headers.get('x-frame-options')).toBe('DENY');
+        expect(refused.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(refused.headers.get('cross-origin-resource-policy')).toBe('same-origin');
+      }
+      // the page of a made-up link shares the client's count
+      expect((await fetch(`${service.url}/share/${madeUp('tma_share_')}`)).status).toBe(429);
+      expect(store.lookups()).toBe(0);
+    } finally {
+      store.restore();
+    }
+  });
 });
