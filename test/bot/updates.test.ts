@@ -7,9 +7,10 @@ import { SECRET_HEADER } from '../../src/bot/webhook-route.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { available } from '../helpers/environment.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
 import { freePort, killAllChildren, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 
 const BOT_TOKEN = '700000003:updates-test-token';
 const USER = 515151;
@@ -80,7 +81,7 @@ describe('webhook mode', () => {
     const port = await freePort();
     const webhookUrl = `http://127.0.0.1:${port}/telegram/webhook`;
     const service = await startServiceProcess({
-      DATA_DIR: tempDir(),
+      DATA_DIR: await embeddedDataDir(),
       PORT: String(port),
       BOT_TOKEN,
       TELEGRAM_API_ROOT: server.config.apiURL,
@@ -130,7 +131,7 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
 
   it('polls on exactly one node; the other takes over when it stops', async () => {
     const { server, client } = await startTelegram();
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     const env = {
       DATABASE_URL: database.url,
       SECRET: 'w'.repeat(40),
@@ -164,7 +165,7 @@ describe('Telegram out of reach', () => {
   it('keeps the service up, says why, answers within 15 s of Telegram coming back, and stops cleanly without it', async () => {
     const port = await freePort();
     const node = await startServiceProcess({
-      DATA_DIR: tempDir(),
+      DATA_DIR: await embeddedDataDir(),
       SECRET: 'u'.repeat(40),
       BOT_TOKEN,
       TELEGRAM_API_ROOT: `http://127.0.0.1:${port}`,
@@ -184,7 +185,7 @@ describe('Telegram out of reach', () => {
 
   it('says why in webhook mode too', async () => {
     const node = await startServiceProcess({
-      DATA_DIR: tempDir(),
+      DATA_DIR: await embeddedDataDir(),
       SECRET: 'v'.repeat(40),
       BOT_TOKEN,
       TELEGRAM_API_ROOT: `http://127.0.0.1:${await freePort()}`,

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_ORIGIN } from '../helpers/load.ts';
-import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir } from '../helpers/stores.ts';
 import {
   killAllChildren,
   rssBytes,
@@ -41,9 +41,10 @@ const MiB = (bytes: number) => Math.round(bytes / 1048576);
 describe.runIf(process.platform === 'linux')('hostile requests against the service process', () => {
   let service: ServiceProcess;
   let token: string;
-  const dataDir = tempDir('tma-hostile-');
+  let dataDir: string;
 
   beforeAll(async () => {
+    dataDir = await embeddedDataDir('tma-hostile-');
     const env = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000000', LOG_LEVEL: 'error' };
     service = await startServiceProcess(env);
     const created = await runCliJson<{ token: string }>(env, [

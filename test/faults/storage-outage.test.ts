@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { available } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
 import { residentAfterGc } from '../helpers/memory.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
@@ -61,7 +62,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     sendBody(service.url, body, { token: withToken, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     proxy = await startTcpProxy({ port: Number(new URL(database.url).port || 5432) });
     service = await startTestService({ DATABASE_URL: throughProxy(database.url, proxy), RATE_LIMIT_MAX: '1000000' });
     token = await service.createApp(APP);
@@ -237,7 +238,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
   const events = new BatchFactory(APP, { seed: 11, minEvents: 1, maxEvents: 20 });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     proxy = await startTcpProxy({ port: Number(new URL(database.url).port || 5432) });
     service = await startTestService({ DATABASE_URL: throughProxy(database.url, proxy), RATE_LIMIT_MAX: '1000000' });
     token = await service.createApp(APP);
