@@ -1,11 +1,12 @@
 // Two ingest nodes on one PostgreSQL and one Redis: a revocation reaches the other node within 5 s,
 // the rate limit is shared, and the rollups equal the raw rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR } from '../src/tokens/registry.ts';
-import { available, REDIS_URL } from './helpers/environment.ts';
-import { makeEvent, postEvents } from './helpers/events.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { startTestService, tempDir, type TestService } from './helpers/service.ts';
+import { OPERATOR } from '../../src/tokens/registry.ts';
+import { available, REDIS_URL } from '../helpers/environment.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
+import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 
 const ready = (await available('PostgreSQL')) && (await available('Redis'));
 
@@ -15,7 +16,7 @@ describe.runIf(ready)('two nodes on shared PostgreSQL and Redis', () => {
   let nodeB: TestService;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     // one secret for both nodes, as the operator must configure it
     const env = {
       DATABASE_URL: database.url,
