@@ -45,8 +45,9 @@ export async function startTestService(
     store,
     dataDir,
     async loaded() {
-      if (!(await services.ingestLog!.loader.caughtUp(30_000)))
-        throw new Error('the loader did not catch up with the log within 30 s');
+      // generous: a loaded machine can keep the loader from its store for long
+      if (!(await services.ingestLog!.loader.caughtUp(180_000)))
+        throw new Error('the loader did not catch up with the log (every acknowledged event stored) within 180 s');
     },
     async createApp(appName, domain = 'app.example.com') {
       const { token } = await services.registry.createApp(

@@ -344,7 +344,6 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     expect(ranked).toHaveLength(40);
     // each day covers 120 consecutive user numbers (mod 400) starting 37 further: in 30 days all 400 users, each on 2+ days
     expect(ranked[0]!.components.window_30d).toMatchObject({ active_users: 400, returning_users: 400 });
-    expect(ms).toBeLessThan(30_000);
 
     const days = ['2026-11-01', '2026-11-24', '2026-11-30'];
     const plan = async (text: string, params: unknown[]) =>
