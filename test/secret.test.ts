@@ -92,5 +92,5 @@ describe('the service at start', () => {
       await warnings({ NODE_ENV: 'production', SECRET_FILE: secretFile(fs.readFileSync(generated, 'utf8')) }),
     ).toEqual([]);
     expect(await warnings({})).toEqual([]);
-  }, 240_000); // four starts of the service process: tens of seconds apiece on a loaded 2-core machine
+  });
 });

@@ -155,9 +155,9 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
     expect(botMessages(server)).toHaveLength(1);
 
     await poller.stop();
-    await until('the other node polling', () => polls(other), 30_000);
+    await until('the other node polling', () => polls(other), 120_000);
     await client.sendCommand(client.makeCommand('/start'));
-    await until('the reply from the other node', () => botMessages(server).length === 2, 30_000);
+    await until('the reply from the other node', () => botMessages(server).length === 2, 120_000);
   });
 });
 
@@ -172,11 +172,11 @@ describe('Telegram out of reach', () => {
       LOG_LEVEL: 'info',
     });
     // said at once, not after a network retry of the Bot API client doubling its wait up to an hour
-    await until('the log line', () => node.output().includes('bot cannot reach Telegram; retrying in 15 s'), 10_000);
+    await until('the log line', () => node.output().includes('bot cannot reach Telegram; retrying in 15 s'), 60_000);
     expect((await fetch(`${node.url}/healthz`)).status).toBe(200);
     const { server, client } = await startTelegram(port);
     await client.sendCommand(client.makeCommand('/start'));
-    await until('the reply to /start', () => botMessages(server).length > 0, 25_000);
+    await until('the reply to /start', () => botMessages(server).length > 0, 120_000);
     // Telegram gone again while the bot polls: a stop still ends cleanly
     await server.stop();
     telegram = undefined;

@@ -25,7 +25,7 @@ describe('embedded store memory', () => {
         await store.close();
       }
     }
-  }, 60_000);
+  });
 
   it('refuses to serve a directory without a cluster instead of running initdb in the serving thread', async () => {
     const pgdata = path.join(tempDir(), 'pgdata');
@@ -46,7 +46,7 @@ describe('embedded store memory', () => {
     } finally {
       await db.close();
     }
-  }, 60_000);
+  });
 
   it('refuses a directory that holds files but no cluster, and leaves them as they are', async () => {
     const pgdata = path.join(tempDir(), 'pgdata');
@@ -55,5 +55,5 @@ describe('embedded store memory', () => {
     await expect(createCluster(pgdata)).rejects.toThrow(/holds files but no database cluster/);
     expect(fs.readdirSync(pgdata)).toEqual(['stray']);
     expect(fs.readdirSync(path.dirname(pgdata))).toEqual(['pgdata']);
-  }, 60_000);
+  });
 });

@@ -60,5 +60,5 @@ describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', 
     } finally {
       await store.close();
     }
-  }, 60_000);
+  });
 });

@@ -84,5 +84,5 @@ describe.runIf(await available('PostgreSQL'))('retention purge at start', () => 
     } finally {
       await store.close();
     }
-  }, 60_000);
+  });
 });

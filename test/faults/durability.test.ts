@@ -232,7 +232,7 @@ describe('SIGKILL under load, embedded store', () => {
         }
       },
     });
-  }, 90_000);
+  });
 });
 
 describe.runIf(await available('PostgreSQL'))('SIGKILL under load, PostgreSQL', () => {
@@ -258,5 +258,5 @@ describe.runIf(await available('PostgreSQL'))('SIGKILL under load, PostgreSQL', 
         }
       },
     });
-  }, 90_000);
+  });
 });

@@ -141,11 +141,11 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
       await client.query('SELECT pg_terminate_backend($1)', [blockedPid]);
       await holder.query('ROLLBACK');
     });
-  }, 90_000);
+  });
 
   it('the statement committed after the service died: the restarted service does not load the batch twice', async () => {
     await scenario('loader_kill_commit', async (_blockedPid, holder) => {
       await holder.query('ROLLBACK');
     });
-  }, 90_000);
+  });
 });

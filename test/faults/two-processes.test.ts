@@ -105,7 +105,7 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
       ),
     );
     for (const { token, app_name } of created) tokens[app_name] = token;
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await killAllChildren();
@@ -227,5 +227,5 @@ describe.runIf(ready)('two ingest processes on one PostgreSQL and Redis', () => 
     } finally {
       await client2.end();
     }
-  }, 30_000);
+  });
 });

@@ -369,7 +369,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     const log = { info: vi.fn(), error: vi.fn() };
     const stop = startRankingSchedule(store.sql, { everyMs: 60_000, firstRunMs: 10, log });
     try {
-      await vi.waitFor(() => expect(log.info).toHaveBeenCalledTimes(1), { timeout: 20_000 });
+      await vi.waitFor(() => expect(log.info).toHaveBeenCalledTimes(1), { timeout: 60_000 });
       expect(log.info.mock.calls[0]![0]).toMatchObject({ apps: 40 });
       expect(log.error).not.toHaveBeenCalled();
     } finally {
@@ -397,7 +397,7 @@ describe('ranking schedule', () => {
     const calls = { n: 0 };
     const log = { info: vi.fn(), error: vi.fn() };
     const stop = startRankingSchedule(failingSql(calls), { everyMs: 20, firstRunMs: 0, log });
-    await vi.waitFor(() => expect(log.error.mock.calls.length).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+    await vi.waitFor(() => expect(log.error.mock.calls.length).toBeGreaterThanOrEqual(3), { timeout: 60_000 });
     stop();
     const after = calls.n;
     await new Promise((resolve) => setTimeout(resolve, 100));
