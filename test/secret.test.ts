@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 import { Secrets } from '../src/secret.ts';
 import { killAllChildren, startServiceProcess } from './helpers/service-process.ts';
 import { startTestService, tempDir } from './helpers/service.ts';
+import { embeddedDataDir } from './helpers/stores.ts';
 
 afterAll(() => killAllChildren());
 
@@ -62,7 +63,7 @@ describe('the service at start', () => {
   });
 
   it('warns once, in production, when the secret lives in DATA_DIR', async () => {
-    const dataDir = tempDir();
+    const dataDir = await embeddedDataDir();
     /** the warnings about the secret's place that one start of the service logs */
     const warnings = async (env: Record<string, string>) => {
       const service = await startServiceProcess({ DATA_DIR: dataDir, ...env });
@@ -91,5 +92,5 @@ describe('the service at start', () => {
       await warnings({ NODE_ENV: 'production', SECRET_FILE: secretFile(fs.readFileSync(generated, 'utf8')) }),
     ).toEqual([]);
     expect(await warnings({})).toEqual([]);
-  }, 240_000); // four starts of the service process: tens of seconds apiece on a loaded 2-core machine
+  });
 });

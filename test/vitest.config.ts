@@ -1,19 +1,32 @@
-// Test runner settings: real stores, pages and subprocesses need generous timeouts; two cores, two workers.
+// Test runner settings: two projects, "faults" (kills, restarts, fuzz, the hostile corpus, the route walk) and "fast"
+// (the rest), run by one pool of two workers (two cores); real stores, pages and subprocesses need generous timeouts.
 import { defineConfig } from 'vitest/config';
+
+const FAULTS = ['test/faults/**/*.test.ts', 'test/log/crash.test.ts', 'test/log/strace-durability.test.ts'];
+
+/** what both projects run with (a project does not inherit the root's test settings) */
+const shared = {
+  root: '.',
+  // a guard against a hang, not a speed check (speed lives in bench/): on a loaded shared machine a test of
+  // thousands of calls, several service starts or a store copied while the other worker runs takes minutes
+  testTimeout: 600_000,
+  hookTimeout: 300_000,
+  // a poll waits on a real page, service or store, which a loaded CI machine can keep busy for seconds
+  expect: { poll: { timeout: 30_000 } },
+  pool: 'forks' as const,
+};
 
 export default defineConfig({
   test: {
-    root: '.',
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['./test/global-setup.ts'],
-    // a guard against a hang, not a speed check (speed lives in bench/): on a slow shared machine a test of
-    // thousands of calls or dozens of CLI runs takes more than a minute while the other worker runs
-    testTimeout: 180_000,
-    hookTimeout: 90_000,
-    // a poll waits on a real page, service or store, which a loaded CI machine can keep busy for seconds
-    expect: { poll: { timeout: 10_000 } },
-    pool: 'forks',
+    ...shared,
+    // the projects run in one group whose pool has maxWorkers workers in all (both projects must not set their own)
     maxWorkers: 2,
-    reporters: ['default', './test/summary-reporter.ts'],
+    // runs once per run, not per project: it builds the SDK and makes the store templates every project copies
+    globalSetup: ['./test/global-setup.ts'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
+    projects: [
+      { test: { ...shared, name: 'fast', include: ['test/**/*.test.ts'], exclude: FAULTS } },
+      { test: { ...shared, name: 'faults', include: FAULTS } },
+    ],
   },
 });

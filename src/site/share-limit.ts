@@ -4,7 +4,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { lastKeyMemo, refusalPerWait } from '../cheap-limits.ts';
-import { HttpError } from '../ingest/http-error.ts';
+import { HttpError } from '../http-error.ts';
 import type { Services } from '../services.ts';
 
 export const SHARE_LINK_REQUESTS_PER_MINUTE = 60;

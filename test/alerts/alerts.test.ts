@@ -11,7 +11,8 @@ import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-
 import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { available } from '../helpers/environment.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
 import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 
 const BOT_TOKEN = '700000005:alerts-test-token';
@@ -181,7 +182,7 @@ describe.runIf(postgres)('alerts with two nodes', () => {
   const nodes: TestService[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     for (let i = 0; i < 2; i++)
       nodes.push(await startTestService({ DATABASE_URL: database.url, SECRET: 'a'.repeat(40), DATA_DIR: tempDir() }));
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { killAllChildren, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir } from '../helpers/stores.ts';
 
 const BOT_TOKEN = '700000002:e2e-test-token';
 const USER = 424242;
@@ -29,7 +29,11 @@ beforeAll(async () => {
     firstName: 'Erin',
     userName: 'erin',
   });
-  service = await startServiceProcess({ DATA_DIR: tempDir(), BOT_TOKEN, TELEGRAM_API_ROOT: telegram.config.apiURL });
+  service = await startServiceProcess({
+    DATA_DIR: await embeddedDataDir(),
+    BOT_TOKEN,
+    TELEGRAM_API_ROOT: telegram.config.apiURL,
+  });
 });
 afterAll(async () => {
   await killAllChildren();

@@ -7,9 +7,10 @@ import { SECRET_HEADER } from '../../src/bot/webhook-route.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { available } from '../helpers/environment.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
 import { freePort, killAllChildren, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 
 const BOT_TOKEN = '700000003:updates-test-token';
 const USER = 515151;
@@ -80,7 +81,7 @@ describe('webhook mode', () => {
     const port = await freePort();
     const webhookUrl = `http://127.0.0.1:${port}/telegram/webhook`;
     const service = await startServiceProcess({
-      DATA_DIR: tempDir(),
+      DATA_DIR: await embeddedDataDir(),
       PORT: String(port),
       BOT_TOKEN,
       TELEGRAM_API_ROOT: server.config.apiURL,
@@ -130,7 +131,7 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
 
   it('polls on exactly one node; the other takes over when it stops', async () => {
     const { server, client } = await startTelegram();
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     const env = {
       DATABASE_URL: database.url,
       SECRET: 'w'.repeat(40),
@@ -154,9 +155,9 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
     expect(botMessages(server)).toHaveLength(1);
 
     await poller.stop();
-    await until('the other node polling', () => polls(other), 30_000);
+    await until('the other node polling', () => polls(other), 120_000);
     await client.sendCommand(client.makeCommand('/start'));
-    await until('the reply from the other node', () => botMessages(server).length === 2, 30_000);
+    await until('the reply from the other node', () => botMessages(server).length === 2, 120_000);
   });
 });
 
@@ -164,18 +165,18 @@ describe('Telegram out of reach', () => {
   it('keeps the service up, says why, answers within 15 s of Telegram coming back, and stops cleanly without it', async () => {
     const port = await freePort();
     const node = await startServiceProcess({
-      DATA_DIR: tempDir(),
+      DATA_DIR: await embeddedDataDir(),
       SECRET: 'u'.repeat(40),
       BOT_TOKEN,
       TELEGRAM_API_ROOT: `http://127.0.0.1:${port}`,
       LOG_LEVEL: 'info',
     });
     // said at once, not after a network retry of the Bot API client doubling its wait up to an hour
-    await until('the log line', () => node.output().includes('bot cannot reach Telegram; retrying in 15 s'), 10_000);
+    await until('the log line', () => node.output().includes('bot cannot reach Telegram; retrying in 15 s'), 60_000);
     expect((await fetch(`${node.url}/healthz`)).status).toBe(200);
     const { server, client } = await startTelegram(port);
     await client.sendCommand(client.makeCommand('/start'));
-    await until('the reply to /start', () => botMessages(server).length > 0, 25_000);
+    await until('the reply to /start', () => botMessages(server).length > 0, 120_000);
     // Telegram gone again while the bot polls: a stop still ends cleanly
     await server.stop();
     telegram = undefined;
@@ -184,7 +185,7 @@ describe('Telegram out of reach', () => {
 
   it('says why in webhook mode too', async () => {
     const node = await startServiceProcess({
-      DATA_DIR: tempDir(),
+      DATA_DIR: await embeddedDataDir(),
       SECRET: 'v'.repeat(40),
       BOT_TOKEN,
       TELEGRAM_API_ROOT: `http://127.0.0.1:${await freePort()}`,

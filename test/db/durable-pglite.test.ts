@@ -29,7 +29,7 @@ beforeAll(async () => {
   db = await openDurablePGlite(pgdata);
   clusterFiles = filesUnder(pgdata);
   await db.exec('CREATE TABLE durable_check (id int PRIMARY KEY)');
-}, 60_000);
+});
 afterAll(async () => {
   await db?.close();
   vi.restoreAllMocks();

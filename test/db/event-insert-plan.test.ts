@@ -3,21 +3,19 @@
 // estimates favour the parameters' values.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
-import { applyMigrations } from '../../src/db/migrate.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { SqlEventStore } from '../../src/events/store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { available } from '../helpers/environment.ts';
-import { createTestDatabase } from '../helpers/postgres.ts';
-import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 
 /** one session each, so the prepared statement's counters are the session's own */
 const ENGINES: { name: string; open(): Promise<{ sql: SqlRunner; cleanup(): Promise<void> }> }[] = [
   {
     name: 'embedded PGlite',
     open: async () => {
-      const { sql } = await openEmbeddedDatabase(tempDir());
+      const { sql } = await openEmbeddedDatabase(await embeddedDataDir());
       return { sql, cleanup: () => sql.close() };
     },
   },
@@ -26,7 +24,7 @@ const ENGINES: { name: string; open(): Promise<{ sql: SqlRunner; cleanup(): Prom
         {
           name: 'PostgreSQL',
           open: async () => {
-            const database = await createTestDatabase();
+            const database = await migratedDatabase();
             const sql = openServerDatabase(database.url, { max: 1 });
             return { sql, cleanup: () => sql.close().then(() => database.drop()) };
           },
@@ -41,7 +39,6 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
 
   beforeAll(async () => {
     ({ sql, cleanup } = await open());
-    await applyMigrations(sql);
   });
   afterAll(() => cleanup?.());
 

@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUniqueViolation } from '../../src/db/errors.ts';
 import { openStore, type Store } from '../../src/db/store.ts';
-import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir } from '../helpers/stores.ts';
 
 let store: Store;
 
 beforeAll(async () => {
-  store = await openStore({ dataDir: tempDir() });
+  store = await openStore({ dataDir: await embeddedDataDir() });
   await store.sql.exec(
     'CREATE TABLE thread_check (id int PRIMARY KEY, at timestamptz, data bytea, doc jsonb, tags text[])',
   );
@@ -73,7 +73,7 @@ describe('PGlite on its own thread', () => {
   });
 
   it('refuses work once closed', async () => {
-    const other = await openStore({ dataDir: tempDir() });
+    const other = await openStore({ dataDir: await embeddedDataDir() });
     await other.close();
     await expect(other.sql.query('SELECT 1')).rejects.toThrow(/stopped/);
   });

@@ -20,7 +20,8 @@ import {
   type Batch,
   type Outcome,
 } from '../helpers/load.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 import { tempDir } from '../helpers/service.ts';
 import { killAllChildren, runCliJson, startServiceProcess } from '../helpers/service-process.ts';
 
@@ -88,7 +89,7 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
     phases.push(`${name} ${((performance.now() - phaseStart) / 1000).toFixed(1)}s`);
     phaseStart = performance.now();
   };
-  const dataDir = tempDir('tma-durability-');
+  const dataDir = variant.embedded ? await embeddedDataDir('tma-durability-') : tempDir('tma-durability-');
   dirs.push(dataDir);
   const env = { ...variant.env, DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' };
 
@@ -231,7 +232,7 @@ describe('SIGKILL under load, embedded store', () => {
         }
       },
     });
-  }, 90_000);
+  });
 });
 
 describe.runIf(await available('PostgreSQL'))('SIGKILL under load, PostgreSQL', () => {
@@ -242,7 +243,7 @@ describe.runIf(await available('PostgreSQL'))('SIGKILL under load, PostgreSQL', 
   });
 
   it('keeps every acknowledged event and stores retried events once', async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     const url = database.url;
     await killUnderLoadThenRetry({
       embedded: false,
@@ -257,5 +258,5 @@ describe.runIf(await available('PostgreSQL'))('SIGKILL under load, PostgreSQL', 
         }
       },
     });
-  }, 90_000);
+  });
 });

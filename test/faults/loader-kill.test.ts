@@ -10,7 +10,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { available } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, sendBody, SUCCESS } from '../helpers/load.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
 import { tempDir } from '../helpers/service.ts';
 import {
   killAllChildren,
@@ -28,7 +29,7 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
   });
@@ -140,11 +141,11 @@ describe.runIf(ready)('kill -9 with the loader in the middle of a batch (Postgre
       await client.query('SELECT pg_terminate_backend($1)', [blockedPid]);
       await holder.query('ROLLBACK');
     });
-  }, 90_000);
+  });
 
   it('the statement committed after the service died: the restarted service does not load the batch twice', async () => {
     await scenario('loader_kill_commit', async (_blockedPid, holder) => {
       await holder.query('ROLLBACK');
     });
-  }, 90_000);
+  });
 });

@@ -59,5 +59,5 @@ describe('a full durable log', () => {
     );
     expect(rows.filter((row) => row.n !== 1)).toEqual([]);
     expect(rows.map((row) => row.seq).sort((a, b) => a - b)).toEqual(acknowledged.sort((a, b) => a - b));
-  }, 120_000);
+  });
 });

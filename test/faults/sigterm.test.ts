@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { APP_ORIGIN, BatchFactory, FAILED, runLoad, sendBody, SUCCESS, tallyAnswers } from '../helpers/load.ts';
-import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir } from '../helpers/stores.ts';
 import { killAllChildren, runCliJson, startServiceProcess } from '../helpers/service-process.ts';
 
 const APP = 'term_app';
@@ -19,7 +19,7 @@ afterAll(async () => {
 
 describe('SIGTERM under load', () => {
   it('answers what it has read with 201 or "Failed to record", refuses new connections, and keeps every 201', async () => {
-    const dataDir = tempDir('tma-sigterm-');
+    const dataDir = await embeddedDataDir('tma-sigterm-');
     dirs.push(dataDir);
     const env = { DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' };
     const first = await startServiceProcess(env);
@@ -72,5 +72,5 @@ describe('SIGTERM under load', () => {
     // what was committed while its answer was still being written counts too, but nothing is lost
     expect(shown.events_total).toBeGreaterThanOrEqual(acknowledgedEvents);
     expect(shown.events_total).toBeLessThanOrEqual(factory.seqCount);
-  }, 90_000);
+  });
 });

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { available } from '../helpers/environment.ts';
 import { APP_ORIGIN, BatchFactory, runLoad, sendBody, SUCCESS, tallyAnswers, type Outcome } from '../helpers/load.ts';
 import { residentAfterGc } from '../helpers/memory.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startTcpProxy, throughProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 
@@ -61,7 +62,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     sendBody(service.url, body, { token: withToken, origin: APP_ORIGIN, timeoutMs: ANSWER_WITHIN_MS + 5_000 });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     proxy = await startTcpProxy({ port: Number(new URL(database.url).port || 5432) });
     service = await startTestService({ DATABASE_URL: throughProxy(database.url, proxy), RATE_LIMIT_MAX: '1000000' });
     token = await service.createApp(APP);
@@ -166,7 +167,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
       `[storage outage] ${requests} requests in ${OUTAGE_MS} ms, slowest ${Math.round(slowest)} ms, ` +
         `RSS ${Math.round(rssBefore / 1048576)} → max ${Math.round(rssMax / 1048576)} MiB`,
     );
-  }, 30_000);
+  });
 
   it('stores the backlog within seconds of the store coming back, without a restart', async () => {
     proxy.restore();
@@ -193,7 +194,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     expect(((await health.json()) as { status: string }).status).toBe('ok');
     await service.loaded();
     console.info(`[storage outage] backlog stored ${Math.round(drainedAfter)} ms after the store came back`);
-  }, 30_000);
+  });
 
   it('has every acknowledged event in the database once, and nothing else', async () => {
     const client = new pg.Client({ connectionString: database.url }); // directly, not through the proxy
@@ -237,7 +238,7 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
   const events = new BatchFactory(APP, { seed: 11, minEvents: 1, maxEvents: 20 });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     proxy = await startTcpProxy({ port: Number(new URL(database.url).port || 5432) });
     service = await startTestService({ DATABASE_URL: throughProxy(database.url, proxy), RATE_LIMIT_MAX: '1000000' });
     token = await service.createApp(APP);
@@ -286,5 +287,5 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL stops answering (connecti
     } finally {
       await client.end();
     }
-  }, 90_000);
+  });
 });

@@ -1,4 +1,4 @@
-// A fresh PostgreSQL database per suite, dropped afterwards.
+// A fresh PostgreSQL database per suite (empty, or a copy of a template), dropped afterwards.
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { POSTGRES_ADMIN_URL } from './environment.ts';
@@ -9,7 +9,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** runs fn on a connection to the server's admin database */
+export async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await client.connect();
   try {
@@ -19,13 +20,20 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `tma_test_${crypto.randomBytes(6).toString('hex')}`;
-  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+/** the URL of a database of the test server */
+export function databaseUrl(name: string): string {
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** an empty database, or a copy of the given template database */
+export async function createTestDatabase(options: { template?: string } = {}): Promise<TestDatabase> {
+  const name = `tma_test_${crypto.randomBytes(6).toString('hex')}`;
+  const template = options.template ? ` TEMPLATE ${options.template}` : '';
+  await admin((client) => client.query(`CREATE DATABASE ${name}${template}`));
   return {
-    url: url.toString(),
+    url: databaseUrl(name),
     name,
     drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };

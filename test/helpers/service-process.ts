@@ -165,7 +165,7 @@ function listensOn(pid: number, port: number): boolean {
  * service, then the child died of EADDRINUSE). So the port must be held by the child (read from /proc), and
  * a child that lost its port is started again on another one.
  */
-export function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 45_000): Promise<ServiceProcess> {
+export function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 180_000): Promise<ServiceProcess> {
   return startNodeServer('src/main.ts', env, readyTimeoutMs);
 }
 
@@ -173,7 +173,7 @@ export function startServiceProcess(env: Record<string, string>, readyTimeoutMs 
 export async function startNodeServer(
   script: string,
   env: Record<string, string>,
-  readyTimeoutMs = 45_000,
+  readyTimeoutMs = 180_000,
 ): Promise<ServiceProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -251,7 +251,7 @@ export interface CliResult {
 }
 
 /** Runs `node --import tsx src/cli/main.ts <args>` (what `npm run -s cli --` runs) with the given settings. */
-export function runCli(env: Record<string, string>, args: string[], timeoutMs = 30_000): Promise<CliResult> {
+export function runCli(env: Record<string, string>, args: string[], timeoutMs = 180_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = track(
       spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {

@@ -1,4 +1,4 @@
-// Runs the real service in the test process on an ephemeral port, over a fresh store.
+// Runs the real service in the test process on an ephemeral port, over a fresh store (a copy of the run's template).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/db/store.ts';
 import { buildApp, type AppOptions } from '../../src/http/app.ts';
 import { createServices, type Services } from '../../src/services.ts';
+import { embeddedDataDir } from './templates.ts';
 
 export interface TestService {
   url: string;
@@ -29,7 +30,8 @@ export async function startTestService(
   env: Record<string, string> = {},
   serverOptions: AppOptions = {},
 ): Promise<TestService> {
-  const dataDir = env.DATA_DIR ?? tempDir();
+  // on PostgreSQL the data directory holds only the durable log, so it starts empty
+  const dataDir = env.DATA_DIR ?? (env.DATABASE_URL ? tempDir() : await embeddedDataDir());
   const config = loadConfig({ LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', ...env, DATA_DIR: dataDir });
   const store = await openStore(config);
   const services = await createServices(config, store);
@@ -43,8 +45,9 @@ export async function startTestService(
     store,
     dataDir,
     async loaded() {
-      if (!(await services.ingestLog!.loader.caughtUp(30_000)))
-        throw new Error('the loader did not catch up with the log within 30 s');
+      // generous: a loaded machine can keep the loader from its store for long
+      if (!(await services.ingestLog!.loader.caughtUp(180_000)))
+        throw new Error('the loader did not catch up with the log (every acknowledged event stored) within 180 s');
     },
     async createApp(appName, domain = 'app.example.com') {
       const { token } = await services.registry.createApp(

@@ -1,7 +1,7 @@
 // The two stores every store-level suite runs against: embedded PGlite, and PostgreSQL when it answers
-// (required in CI). Each open() gives a fresh, migrated store and its cleanup; the bare backends give a
-// fresh SQL runner with no migration applied, for tests of the migrations themselves; the service backends give the
-// settings of a whole test service on a fresh store.
+// (required in CI). Each open() gives a fresh, migrated store (a copy of the run's template) and its cleanup; the
+// bare backends give a fresh SQL runner with no migration applied, for tests of the migrations themselves; the
+// service backends give the settings of a whole test service on a fresh store.
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
@@ -9,6 +9,9 @@ import { openStore, type Store } from '../../src/db/store.ts';
 import { available } from './environment.ts';
 import { createTestDatabase } from './postgres.ts';
 import { tempDir } from './service.ts';
+import { embeddedDataDir, migratedDatabase } from './templates.ts';
+
+export { embeddedDataDir, migratedDatabase };
 
 /** where one test's data lives: a fresh data directory and, on PostgreSQL, a fresh database */
 interface Place {
@@ -18,14 +21,18 @@ interface Place {
   drop(): Promise<void>;
 }
 
-const ENGINES: { name: string; place(): Promise<Place> }[] = [
-  { name: 'embedded PGlite', place: async () => ({ dataDir: tempDir(), drop: async () => {} }) },
+/** bare: no migration applied */
+const ENGINES: { name: string; place(bare?: boolean): Promise<Place> }[] = [
+  {
+    name: 'embedded PGlite',
+    place: async (bare = false) => ({ dataDir: await embeddedDataDir('tma-test-', { bare }), drop: async () => {} }),
+  },
   ...((await available('PostgreSQL'))
     ? [
         {
           name: 'PostgreSQL',
-          place: async () => {
-            const database = await createTestDatabase();
+          place: async (bare = false) => {
+            const database = bare ? await createTestDatabase() : await migratedDatabase();
             return { dataDir: tempDir(), databaseUrl: database.url, drop: () => database.drop() };
           },
         },
@@ -81,7 +88,7 @@ export interface BareBackend {
 export const BARE_BACKENDS: BareBackend[] = ENGINES.map(({ name, place }) => ({
   name,
   open: async () => {
-    const at = await place();
+    const at = await place(true);
     const sql = at.databaseUrl ? openServerDatabase(at.databaseUrl) : (await openEmbeddedDatabase(at.dataDir)).sql;
     return { sql, cleanup: () => sql.close().then(at.drop) };
   },

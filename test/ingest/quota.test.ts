@@ -11,7 +11,8 @@ import { buildApp } from '../../src/http/app.ts';
 import { createServices } from '../../src/services.ts';
 import { available } from '../helpers/environment.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 
 const TOO_MANY = { message: 'Too many requests. Try again later.' };
@@ -73,7 +74,7 @@ const secondsToNextUtcDay = () => (DAY_MS - (Date.now() % DAY_MS)) / 1000;
 
 describe('daily quotas', () => {
   it('refuses events beyond the quota with 429, stores none of them, tells the owner why, survives a restart and resets the next UTC day', async () => {
-    const dataDir = tempDir();
+    const dataDir = await embeddedDataDir();
     let service = (running = await startService(dataDir));
     const { token } = await service.services.registry.createApp(
       { appName: 'quota_app', bot: '@quota_app_bot', domains: ['app.example.com'] },
@@ -135,7 +136,7 @@ describe('daily quotas', () => {
   });
 
   it("counts the bytes of the events too, and --default gives the app the service's quotas back", async () => {
-    const service = (running = await startService(tempDir()));
+    const service = (running = await startService(await embeddedDataDir()));
     const { token } = await service.services.registry.createApp(
       { appName: 'bytes_app', bot: '@bytes_app_bot', domains: ['app.example.com'] },
       { surface: 'cli' },
@@ -169,7 +170,7 @@ describe('daily quotas', () => {
   });
 
   it('refuses bad quotas with a clear message and changes nothing', async () => {
-    const service = (running = await startService(tempDir()));
+    const service = (running = await startService(await embeddedDataDir()));
     await service.services.registry.createApp(
       { appName: 'strict_app', bot: '@strict_app_bot', domains: ['app.example.com'] },
       { surface: 'cli' },
@@ -215,7 +216,7 @@ describe.runIf(postgres)('daily quotas on two nodes sharing PostgreSQL', () => {
   });
 
   it('a node counts what the other stored once it has read the totals (every few seconds)', async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     const env = { DATABASE_URL: database.url, SECRET: 's'.repeat(40), RATE_LIMIT_MAX: '100000' };
     nodes = [
       await startTestService({ ...env, DATA_DIR: tempDir() }),

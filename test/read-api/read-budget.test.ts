@@ -12,18 +12,14 @@ import { SERVICE_BACKENDS } from '../helpers/stores.ts';
 const BUDGET_MS = 500;
 const MESSAGE = 'This query took longer than 0.5 s; try a shorter period or fewer filters.';
 /**
- * The answers, and an event sent during the slow reads stored, within: on the embedded store the read's budget and
- * the restart of PGlite's thread that stops it (seconds, bench/read-restart.ts), which the request's own lookups (its
- * key, the link) and the loader's commit wait for; on PostgreSQL the budget and the loader's pace. Never the read's
- * minute.
+ * every read of the store made slow: a real statement of an hour (longer than the test may run, so the answers and
+ * the event stored meanwhile come from the budget, not from the read ending; how soon: bench/read-restart.ts)
+ * through the store's read runner first
  */
-const WITHIN_MS = { embedded: 30_000, server: 3_000 } as const;
-
-/** every read of the store made slow: a real statement of a minute through the store's read runner first */
 function slowDown(reads: SqlReader): () => void {
   const query = reads.query;
   reads.query = (async (text: string, params?: unknown[]) => {
-    await query.call(reads, 'SELECT pg_sleep(60)');
+    await query.call(reads, 'SELECT pg_sleep(3600)');
     return query.call(reads, text, params);
   }) as SqlReader['query'];
   return () => {
@@ -54,37 +50,39 @@ describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) =
   it('answers 503 with the message on the read API and the public link, and stores what arrives meanwhile', async () => {
     const restore = slowDown(service.store.reads);
     try {
-      const started = performance.now();
       const answers = Promise.all([
         fetch(`${service.url}/api/v1/apps/slow_app/retention?days=365`, {
           headers: { authorization: `Bearer ${key}` },
         }),
         fetch(`${service.url}${sharePath(secret).replace('/share/', '/api/share/')}/dashboard?days=90`),
-      ]).then((responses) => ({ responses, after: performance.now() - started }));
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      // an event sent while the reads run is acknowledged, and the loader stores it without waiting for their minute
+      // an event sent while the reads run is acknowledged, and the loader stores it without waiting for their hour
       const sent = await postEvents(service.url, makeEvent('slow_app', { session_id: crypto.randomUUID() }), { token });
       expect(sent.status).toBe(201);
       await service.loaded();
-      expect(performance.now() - started).toBeLessThan(WITHIN_MS[service.store.kind]);
 
-      const {
-        responses: [retention, shared],
-        after,
-      } = await answers;
+      const [retention, shared] = await answers;
       expect(retention!.status).toBe(503);
       expect(await retention!.json()).toEqual({ message: MESSAGE });
       expect(shared!.status).toBe(503);
       expect(await shared!.json()).toEqual({ message: MESSAGE });
-      expect(after).toBeLessThan(WITHIN_MS[service.store.kind]);
     } finally {
       restore();
     }
-    const summary = await fetch(`${service.url}/api/v1/apps/slow_app/summary`, {
-      headers: { authorization: `Bearer ${key}` },
-    });
-    expect(summary.status).toBe(200);
-    expect(await summary.json()).toMatchObject({ events: 1 });
+    // the event sent meanwhile is counted once reads are fast again (a loaded machine may miss the short budget
+    // now and then, and says so with the same 503)
+    await expect
+      .poll(
+        async () => {
+          const summary = await fetch(`${service.url}/api/v1/apps/slow_app/summary`, {
+            headers: { authorization: `Bearer ${key}` },
+          });
+          return summary.status === 200 ? ((await summary.json()) as { events: number }).events : summary.status;
+        },
+        { message: 'the summary of the app counting the event sent during the slow reads', timeout: 120_000 },
+      )
+      .toBe(1);
   });
 
   it('says so in the OpenAPI document of every read API route', async () => {

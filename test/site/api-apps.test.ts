@@ -278,34 +278,46 @@ describe('who may see and change an app', () => {
   });
 
   it('lets ?all=1 list every app for administrators only', async () => {
+    await create(bob, 'bob_listed');
     const bobs = (await bob.get('/api/apps')).json.map((app: { app_name: string }) => app.app_name);
-    expect(bobs).toEqual(['taken_name']);
+    // bob's own apps only (other tests may have given him more), whatever he asks
+    expect(bobs).toContain('bob_listed');
+    expect(bobs).not.toContain('private_app');
     expect((await bob.get('/api/apps?all=1')).json.map((app: { app_name: string }) => app.app_name)).toEqual(bobs);
     expect((await admin.get('/api/apps')).json).toEqual([]); // the admin's own apps: none
     const everyone = (await admin.get('/api/apps?all=1')).json.map((app: { app_name: string }) => app.app_name);
-    expect(everyone).toEqual(expect.arrayContaining(['alice_shop', 'private_app', 'taken_name']));
+    expect(everyone).toEqual(expect.arrayContaining(['private_app', 'bob_listed']));
   });
 
   it("lets administrators see and change anybody's app, marked as admin in the audit log", async () => {
-    expect((await admin.get('/api/apps/private_app')).json).toMatchObject({ app_name: 'private_app', events_total: 2 });
-    const dashboard = await admin.get('/api/apps/private_app/dashboard?days=7');
+    // an app of alice's own for this test, with two events of one user in two sessions
+    const origin = 'https://watched-app.example.com';
+    let token = await create(alice, 'watched_app');
+    for (const event_name of ['app-init', 'app-hide'])
+      expect(
+        (await postEvents(service.url, makeEvent('watched_app', { event_name, user_id: 5550002 }), { token, origin }))
+          .status,
+      ).toBe(201);
+    await service.loaded();
+    expect((await admin.get('/api/apps/watched_app')).json).toMatchObject({ app_name: 'watched_app', events_total: 2 });
+    const dashboard = await admin.get('/api/apps/watched_app/dashboard?days=7');
     expect(dashboard.status).toBe(200);
     expect(dashboard.json.totals).toEqual({ events: 2, users: 1, sessions: 2 });
-    const csv = await admin.get('/api/apps/private_app/export.csv?days=7');
+    const csv = await admin.get('/api/apps/watched_app/export.csv?days=7');
     expect(csv.status).toBe(200);
     expect(csv.text.trim().split('\n')).toHaveLength(3);
-    expect((await admin.get('/api/apps/private_app/recent')).json).toHaveLength(2);
+    expect((await admin.get('/api/apps/watched_app/recent')).json).toHaveLength(2);
     expect(
-      (await admin.post('/api/apps/private_app/domains', { add: 'admin-added.example.com' })).json.domains,
+      (await admin.post('/api/apps/watched_app/domains', { add: 'admin-added.example.com' })).json.domains,
     ).toContain('admin-added.example.com');
-    const regenerated = await admin.post('/api/apps/private_app/regenerate');
+    const regenerated = await admin.post('/api/apps/watched_app/regenerate');
     expect(regenerated.status).toBe(200);
-    expect((await postEvents(service.url, makeEvent('private_app'), { token, origin })).text).toBe(
+    expect((await postEvents(service.url, makeEvent('watched_app'), { token, origin })).text).toBe(
       '{"message":"Token is invalid."}',
     );
     token = regenerated.json.token;
     const audit = await service.store.prisma.auditLog.findMany({
-      where: { appName: 'private_app', action: 'token.regenerate' },
+      where: { appName: 'watched_app', action: 'token.regenerate' },
     });
     expect(audit.map((entry) => entry.detail)).toEqual([{ admin: true }]);
 

@@ -15,13 +15,15 @@ beforeAll(async () => {
 afterAll(() => service?.close());
 
 describe('CSRF and CORS', () => {
-  // Alice's app whose reads and preflights the CORS checks make
+  /** the token of csrf_target, the app the refused writes aim at (made here, so each test finds it) */
+  let token: string;
+  // Alice's app whose reads and preflights the CORS checks make, and the target of the refused writes
   beforeAll(async () => {
     await create(alice, 'alice_shop');
+    token = await create(alice, 'csrf_target');
   });
 
   it('refuses writes from another origin with 403 and changes nothing', async () => {
-    const token = await create(alice, 'csrf_target');
     const before = await appRow('csrf_target');
     const writes: [string, string, unknown?][] = [
       ['POST', '/api/apps', { bot: '@csrf_new_bot', domain: 'csrf-new.example.com', app_name: 'csrf_new' }],

@@ -820,7 +820,7 @@ describe.runIf(enabled)('registration site in Chromium', () => {
       await context?.close(); // first: the service waits for the browser's open connections when it stops
       await framed.close();
     }
-  }, 120_000);
+  });
 
   it('had no page errors, no Content-Security-Policy violation and reached nothing outside the service on any page', () => {
     expect(opened.length).toBeGreaterThan(5);

@@ -7,14 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Pseudonymiser } from '../src/events/pseudonym.ts';
-import { Secrets } from '../src/secret.ts';
-import { available } from './helpers/environment.ts';
-import { makeEvent, postEvents } from './helpers/events.ts';
-import { createTestDatabase } from './helpers/postgres.ts';
-import { runCliWith } from './helpers/cli.ts';
-import { startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
-import { tempDir } from './helpers/service.ts';
+import { Pseudonymiser } from '../../src/events/pseudonym.ts';
+import { Secrets } from '../../src/secret.ts';
+import { runCliWith } from '../helpers/cli.ts';
+import { available } from '../helpers/environment.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 
 const SECRET = 'erasure-test-secret-erasure-test-secret';
 const OWNER_ID = 111222333;
@@ -138,7 +138,7 @@ const postgresUp = await available('PostgreSQL');
 
 describe('an erased user leaves nothing in the files', () => {
   it('embedded store: no file of DATA_DIR (pgdata, its WAL, the durable log) holds the user', async () => {
-    const dataDir = tempDir();
+    const dataDir = await embeddedDataDir();
     await runService({ DATA_DIR: dataDir, SECRET });
     const files = filesUnder(dataDir);
     expect(files.some((file) => file.includes(`${path.sep}pg_wal${path.sep}`))).toBe(true);
@@ -150,7 +150,7 @@ describe('an erased user leaves nothing in the files', () => {
   it.runIf(postgresUp)(
     'PostgreSQL: no file of DATA_DIR and no file of the tables and indexes holds the user',
     async () => {
-      const database = await createTestDatabase();
+      const database = await migratedDatabase();
       try {
         const dataDir = tempDir();
         await runService({ DATA_DIR: dataDir, DATABASE_URL: database.url, SECRET });

@@ -1,13 +1,14 @@
 // An app deleted while its purge was cut short (the service stopped right after the deletion) has its
 // events and rollups removed when the service starts again; other apps keep theirs.
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../src/db/store.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore } from '../src/events/store.ts';
-import { available } from './helpers/environment.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { tempDir } from './helpers/service.ts';
-import { killAllChildren, startServiceProcess } from './helpers/service-process.ts';
-import { eventRow } from './helpers/events.ts';
+import { openStore } from '../../src/db/store.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore } from '../../src/events/store.ts';
+import { available } from '../helpers/environment.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
+import { tempDir } from '../helpers/service.ts';
+import { killAllChildren, startServiceProcess } from '../helpers/service-process.ts';
+import { eventRow } from '../helpers/events.ts';
 
 const event = (appId: number) => eventRow(appId);
 
@@ -19,7 +20,7 @@ describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', 
   });
 
   it("finishes the purge of an app deleted before a stop, and keeps the other apps' rows", async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     const config = { databaseUrl: database.url, dataDir: tempDir() };
     const store = await openStore(config);
     const rowsOf = async (appId: number) => {
@@ -59,5 +60,5 @@ describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', 
     } finally {
       await store.close();
     }
-  }, 60_000);
+  });
 });

@@ -4,9 +4,9 @@
 // as an administrator, with a read key. Hostile queries go to an app that exists (its public link and read key
 // too), so they reach the reads behind the checks. No answer may be a 5xx and no error may be logged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR } from '../src/tokens/registry.ts';
-import type { TestService } from './helpers/service.ts';
-import { SiteClient, startSiteService, type TelegramUser } from './site/site-harness.ts';
+import { OPERATOR } from '../../src/tokens/registry.ts';
+import type { TestService } from '../helpers/service.ts';
+import { SiteClient, startSiteService, type TelegramUser } from '../site/site-harness.ts';
 
 const ADMIN: TelegramUser = { id: 9019, first_name: 'Root' };
 

@@ -2,14 +2,15 @@
 // apps without one alone, and still stops cleanly.
 import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../src/db/store.ts';
-import { addDays } from '../src/events/days.ts';
-import { SqlEventStore, type EventRow } from '../src/events/store.ts';
-import { available } from './helpers/environment.ts';
-import { createTestDatabase, type TestDatabase } from './helpers/postgres.ts';
-import { tempDir } from './helpers/service.ts';
-import { killAllChildren, startServiceProcess } from './helpers/service-process.ts';
-import { eventRow } from './helpers/events.ts';
+import { openStore } from '../../src/db/store.ts';
+import { addDays } from '../../src/events/days.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { available } from '../helpers/environment.ts';
+import type { TestDatabase } from '../helpers/postgres.ts';
+import { migratedDatabase } from '../helpers/stores.ts';
+import { tempDir } from '../helpers/service.ts';
+import { killAllChildren, startServiceProcess } from '../helpers/service-process.ts';
+import { eventRow } from '../helpers/events.ts';
 
 function event(appId: number, daysAgo: number): EventRow {
   const at = new Date(Date.now() - daysAgo * 86_400_000);
@@ -26,7 +27,7 @@ describe.runIf(await available('PostgreSQL'))('retention purge at start', () => 
   });
 
   it("deletes the events before an app's period when the service starts, and keeps other apps' rows", async () => {
-    database = await createTestDatabase();
+    database = await migratedDatabase();
     const config = { databaseUrl: database.url, dataDir: tempDir() };
     const store = await openStore(config);
     const eventsBefore = async (appId: number, day: string) =>
@@ -83,5 +84,5 @@ describe.runIf(await available('PostgreSQL'))('retention purge at start', () => 
     } finally {
       await store.close();
     }
-  }, 60_000);
+  });
 });

@@ -3,10 +3,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { appSummaryDocument, rejectedAfterLastEvent } from '../src/events/app-summary.ts';
-import { addDays, DAY_MS, dayNumberOf, eachDay, isoDayOf, isoDayOfNumber } from '../src/events/days.ts';
-import { ratio } from '../src/events/ratio.ts';
-import { escapeHtml } from '../src/html.ts';
+import { appSummaryDocument, rejectedAfterLastEvent } from '../../src/events/app-summary.ts';
+import { addDays, DAY_MS, dayNumberOf, eachDay, isoDayOf, isoDayOfNumber } from '../../src/events/days.ts';
+import { ratio } from '../../src/events/ratio.ts';
+import { escapeHtml } from '../../src/html.ts';
 import {
   initArgument,
   packageInstallSnippet,
@@ -17,9 +17,9 @@ import {
   snippetTemplates,
   grammyInstallSnippet,
   grammySnippet,
-} from '../src/integration-snippet.ts';
-import { Secrets } from '../src/secret.ts';
-import { timeAgo, utcTime } from '../src/time-format.ts';
+} from '../../src/integration-snippet.ts';
+import { Secrets } from '../../src/secret.ts';
+import { timeAgo, utcTime } from '../../src/time-format.ts';
 
 describe('UTC days', () => {
   it('numbers, writes and steps days across month and year ends', () => {
@@ -73,7 +73,7 @@ describe('integration snippets', () => {
     );
   });
   it('install the package from the versioned tarball the service serves, and tell init where the service is', () => {
-    const { version } = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const { version } = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     expect(packageInstallSnippet('https://a.example')).toBe(
       `npm install https://a.example/sdk/tma-analytics-sdk-${version}.tgz`,
     );

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../src/db/store.ts';
-import { available, REDIS_URL } from './helpers/environment.ts';
-import { runCliWith } from './helpers/cli.ts';
-import { startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
-import { makeEvent, postEvents } from './helpers/events.ts';
-import { createTestDatabase } from './helpers/postgres.ts';
-import { tempDir } from './helpers/service.ts';
+import { openStore } from '../../src/db/store.ts';
+import { runCliWith } from '../helpers/cli.ts';
+import { available, REDIS_URL } from '../helpers/environment.ts';
+import { makeEvent, postEvents } from '../helpers/events.ts';
+import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
 
 const USER_ID = 987654321012;
 /** a user whose data the owner erases */
@@ -112,7 +112,7 @@ const postgresUp = await available('PostgreSQL');
 
 describe('privacy', () => {
   it('embedded store: nothing private in tables, data files or logs', async () => {
-    const dataDir = tempDir();
+    const dataDir = await embeddedDataDir();
     const logs = await ingest({ DATA_DIR: dataDir });
     expect(logs.length).toBeGreaterThan(0);
     expectNothingPrivate('logs', logs);
@@ -129,7 +129,7 @@ describe('privacy', () => {
   });
 
   it.runIf(postgresUp)('PostgreSQL and Redis: nothing private in tables, Redis keys or logs', async () => {
-    const database = await createTestDatabase();
+    const database = await migratedDatabase();
     const redisUp = await available('Redis');
     const redis = redisUp ? new Redis(REDIS_URL) : undefined;
     try {
