@@ -2,22 +2,13 @@
 // commit, so a funnel reads a step's events as a range of rows, not an index entry each. The service writes them at
 // ingest (one chunk per step, day, launch attributes, user and session of a request: mostly one per step), the loader
 // joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. Every number is
-// big-endian, so SQL can write the same bytes (postingRowsSql).
-import { customEventName, customNameSql, cutText, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
-import { DAY_MS } from './days.ts';
-import type { EventRow } from './store.ts';
+// big-endian, so SQL can write the same bytes (src/events/write/rollups/funnel-postings.ts).
+import { customEventName, cutText } from './custom-events.ts';
+import { JsonTuple } from '../db/json-tuples.ts';
+import type { EventRow } from './write/event-columns.ts';
 
 /** how a custom event's name is told from the service's own event names where both share one column */
 export const CUSTOM_STEP_PREFIX = 'custom-event:';
-
-/**
- * SQL: the name a funnel step finds an event by, over the events table's columns (alias: the events table's): its
- * event name, or for a custom event its own name after the prefix, as encodeRequestPostings() names its steps
- */
-const stepNameSql = (alias = '') => {
-  const at = alias ? `${alias}.` : '';
-  return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
-};
 
 /** where a chunk's header keeps its fields, counted from the end of its texts: the premium flag first */
 const USER_AT = 1;
@@ -318,6 +309,15 @@ export class BatchPostings {
   }
 }
 
+/** a postings row of a batch: its app, step and day, and where its entries are in the batch's entries */
+export const POSTING_GROUP = new JsonTuple([
+  { name: 'app_id', kind: 'int' },
+  { name: 'step', kind: 'text' },
+  { name: 'day', kind: 'date' },
+  { name: 'start', kind: 'int' },
+  { name: 'length', kind: 'int' },
+] as const);
+
 /** a batch's funnel postings as the event insert takes them (BatchPostings.toParams) */
 export interface BatchPostingParams {
   /** a JSON array of [app id, step, day, start, length]: each row's entries at entries[start, start + length) */
@@ -403,34 +403,3 @@ export function entryCount(bytes: Buffer): number {
   for (const chunk of chunksOf(bytes)) entries += chunk.count;
   return entries;
 }
-
-/** SQL: a text as a chunk keeps it (2-byte length, UTF-8) */
-const textBytes = (text: string) =>
-  `int2send(octet_length(convert_to(${text}, 'UTF8'))::int2) || convert_to(${text}, 'UTF8')`;
-
-/**
- * SQL: the postings of the events a source holds (a relation aliased e with the events table's columns, with its
- * conditions), one row per app, step and day, in the bytes encodeRequestPostings() writes
- */
-export const postingRowsSql = (source: string) => `
-SELECT app_id, step, day, string_agg(chunk, ''::bytea) AS entries
-FROM (
-  SELECT app_id, step, day,
-         ${textBytes('platform')} || ${textBytes('locale')} || ${textBytes('campaign')}
-           || CASE WHEN is_premium THEN '\\x01'::bytea ELSE '\\x00'::bytea END || user_key || uuid_send(session_id)
-           || int4send(count(*)::int) || string_agg(entry, ''::bytea) AS chunk
-  FROM (
-    SELECT e.app_id, ${stepNameSql('e')} AS step, e.day, left(coalesce(e.platform, ''), ${ROLLUP_TEXT_LENGTH}) AS platform,
-           left(coalesce(e.locale, ''), ${ROLLUP_TEXT_LENGTH}) AS locale,
-           left(coalesce(e.start_param, ''), ${ROLLUP_TEXT_LENGTH}) AS campaign, e.is_premium, e.user_key, e.session_id,
-           int4send(((extract(epoch FROM e.occurred_at) * 1000)::bigint - (e.day - DATE '1970-01-01')::bigint * ${DAY_MS})::int)
-             || e.event_key AS entry
-    FROM ${source}
-  ) AS events
-  GROUP BY app_id, step, day, platform, locale, campaign, is_premium, user_key, session_id
-) AS chunks
-GROUP BY app_id, step, day`;
-
-/** SQL: stores the postings of the events the condition keeps (events aliased e): for a migration, or to rebuild */
-export const postingsFromEvents = (condition: string) =>
-  `INSERT INTO funnel_postings (app_id, step, day, entries)${postingRowsSql(`events e WHERE ${condition}`)}`;

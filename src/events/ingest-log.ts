@@ -7,7 +7,8 @@ import { embeddedStoreReserve } from '../db/embedded-reserve.ts';
 import { DurableLog, LogFullError, type LogStats } from '../log/durable-log.ts';
 import { LogLoader, type LoaderCommit } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
-import type { EventRow, EventStore } from './store.ts';
+import type { EventStore } from './store.ts';
+import type { EventRow } from './write/event-columns.ts';
 
 /** how long a refusal by the full disk counts as the log's state when no append has succeeded since */
 const DISK_REFUSAL_TRUSTED_MS = 10_000;
