@@ -15,11 +15,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
 import { named } from '../src/db/named-sql.ts';
-import { SqlEventStore } from '../src/events/store.ts';
+import { SqlEventStore } from '../src/events/write/event-store.ts';
 import { insertEventsSql, insertValues } from '../src/events/write/insert-statement.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsRecords, type Mix } from './lib/insights-batches.ts';
-import { batchOf } from '../src/events/log-record.ts';
+import { batchOf } from '../src/events/write/log-record.ts';
 import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));

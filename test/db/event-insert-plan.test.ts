@@ -6,7 +6,7 @@ import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { SqlEventStore } from '../../src/events/store.ts';
+import { SqlEventStore } from '../../src/events/write/event-store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { available } from '../helpers/environment.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';

@@ -1,15 +1,15 @@
 // The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
-import { named, numbered, type NumberedStatement, valuesOf } from '../db/named-sql.ts';
-import { intArrayLiteral, type SqlReader, type SqlRunner } from '../db/sql.ts';
-import { dayNumberOf, isoDayOfNumber } from './days.ts';
-import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
-import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
-import { encodeEventRow, type EventRow } from './write/event-columns.ts';
-import { type EventBatch, insertEventsSql, insertValues } from './write/insert-statement.ts';
+import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
+import { intArrayLiteral, type SqlReader, type SqlRunner } from '../../db/sql.ts';
+import { dayNumberOf, isoDayOfNumber } from '../days.ts';
+import { BatchPostings, encodeRequestPostings } from '../funnel-postings.ts';
+import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
+import { encodeEventRow, type EventRow } from './event-columns.ts';
+import { type EventBatch, insertEventsSql, insertValues } from './insert-statement.ts';
 
-export { EVENT_PLANE_TABLES } from './write/rollups/index.ts';
+export { EVENT_PLANE_TABLES } from './rollups/index.ts';
 export type { EventBatch, EventRow };
 
 export interface AppActivity {

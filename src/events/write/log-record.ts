@@ -1,11 +1,11 @@
 // One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, the lengths of
 // its funnel postings and of its summary), the postings, the summary, then its rows already in the event insert's
 // form, so the loader joins records' bytes into a batch without decoding them.
-import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
-import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
-import type { EventBatch } from './store.ts';
-import { decodeEventRow, encodeEventRow, type EventRow } from './write/event-columns.ts';
-import { isoDayOf } from './days.ts';
+import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
+import { BatchPostings, encodeRequestPostings } from '../funnel-postings.ts';
+import type { EventBatch } from './event-store.ts';
+import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';
+import { isoDayOf } from '../days.ts';
 
 export interface RequestRecord {
   appId: number;
