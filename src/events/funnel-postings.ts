@@ -4,7 +4,6 @@
 // joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. Every number is
 // big-endian, so SQL can write the same bytes (src/events/write/rollups/funnel-postings.ts).
 import { customEventName, cutText } from './custom-events.ts';
-import { JsonTuple } from '../db/json-tuples.ts';
 import type { EventRow } from './write/event-columns.ts';
 
 /** how a custom event's name is told from the service's own event names where both share one column */
@@ -17,7 +16,7 @@ const COUNT_AT = SESSION_AT + 16;
 const ENTRIES_AT = COUNT_AT + 4;
 
 /** a request's step group names its day as ISO text (YYYY-MM-DD) after the step's 2-byte length and name */
-const DAY_BYTES = 10;
+export const DAY_BYTES = 10;
 
 /** an entry: the event's time in its day (ms) and its key */
 const ENTRY_BYTES = 4 + 16;
@@ -224,7 +223,7 @@ function chunkAt(bytes: Buffer, at: number): Chunk {
 }
 
 /** the byte after the chunk starting at `at`, its texts skipped, not read */
-function chunkEnd(bytes: Buffer, at: number): number {
+export function chunkEnd(bytes: Buffer, at: number): number {
   for (let text = 0; text < 3; text++) at += 2 + bytes.readUInt16BE(at);
   return at + ENTRIES_AT + bytes.readUInt32BE(at + COUNT_AT) * ENTRY_BYTES;
 }
@@ -242,87 +241,6 @@ export function* chunksOf(bytes: Buffer): Generator<Chunk> {
 export function entryBytes(bytes: Buffer, chunk: Chunk, index: number): Buffer {
   const at = chunk.entriesAt + index * ENTRY_BYTES;
   return bytes.subarray(at, at + ENTRY_BYTES);
-}
-
-/** a step and day's chunks of a batch: where each is, as [source, start, end] triples */
-interface PostingGroup {
-  appId: number;
-  /** the step's name and the day, as the records hold them */
-  stepAndDay: Buffer;
-  chunks: number[];
-  bytes: number;
-}
-
-/** a batch's postings by app, step and day, gathered from its requests' records: where each chunk is, not copied */
-export class BatchPostings {
-  /** the requests' postings, each once */
-  private readonly sources: Buffer[] = [];
-  /** in the order met, and by app, then by the step's name and the day as the records hold them (read as latin1) */
-  private readonly groups: PostingGroup[] = [];
-  private readonly byApp = new Map<number, Map<string, PostingGroup>>();
-
-  /** adds a request's postings (encodeRequestPostings) */
-  add(appId: number, postings: Buffer): void {
-    const source = this.sources.push(postings) - 1;
-    let groups = this.byApp.get(appId);
-    if (!groups) this.byApp.set(appId, (groups = new Map()));
-    for (let at = 0; at < postings.length; ) {
-      const chunkStart = at + 2 + postings.readUInt16BE(at) + DAY_BYTES;
-      const end = chunkEnd(postings, chunkStart);
-      const key = postings.toString('latin1', at, chunkStart);
-      let group = groups.get(key);
-      if (!group) {
-        group = { appId, stepAndDay: postings.subarray(at, chunkStart), chunks: [], bytes: 0 };
-        groups.set(key, group);
-        this.groups.push(group);
-      }
-      group.chunks.push(source, chunkStart, end);
-      group.bytes += end - chunkStart;
-      at = end;
-    }
-  }
-
-  /**
-   * The event insert's parameters: a JSON array of [app id, step, day, start, length], one per row, and every row's
-   * entries joined as bytes (a row's from its start byte on): the entries travel as they are, not as text to decode
-   */
-  toParams(): BatchPostingParams {
-    const groups: [number, string, string, number, number][] = [];
-    let total = 0;
-    for (const group of this.groups) total += group.bytes;
-    const entries = Buffer.allocUnsafe(total);
-    let start = 0;
-    for (const { appId, stepAndDay, chunks, bytes } of this.groups) {
-      let at = start;
-      for (let i = 0; i < chunks.length; i += 3)
-        at += this.sources[chunks[i]!]!.copy(entries, at, chunks[i + 1], chunks[i + 2]);
-      groups.push([
-        appId,
-        stepAndDay.toString('utf8', 2, stepAndDay.length - DAY_BYTES),
-        stepAndDay.toString('latin1', stepAndDay.length - DAY_BYTES),
-        start,
-        bytes,
-      ]);
-      start += bytes;
-    }
-    return { groups: JSON.stringify(groups), entries };
-  }
-}
-
-/** a postings row of a batch: its app, step and day, and where its entries are in the batch's entries */
-export const POSTING_GROUP = new JsonTuple([
-  { name: 'app_id', kind: 'int' },
-  { name: 'step', kind: 'text' },
-  { name: 'day', kind: 'date' },
-  { name: 'start', kind: 'int' },
-  { name: 'length', kind: 'int' },
-] as const);
-
-/** a batch's funnel postings as the event insert takes them (BatchPostings.toParams) */
-export interface BatchPostingParams {
-  /** a JSON array of [app id, step, day, start, length]: each row's entries at entries[start, start + length) */
-  groups: string;
-  entries: Buffer;
 }
 
 /** the filter's attributes a chunk must have (absent: any), as the service's Filter names them */

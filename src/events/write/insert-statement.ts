@@ -4,7 +4,7 @@ import { type NamedValues, param } from '../../db/named-sql.ts';
 import { intArrayLiteral, Utf8Text } from '../../db/sql.ts';
 import { customNameSql } from '../custom-events.ts';
 import { WALLET_CONNECTION_EVENT } from '../funnel.ts';
-import type { BatchPostingParams } from '../funnel-postings.ts';
+import type { BatchPostingParams } from './batch-postings.ts';
 import { USER_DAY } from '../request-summary.ts';
 import { USAGE } from './batch-values.ts';
 import { EVENT_COLUMN_NAMES, EVENT_TUPLE } from './event-columns.ts';

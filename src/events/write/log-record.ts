@@ -2,7 +2,8 @@
 // its funnel postings and of its summary), the postings, the summary, then its rows already in the event insert's
 // form, so the loader joins records' bytes into a batch without decoding them.
 import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
-import { BatchPostings, encodeRequestPostings } from '../funnel-postings.ts';
+import { encodeRequestPostings } from '../funnel-postings.ts';
+import { BatchPostings } from './batch-postings.ts';
 import type { EventBatch } from './event-store.ts';
 import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';
 import { isoDayOf } from '../days.ts';

@@ -3,7 +3,8 @@
 import { param } from '../../../db/named-sql.ts';
 import { customNameSql, ROLLUP_TEXT_LENGTH } from '../../custom-events.ts';
 import { DAY_MS } from '../../days.ts';
-import { CUSTOM_STEP_PREFIX, POSTING_GROUP } from '../../funnel-postings.ts';
+import { CUSTOM_STEP_PREFIX } from '../../funnel-postings.ts';
+import { POSTING_GROUP } from '../batch-postings.ts';
 import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
 
 /**
