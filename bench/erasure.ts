@@ -16,7 +16,7 @@ import path from 'node:path';
 import { scrubDeletedRows } from '../src/db/scrub.ts';
 import { openStore, type Store } from '../src/db/store.ts';
 import { Pseudonymiser } from '../src/events/pseudonym.ts';
-import { SqlEventStore, type EventRow } from '../src/events/store.ts';
+import { SqlEventStore, type EventRow } from '../src/events/write/event-store.ts';
 import { ERASED_TABLES, eraseUser } from '../src/events/user-erasure.ts';
 import { DurableLog } from '../src/log/durable-log.ts';
 import { Secrets } from '../src/secret.ts';

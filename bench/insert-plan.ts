@@ -14,10 +14,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
-import { insertEventsSql, insertParams, SqlEventStore } from '../src/events/store.ts';
+import { named } from '../src/db/named-sql.ts';
+import { SqlEventStore } from '../src/events/write/event-store.ts';
+import { insertEventsSql, insertValues } from '../src/events/write/insert-statement.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsRecords, type Mix } from './lib/insights-batches.ts';
-import { batchOf } from '../src/events/log-record.ts';
+import { batchOf } from '../src/events/write/log-record.ts';
 import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
@@ -76,8 +78,7 @@ async function measure(insights: boolean): Promise<void> {
     const rows = await store.sql.transaction(async (tx) => {
       await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
       return tx.query<Record<string, string>>(
-        `EXPLAIN (ANALYZE, COSTS OFF) ${insertEventsSql(insights)}`,
-        insertParams(explained, insights),
+        ...named(`EXPLAIN (ANALYZE, COSTS OFF) ${insertEventsSql(insights)}`, insertValues(explained)),
       );
     });
     const plan = rows.map((row) => Object.values(row)[0]!);

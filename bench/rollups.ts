@@ -16,7 +16,7 @@ import { openServerDatabase } from '../src/db/server.ts';
 import { applyMigrations } from '../src/db/migrate.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
 import { NO_CUSTOM_NAMES } from '../src/events/custom-events.ts';
-import { postingsFromEvents } from '../src/events/funnel-postings.ts';
+import { postingsFromEvents } from '../src/events/write/rollups/funnel-postings.ts';
 import { PAYMENT_EVENT_NAMES } from '../src/events/revenue.ts';
 import { InsightsReader } from '../src/events/insights.ts';
 import { lastDays, RollupReader } from '../src/events/rollups.ts';

@@ -1,4 +1,5 @@
 // The service secret (SECRET, SECRET_FILE or DATA_DIR/secret) and the keys derived from it for pseudonyms and hashes.
+import { named } from './db/named-sql.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -69,9 +70,14 @@ export function secretInDataDir(config: { secret?: string; secretFile?: string; 
 export async function loadSecrets(config: { secret?: string; dataDir: string }, sql: SqlRunner): Promise<Secrets> {
   const secrets = new Secrets(Buffer.from(config.secret ?? readOrCreateSecretFile(config.dataDir)));
   const fingerprint = secrets.fingerprint();
-  await sql.query(`INSERT INTO settings (key, value) VALUES ('secret_fingerprint', $1) ON CONFLICT (key) DO NOTHING`, [
-    fingerprint,
-  ]);
+  await sql.query(
+    ...named(
+      `INSERT INTO settings (key, value) VALUES ('secret_fingerprint', {{fingerprint}}) ON CONFLICT (key) DO NOTHING`,
+      {
+        fingerprint,
+      },
+    ),
+  );
   const [row] = await sql.query<{ value: string }>(`SELECT value FROM settings WHERE key = 'secret_fingerprint'`);
   if (row?.value !== fingerprint) {
     throw new ConfigError(

@@ -15,7 +15,7 @@ import { DailyQuota } from './events/quota.ts';
 import { RejectionLog } from './events/rejections.ts';
 import { RetentionPurger } from './events/retention-purge.ts';
 import { StoreHealth } from './events/store-health.ts';
-import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/store.ts';
+import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/write/event-store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';

@@ -2,7 +2,7 @@
 // makes them (normalised, pseudonymised, keyed with the client's time first, with their funnel postings) and grouped
 // as the loader groups the records it reads from the durable log.
 import zlib from 'node:zlib';
-import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/events/log-record.ts';
+import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/events/write/log-record.ts';
 import { Pseudonymiser } from '../../src/events/pseudonym.ts';
 import { eventRows } from '../../src/events/rows.ts';
 import { Secrets } from '../../src/secret.ts';

@@ -1,6 +1,7 @@
 // Decides what the bot tells each subscribed chat: the first event of an app, silence, a spike of refusals, a quota
 // reached, the weekly digest. A condition is recorded when raised and told once; it is told again only after it
 // cleared. Recording before telling makes a second checker (another node, a retry) find it already raised.
+import { named } from '../db/named-sql.ts';
 import type { SqlReader, SqlRunner } from '../db/sql.ts';
 import { escapeTelegramHtml as escapeHtml } from '../html.ts';
 import { addDays, DAY_MS } from '../events/days.ts';
@@ -81,13 +82,16 @@ export class AlertChecker {
     const since = new Date(now.getTime() - REFUSAL_WINDOW_MS);
     const [refusals, raised] = await Promise.all([
       this.sql.query<RefusalRow>(
-        `SELECT app_id, status, message, origin, reason, sum(count)::int AS n FROM rejections
-         WHERE app_id = ANY($1::int[]) AND at > $2 AND at <= $3 GROUP BY 1, 2, 3, 4, 5 ORDER BY n DESC`,
-        [appIds, since, now],
+        ...named(
+          `SELECT app_id, status, message, origin, reason, sum(count)::int AS n FROM rejections
+           WHERE app_id = ANY({{apps}}::int[]) AND at > {{since}} AND at <= {{now}} GROUP BY 1, 2, 3, 4, 5 ORDER BY n DESC`,
+          { apps: appIds, since, now },
+        ),
       ),
       this.sql.query<{ subscription_id: number; condition: string }>(
-        `SELECT subscription_id, condition FROM alert_states WHERE subscription_id = ANY($1::int[])`,
-        [subscriptions.map((row) => row.id)],
+        ...named(`SELECT subscription_id, condition FROM alert_states WHERE subscription_id = ANY({{ids}}::int[])`, {
+          ids: subscriptions.map((row) => row.id),
+        }),
       ),
     ]);
     // accepted events are counted only where refusals could make a spike: a busy app's window holds many events
@@ -98,9 +102,11 @@ export class AlertChecker {
       spikeCandidates.length === 0
         ? []
         : await this.reads.query<{ app_id: number; n: number }>(
-            `SELECT app_id, count(*)::int AS n FROM events WHERE app_id = ANY($1::int[]) AND received_at > $2
-               AND received_at <= $3 GROUP BY 1`,
-            [spikeCandidates, since, now],
+            ...named(
+              `SELECT app_id, count(*)::int AS n FROM events WHERE app_id = ANY({{apps}}::int[]) AND received_at > {{since}}
+                 AND received_at <= {{now}} GROUP BY 1`,
+              { apps: spikeCandidates, since, now },
+            ),
           );
     const isRaised = new Set(raised.map((row) => `${row.subscription_id}\n${row.condition}`));
     const messages: AlertMessage[] = [];
@@ -168,8 +174,10 @@ export class AlertChecker {
       }
     }
     await this.sql.query(
-      `DELETE FROM alert_states WHERE (condition LIKE 'quota:%' OR condition LIKE 'digest:%') AND raised_at < $1`,
-      [new Date(now.getTime() - DATED_STATES_KEPT_MS)],
+      ...named(
+        `DELETE FROM alert_states WHERE (condition LIKE 'quota:%' OR condition LIKE 'digest:%') AND raised_at < {{before}}`,
+        { before: new Date(now.getTime() - DATED_STATES_KEPT_MS) },
+      ),
     );
     return messages;
   }
@@ -177,8 +185,10 @@ export class AlertChecker {
   /** the domain a raised refusal spike offers to add, when the chat's subscription has one */
   async offeredDomain(subscriptionId: number): Promise<string | null> {
     const [row] = await this.sql.query<{ domain: string | null }>(
-      `SELECT detail->>'domain' AS domain FROM alert_states WHERE subscription_id = $1 AND condition = 'refusals'`,
-      [subscriptionId],
+      ...named(
+        `SELECT detail->>'domain' AS domain FROM alert_states WHERE subscription_id = {{subscription}} AND condition = 'refusals'`,
+        { subscription: subscriptionId },
+      ),
     );
     return row?.domain ?? null;
   }
@@ -186,25 +196,32 @@ export class AlertChecker {
   /** records the condition; false when it was recorded already (by another checker meanwhile) */
   private async raise(subscriptionId: number, condition: string, now: Date, detail: object | null = null) {
     const rows = await this.sql.query(
-      `INSERT INTO alert_states (subscription_id, condition, raised_at, detail) VALUES ($1, $2, $3, $4::jsonb)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      [subscriptionId, condition, now, detail === null ? null : JSON.stringify(detail)],
+      ...named(
+        `INSERT INTO alert_states (subscription_id, condition, raised_at, detail)
+         VALUES ({{subscription}}, {{condition}}, {{now}}, {{detail}}::jsonb)
+         ON CONFLICT DO NOTHING RETURNING 1`,
+        { subscription: subscriptionId, condition, now, detail: detail === null ? null : JSON.stringify(detail) },
+      ),
     );
     return rows.length > 0;
   }
 
   private async clear(subscriptionId: number, condition: string) {
     const rows = await this.sql.query(
-      `DELETE FROM alert_states WHERE subscription_id = $1 AND condition = $2 RETURNING 1`,
-      [subscriptionId, condition],
+      ...named(
+        `DELETE FROM alert_states WHERE subscription_id = {{subscription}} AND condition = {{condition}} RETURNING 1`,
+        { subscription: subscriptionId, condition },
+      ),
     );
     return rows.length > 0;
   }
 
   private async lastRefusal(appId: number): Promise<string | null> {
     const [row] = await this.sql.query<{ status: number; message: string; origin: string | null }>(
-      `SELECT status, message, origin FROM rejections WHERE app_id = $1 ORDER BY at DESC, id DESC LIMIT 1`,
-      [appId],
+      ...named(
+        `SELECT status, message, origin FROM rejections WHERE app_id = {{app}} ORDER BY at DESC, id DESC LIMIT 1`,
+        { app: appId },
+      ),
     );
     return row ? `${row.status} ${row.message}${row.origin ? ` from ${row.origin}` : ''}` : null;
   }

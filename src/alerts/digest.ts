@@ -1,5 +1,6 @@
 // The weekly digest of an app: users, new users, day-7 retention and top events of a week (Monday to Sunday, UTC),
 // each with its change against the week before.
+import { named } from '../db/named-sql.ts';
 import type { SqlReader } from '../db/sql.ts';
 import { escapeTelegramHtml as escapeHtml } from '../html.ts';
 import { addDays } from '../events/days.ts';
@@ -38,9 +39,11 @@ export async function weeklyDigest(sql: SqlReader, appId: number, appName: strin
     daySevenRetention(reader, appId, week),
     daySevenRetention(reader, appId, before),
     sql.query<{ event_name: string; events: number }>(
-      `SELECT event_name, sum(events)::float8 AS events FROM daily_event_counts
-       WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${TOP_EVENTS}`,
-      [appId, week.from, week.to],
+      ...named(
+        `SELECT event_name, sum(events)::float8 AS events FROM daily_event_counts
+         WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT ${TOP_EVENTS}`,
+        { app: appId, from: week.from, to: week.to },
+      ),
     ),
   ]);
   const percent = (share: number | null) => (share === null ? '—' : `${Math.round(share * 100)}%`);

@@ -4,7 +4,7 @@ import { type AppSummary, rejectedAfterLastEvent } from '../events/app-summary.t
 import type { ErasureResult } from '../events/data-controls.ts';
 import { rejectionReason } from '../events/refusals.ts';
 import { firstKeptDay, retentionText, type RetentionDays } from '../events/retention.ts';
-import type { RejectionRow } from '../events/store.ts';
+import type { RejectionRow } from '../events/write/event-store.ts';
 import { escapeTelegramHtml } from '../html.ts';
 import {
   initArgument,

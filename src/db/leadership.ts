@@ -1,5 +1,6 @@
 // One node of several does a job (polling the bot's updates, sending alerts): it holds a PostgreSQL advisory lock on a
 // connection of its own, and loses the job when that connection does. The embedded store has one node by design.
+import { named } from './named-sql.ts';
 import crypto from 'node:crypto';
 import pg from 'pg';
 
@@ -51,10 +52,12 @@ export async function tryLeadership(databaseUrl: string | undefined, job: string
   try {
     await client.connect();
     const [row] = (
-      await client.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS held', [
-        LOCK_NAMESPACE,
-        jobKey(job),
-      ])
+      await client.query<{ held: boolean }>(
+        ...named('SELECT pg_try_advisory_lock({{namespace}}, {{job}}) AS held', {
+          namespace: LOCK_NAMESPACE,
+          job: jobKey(job),
+        }),
+      )
     ).rows;
     if (!row?.held) {
       await client.end();

@@ -1,4 +1,5 @@
 // Applies the committed Prisma migrations at start, recorded in Prisma's own _prisma_migrations table.
+import { named } from './named-sql.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -62,9 +63,11 @@ export async function applyMigrations(sql: SqlRunner, dir = MIGRATIONS_DIR): Pro
       }
       await tx.exec(migration.script);
       await tx.query(
-        `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
-         VALUES ($1, $2, now(), $3, 1)`,
-        [crypto.randomUUID(), migration.checksum, migration.name],
+        ...named(
+          `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
+           VALUES ({{id}}, {{checksum}}, now(), {{name}}, 1)`,
+          { id: crypto.randomUUID(), checksum: migration.checksum, name: migration.name },
+        ),
       );
       done.push(migration.name);
     }

@@ -8,7 +8,7 @@ export function intArrayLiteral(values: Iterable<number>): string {
 /**
  * A text parameter given as its UTF-8 bytes (the event batch, megabytes of JSON): the runner hands the bytes on
  * without ever making a JavaScript string of them on this thread (pg sends them as the parameter's binary form,
- * which for text is the bytes themselves; PGlite's thread decodes them). The statement types it: $1::text.
+ * which for text is the bytes themselves; PGlite's thread decodes them). The statement types it: {{rows}}::text.
  */
 export class Utf8Text {
   constructor(readonly bytes: Buffer) {}
@@ -17,7 +17,7 @@ export class Utf8Text {
 export interface QueryOptions {
   /**
    * A statement run again and again (the event insert): prepared under this name once per connection and
-   * then executed, so it is not planned at every call. The text must give each parameter's type ($1::jsonb).
+   * then executed, so it is not planned at every call. The text must give each parameter's type ({{batch}}::jsonb).
    */
   name?: string;
 }

@@ -1,7 +1,7 @@
 // What every surface (the site's API, the CLI's `apps show`, the bot's app card) shows of an app's activity:
 // its last event, its events in total and its last refused request.
 import type { RejectionLog } from './rejections.ts';
-import type { EventStore, RejectionRow } from './store.ts';
+import type { EventStore, RejectionRow } from './write/event-store.ts';
 
 export interface AppSummary {
   lastEventAt: Date | null;

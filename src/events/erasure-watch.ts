@@ -1,6 +1,7 @@
 // Lets every node's durable log forget what an erase removed: an erase (on any node, or the CLI on a server store)
 // marks the store, and each node rewrites its own log's file without the records it already stored once it sees a
 // mark it has not acted on (at its start, any mark at all: it may have been down when the erase ran).
+import { named } from '../db/named-sql.ts';
 import type { SqlQueryable } from '../db/sql.ts';
 
 /** how often a node looks for an erase that ran elsewhere */
@@ -11,8 +12,10 @@ const MARK_KEY = 'last_user_erasure';
 /** records that an erase ran just now, for the nodes whose logs may still hold the user's released records */
 export async function markErasure(sql: SqlQueryable): Promise<void> {
   await sql.query(
-    `INSERT INTO settings (key, value) VALUES ('${MARK_KEY}', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-    [`${Date.now()}-${Math.random().toString(36).slice(2)}`],
+    ...named(
+      `INSERT INTO settings (key, value) VALUES ('${MARK_KEY}', {{mark}}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      { mark: `${Date.now()}-${Math.random().toString(36).slice(2)}` },
+    ),
   );
 }
 

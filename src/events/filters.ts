@@ -1,6 +1,7 @@
 // The filter every card of the dashboard and every read API answer takes: platform, language, premium and campaign.
 // Cards counting events keep the events launched with those attributes; cards counting users by their first day
 // (retention cohorts, campaigns, new users) keep the users first seen with them.
+import { param } from '../db/named-sql.ts';
 import { ROLLUP_TEXT_LENGTH, rollupText } from './custom-events.ts';
 
 export interface Filter {
@@ -49,8 +50,36 @@ export function firstSeenColumns(alias: string): FilterColumns {
   };
 }
 
+/** the filter's named parameter for one of its keys */
+const filterParam = (key: (typeof FILTER_KEYS)[number]) => `filter_${key}`;
+
 /**
- * The filter as SQL conditions (each starting with AND; '' without a filter), its values appended to `params`
+ * The filter as SQL conditions (each starting with AND; '' without a filter) over named parameters, whose values
+ * filterValues() gives
+ */
+export function filterConditions(filter: Filter, columns: FilterColumns): string {
+  let sql = '';
+  for (const key of FILTER_KEYS) {
+    if (filter[key] === undefined) continue;
+    sql += ` AND ${columns[key]} = ${param(filterParam(key))}${key === 'premium' ? '::bool' : ''}`;
+  }
+  return sql;
+}
+
+/** the values of filterConditions()' parameters */
+export function filterValues(filter: Filter): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const key of FILTER_KEYS) {
+    const value = filter[key];
+    if (value !== undefined)
+      values[filterParam(key)] = typeof value === 'string' ? value.slice(0, ROLLUP_TEXT_LENGTH) : value;
+  }
+  return values;
+}
+
+/**
+ * For statements with numbered parameters (src/events/revenue.ts): the filter as SQL conditions (each starting with
+ * AND; '' without a filter), its values appended to `params`
  * so the statement's placeholders follow on from those already there.
  */
 export function filterSql(filter: Filter, columns: FilterColumns, params: unknown[]): string {

@@ -2,22 +2,12 @@
 // commit, so a funnel reads a step's events as a range of rows, not an index entry each. The service writes them at
 // ingest (one chunk per step, day, launch attributes, user and session of a request: mostly one per step), the loader
 // joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. Every number is
-// big-endian, so SQL can write the same bytes (postingRowsSql).
-import { customEventName, customNameSql, cutText, ROLLUP_TEXT_LENGTH } from './custom-events.ts';
-import { DAY_MS } from './days.ts';
-import type { EventRow } from './store.ts';
+// big-endian, so SQL can write the same bytes (src/events/write/rollups/funnel-postings.ts).
+import { customEventName, cutText } from './custom-events.ts';
+import type { EventRow } from './write/event-columns.ts';
 
 /** how a custom event's name is told from the service's own event names where both share one column */
 export const CUSTOM_STEP_PREFIX = 'custom-event:';
-
-/**
- * SQL: the name a funnel step finds an event by, over the events table's columns (alias: the events table's): its
- * event name, or for a custom event its own name after the prefix, as encodeRequestPostings() names its steps
- */
-const stepNameSql = (alias = '') => {
-  const at = alias ? `${alias}.` : '';
-  return `(CASE WHEN ${at}event_name = 'custom-event' THEN '${CUSTOM_STEP_PREFIX}' || ${customNameSql(`${at}props->'custom_data'`)} ELSE ${at}event_name END)`;
-};
 
 /** where a chunk's header keeps its fields, counted from the end of its texts: the premium flag first */
 const USER_AT = 1;
@@ -26,7 +16,7 @@ const COUNT_AT = SESSION_AT + 16;
 const ENTRIES_AT = COUNT_AT + 4;
 
 /** a request's step group names its day as ISO text (YYYY-MM-DD) after the step's 2-byte length and name */
-const DAY_BYTES = 10;
+export const DAY_BYTES = 10;
 
 /** an entry: the event's time in its day (ms) and its key */
 const ENTRY_BYTES = 4 + 16;
@@ -233,7 +223,7 @@ function chunkAt(bytes: Buffer, at: number): Chunk {
 }
 
 /** the byte after the chunk starting at `at`, its texts skipped, not read */
-function chunkEnd(bytes: Buffer, at: number): number {
+export function chunkEnd(bytes: Buffer, at: number): number {
   for (let text = 0; text < 3; text++) at += 2 + bytes.readUInt16BE(at);
   return at + ENTRIES_AT + bytes.readUInt32BE(at + COUNT_AT) * ENTRY_BYTES;
 }
@@ -251,78 +241,6 @@ export function* chunksOf(bytes: Buffer): Generator<Chunk> {
 export function entryBytes(bytes: Buffer, chunk: Chunk, index: number): Buffer {
   const at = chunk.entriesAt + index * ENTRY_BYTES;
   return bytes.subarray(at, at + ENTRY_BYTES);
-}
-
-/** a step and day's chunks of a batch: where each is, as [source, start, end] triples */
-interface PostingGroup {
-  appId: number;
-  /** the step's name and the day, as the records hold them */
-  stepAndDay: Buffer;
-  chunks: number[];
-  bytes: number;
-}
-
-/** a batch's postings by app, step and day, gathered from its requests' records: where each chunk is, not copied */
-export class BatchPostings {
-  /** the requests' postings, each once */
-  private readonly sources: Buffer[] = [];
-  /** in the order met, and by app, then by the step's name and the day as the records hold them (read as latin1) */
-  private readonly groups: PostingGroup[] = [];
-  private readonly byApp = new Map<number, Map<string, PostingGroup>>();
-
-  /** adds a request's postings (encodeRequestPostings) */
-  add(appId: number, postings: Buffer): void {
-    const source = this.sources.push(postings) - 1;
-    let groups = this.byApp.get(appId);
-    if (!groups) this.byApp.set(appId, (groups = new Map()));
-    for (let at = 0; at < postings.length; ) {
-      const chunkStart = at + 2 + postings.readUInt16BE(at) + DAY_BYTES;
-      const end = chunkEnd(postings, chunkStart);
-      const key = postings.toString('latin1', at, chunkStart);
-      let group = groups.get(key);
-      if (!group) {
-        group = { appId, stepAndDay: postings.subarray(at, chunkStart), chunks: [], bytes: 0 };
-        groups.set(key, group);
-        this.groups.push(group);
-      }
-      group.chunks.push(source, chunkStart, end);
-      group.bytes += end - chunkStart;
-      at = end;
-    }
-  }
-
-  /**
-   * The event insert's parameters: a JSON array of [app id, step, day, start, length], one per row, and every row's
-   * entries joined as bytes (a row's from its start byte on): the entries travel as they are, not as text to decode
-   */
-  toParams(): BatchPostingParams {
-    const groups: [number, string, string, number, number][] = [];
-    let total = 0;
-    for (const group of this.groups) total += group.bytes;
-    const entries = Buffer.allocUnsafe(total);
-    let start = 0;
-    for (const { appId, stepAndDay, chunks, bytes } of this.groups) {
-      let at = start;
-      for (let i = 0; i < chunks.length; i += 3)
-        at += this.sources[chunks[i]!]!.copy(entries, at, chunks[i + 1], chunks[i + 2]);
-      groups.push([
-        appId,
-        stepAndDay.toString('utf8', 2, stepAndDay.length - DAY_BYTES),
-        stepAndDay.toString('latin1', stepAndDay.length - DAY_BYTES),
-        start,
-        bytes,
-      ]);
-      start += bytes;
-    }
-    return { groups: JSON.stringify(groups), entries };
-  }
-}
-
-/** a batch's funnel postings as the event insert takes them (BatchPostings.toParams) */
-export interface BatchPostingParams {
-  /** a JSON array of [app id, step, day, start, length]: each row's entries at entries[start, start + length) */
-  groups: string;
-  entries: Buffer;
 }
 
 /** the filter's attributes a chunk must have (absent: any), as the service's Filter names them */
@@ -403,34 +321,3 @@ export function entryCount(bytes: Buffer): number {
   for (const chunk of chunksOf(bytes)) entries += chunk.count;
   return entries;
 }
-
-/** SQL: a text as a chunk keeps it (2-byte length, UTF-8) */
-const textBytes = (text: string) =>
-  `int2send(octet_length(convert_to(${text}, 'UTF8'))::int2) || convert_to(${text}, 'UTF8')`;
-
-/**
- * SQL: the postings of the events a source holds (a relation aliased e with the events table's columns, with its
- * conditions), one row per app, step and day, in the bytes encodeRequestPostings() writes
- */
-export const postingRowsSql = (source: string) => `
-SELECT app_id, step, day, string_agg(chunk, ''::bytea) AS entries
-FROM (
-  SELECT app_id, step, day,
-         ${textBytes('platform')} || ${textBytes('locale')} || ${textBytes('campaign')}
-           || CASE WHEN is_premium THEN '\\x01'::bytea ELSE '\\x00'::bytea END || user_key || uuid_send(session_id)
-           || int4send(count(*)::int) || string_agg(entry, ''::bytea) AS chunk
-  FROM (
-    SELECT e.app_id, ${stepNameSql('e')} AS step, e.day, left(coalesce(e.platform, ''), ${ROLLUP_TEXT_LENGTH}) AS platform,
-           left(coalesce(e.locale, ''), ${ROLLUP_TEXT_LENGTH}) AS locale,
-           left(coalesce(e.start_param, ''), ${ROLLUP_TEXT_LENGTH}) AS campaign, e.is_premium, e.user_key, e.session_id,
-           int4send(((extract(epoch FROM e.occurred_at) * 1000)::bigint - (e.day - DATE '1970-01-01')::bigint * ${DAY_MS})::int)
-             || e.event_key AS entry
-    FROM ${source}
-  ) AS events
-  GROUP BY app_id, step, day, platform, locale, campaign, is_premium, user_key, session_id
-) AS chunks
-GROUP BY app_id, step, day`;
-
-/** SQL: stores the postings of the events the condition keeps (events aliased e): for a migration, or to rebuild */
-export const postingsFromEvents = (condition: string) =>
-  `INSERT INTO funnel_postings (app_id, step, day, entries)${postingRowsSql(`events e WHERE ${condition}`)}`;

@@ -2,6 +2,7 @@
 // owner's own steps, custom events with their property values, and start_param campaigns. All but the funnel
 // read the loader's per-batch aggregates; the funnel reads its steps' postings (src/events/owner-funnel.ts), and the
 // event cards under a filter the period's events.
+import { named } from '../db/named-sql.ts';
 import type { SqlReader } from '../db/sql.ts';
 import { DAY_MS } from './days.ts';
 import {
@@ -15,7 +16,15 @@ import {
   OTHER_SLOT,
   propertyValueSql,
 } from './custom-events.ts';
-import { eventColumns, type Filter, filterSql, firstSeenColumns, isFiltered, NO_FILTER } from './filters.ts';
+import {
+  eventColumns,
+  type Filter,
+  filterConditions,
+  filterValues,
+  firstSeenColumns,
+  isFiltered,
+  NO_FILTER,
+} from './filters.ts';
 import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './owner-funnel.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
 import { distinctUsers, type Period, STARTED_SESSIONS } from './rollups.ts';
@@ -56,7 +65,7 @@ export interface Campaign {
 }
 
 /**
- * Each custom event's distinct users in the period $2..$3: the names of each user's days in it, as bits
+ * Each custom event's distinct users in the period (from, to): the names of each user's days in it, as bits
  * (daily_users.custom_names), joined, then the users whose bits meet each name's mask counted. A name's mask holds
  * its slot's bit, and OTHER's also OTHER_SLOT's (a client may name an event OTHER itself), so a user counts once
  * per name without a DISTINCT, which would sort every (user, name) pair.
@@ -64,10 +73,10 @@ export interface Campaign {
 const CUSTOM_EVENT_USERS = `
 SELECT names.name, count(*)::int AS users
 FROM (SELECT user_key, bit_or(custom_names) AS bits FROM daily_users
-      WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND custom_names IS NOT NULL
+      WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date AND custom_names IS NOT NULL
       GROUP BY user_key) AS period_users
 JOIN (SELECT name, bit_or(set_bit(${NO_CUSTOM_NAMES}, slot, 1)) AS mask FROM (
-        SELECT name, slot FROM custom_catalog WHERE app_id = $1 AND level = 0 AND slot IS NOT NULL
+        SELECT name, slot FROM custom_catalog WHERE app_id = {{app}} AND level = 0 AND slot IS NOT NULL
         UNION ALL SELECT '${OTHER}', ${OTHER_SLOT}) AS slots
       GROUP BY name) AS names ON period_users.bits & names.mask <> ${NO_CUSTOM_NAMES}
 GROUP BY names.name`;
@@ -76,12 +85,12 @@ GROUP BY names.name`;
 const TRACKED_NAME = `(SELECT coalesce(min(c.name), '${OTHER}') FROM custom_catalog c WHERE c.app_id = e.app_id AND c.level = 0
   AND c.name = ${customNameSql("e.props->'custom_data'")} AND c.slot IS NOT NULL)`;
 
-/** a value (p.value, jsonb) of property $5 of custom event $4 (events e) as the rollups count it: OTHER beyond the catalog */
+/** a value (p.value, jsonb) of the property of the custom event named by the parameters (events e) as the rollups count it: OTHER beyond the catalog */
 const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_catalog c
-  WHERE c.app_id = e.app_id AND c.level = 2 AND c.name = $4 AND c.property = $5
+  WHERE c.app_id = e.app_id AND c.level = 2 AND c.name = {{name}} AND c.property = {{property}}
     AND c.value = ${propertyValueSql('p.value')})`;
 
-/** the custom_data fields (p: key and value) of events e that the rollups count as property $5: keys cut as they are */
+/** the custom_data fields (p: key and value) of events e that the rollups count as the property: keys cut as they are */
 const PROPERTY_FIELDS = `CROSS JOIN LATERAL jsonb_each(${customDataObjectSql("e.props->'custom_data'")}) AS p(key, value)`;
 
 export class InsightsReader {
@@ -89,19 +98,23 @@ export class InsightsReader {
 
   async summary(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Summary> {
     if (isFiltered(filter)) return this.filteredSummary(appId, period, filter);
-    const args = [appId, period.from, period.to];
+    const args = { app: appId, from: period.from, to: period.to };
     const [[totals], users, [fresh]] = await Promise.all([
       this.sql.query<{ events: number; sessions: number }>(
-        `SELECT (SELECT coalesce(sum(events), 0)::float8 FROM daily_event_counts
-                 WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date) AS events,
+        ...named(
+          `SELECT (SELECT coalesce(sum(events), 0)::float8 FROM daily_event_counts
+                 WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date) AS events,
                 (SELECT coalesce(sum(sessions), 0)::float8 FROM daily_app_stats
-                 WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date) AS sessions`,
-        args,
+                 WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date) AS sessions`,
+          args,
+        ),
       ),
       distinctUsers(this.sql, appId, period),
       this.sql.query<{ new_users: number }>(
-        `SELECT count(*)::int AS new_users FROM app_users WHERE app_id = $1 AND first_day BETWEEN $2::date AND $3::date`,
-        args,
+        ...named(
+          `SELECT count(*)::int AS new_users FROM app_users WHERE app_id = {{app}} AND first_day BETWEEN {{from}}::date AND {{to}}::date`,
+          args,
+        ),
       ),
     ]);
     return {
@@ -117,32 +130,36 @@ export class InsightsReader {
    * with such an event that started in the period, each counted once as without a filter.
    */
   private async filteredSummary(appId: number, period: Period, filter: Filter): Promise<Summary> {
-    const params: unknown[] = [appId, period.from, period.to];
-    const onEvents = filterSql(filter, eventColumns(), params);
-    const onUsers = filterSql(filter, firstSeenColumns('a'), params);
+    const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
+    const onEvents = filterConditions(filter, eventColumns());
+    const onUsers = filterConditions(filter, firstSeenColumns('a'));
     const [row] = await this.sql.query<Summary>(
-      `WITH kept AS (SELECT user_key, session_id FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${onEvents})
+      ...named(
+        `WITH kept AS (SELECT user_key, session_id FROM events WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${onEvents})
        SELECT (SELECT count(*) FROM kept)::float8 AS events, (SELECT count(DISTINCT user_key) FROM kept)::int AS users,
               (SELECT count(*) FROM ${STARTED_SESSIONS})::int AS sessions,
-              (SELECT count(*) FROM app_users a WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date${onUsers})::int
+              (SELECT count(*) FROM app_users a WHERE a.app_id = {{app}} AND a.first_day BETWEEN {{from}}::date AND {{to}}::date${onUsers})::int
                 AS new_users`,
-      params,
+        params,
+      ),
     );
     return row ?? { events: 0, users: 0, sessions: 0, new_users: 0 };
   }
 
   /** one cohort per day of the period with new users */
   async retention(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<{ cohorts: Cohort[] }> {
-    const params: unknown[] = [appId, period.from, period.to];
+    const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
     const rows = await this.sql.query<{ day: string; offset: number; users: number }>(
-      `SELECT a.first_day::text AS day, (d.day - a.first_day) AS offset, count(*)::int AS users
+      ...named(
+        `SELECT a.first_day::text AS day, (d.day - a.first_day) AS offset, count(*)::int AS users
        FROM app_users a
        JOIN daily_users d ON d.app_id = a.app_id AND d.user_key = a.user_key
-       WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date
-         AND d.day BETWEEN $2::date AND $3::date AND d.day BETWEEN a.first_day AND a.first_day + ${RETENTION_DAYS}
-         ${filterSql(filter, firstSeenColumns('a'), params)}
+       WHERE a.app_id = {{app}} AND a.first_day BETWEEN {{from}}::date AND {{to}}::date
+         AND d.day BETWEEN {{from}}::date AND {{to}}::date AND d.day BETWEEN a.first_day AND a.first_day + ${RETENTION_DAYS}
+         ${filterConditions(filter, firstSeenColumns('a'))}
        GROUP BY 1, 2`,
-      params,
+        params,
+      ),
     );
     const cohorts = new Map<string, Cohort>();
     const lastDay = Date.parse(period.to);
@@ -175,24 +192,28 @@ export class InsightsReader {
     filter: Filter = NO_FILTER,
   ): Promise<{ events: { name: string; count: number; users: number }[] }> {
     if (isFiltered(filter)) {
-      const params: unknown[] = [appId, period.from, period.to];
-      const conditions = filterSql(filter, eventColumns('e'), params);
+      const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
+      const conditions = filterConditions(filter, eventColumns('e'));
       const events = await this.sql.query<{ name: string; count: number; users: number }>(
-        `SELECT name, count(*)::float8 AS count, count(DISTINCT user_key)::int AS users
+        ...named(
+          `SELECT name, count(*)::float8 AS count, count(DISTINCT user_key)::int AS users
          FROM (SELECT ${TRACKED_NAME} AS name, e.user_key FROM events e
-               WHERE e.app_id = $1 AND e.day BETWEEN $2::date AND $3::date AND e.event_name = 'custom-event'${conditions}) named
+               WHERE e.app_id = {{app}} AND e.day BETWEEN {{from}}::date AND {{to}}::date AND e.event_name = 'custom-event'${conditions}) named
          GROUP BY name ORDER BY count DESC, name`,
-        params,
+          params,
+        ),
       );
       return { events };
     }
     const events = await this.sql.query<{ name: string; count: number; users: number }>(
-      `SELECT c.name, c.count, coalesce(u.users, 0) AS users
+      ...named(
+        `SELECT c.name, c.count, coalesce(u.users, 0) AS users
        FROM (SELECT name, sum(events)::float8 AS count FROM daily_custom_events
-             WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY name) c
+             WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date GROUP BY name) c
        LEFT JOIN (${CUSTOM_EVENT_USERS}) u ON u.name = c.name
        ORDER BY c.count DESC, c.name`,
-      [appId, period.from, period.to],
+        { app: appId, from: period.from, to: period.to },
+      ),
     );
     return { events };
   }
@@ -205,21 +226,31 @@ export class InsightsReader {
     property: string,
     filter: Filter = NO_FILTER,
   ): Promise<{ values: { value: string; count: number }[] }> {
-    const params: unknown[] = [appId, period.from, period.to, cutText(name), cutText(property), OTHER];
+    const params = {
+      app: appId,
+      from: period.from,
+      to: period.to,
+      name: cutText(name),
+      property: cutText(property),
+      other: OTHER,
+      ...filterValues(filter),
+    };
     const rows = await this.sql.query<{ value: string; count: number; tracked: boolean }>(
-      isFiltered(filter)
-        ? `SELECT value, count(*)::float8 AS count, value <> $6 AS tracked FROM (
+      ...named(
+        isFiltered(filter)
+          ? `SELECT value, count(*)::float8 AS count, value <> {{other}} AS tracked FROM (
              SELECT ${TRACKED_VALUE} AS value FROM events e ${PROPERTY_FIELDS}
-             WHERE e.app_id = $1 AND e.day BETWEEN $2::date AND $3::date AND e.event_name = 'custom-event'
-               AND ${TRACKED_NAME} = $4
-               AND EXISTS (SELECT 1 FROM custom_catalog t WHERE t.app_id = e.app_id AND t.level = 1 AND t.name = $4 AND t.property = $5)
-               AND ${isPropertySql('p')} AND ${cutTextSql('p.key')} = $5
-               ${filterSql(filter, eventColumns('e'), params)}) v
-           GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`
-        : `SELECT value, sum(events)::float8 AS count, value <> $6 AS tracked FROM daily_custom_values
-           WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date AND name = $4 AND property = $5
-           GROUP BY value ORDER BY (value <> $6) DESC, count DESC, value`,
-      params,
+             WHERE e.app_id = {{app}} AND e.day BETWEEN {{from}}::date AND {{to}}::date AND e.event_name = 'custom-event'
+               AND ${TRACKED_NAME} = {{name}}
+               AND EXISTS (SELECT 1 FROM custom_catalog t WHERE t.app_id = e.app_id AND t.level = 1 AND t.name = {{name}} AND t.property = {{property}})
+               AND ${isPropertySql('p')} AND ${cutTextSql('p.key')} = {{property}}
+               ${filterConditions(filter, eventColumns('e'))}) v
+           GROUP BY value ORDER BY (value <> {{other}}) DESC, count DESC, value`
+          : `SELECT value, sum(events)::float8 AS count, value <> {{other}} AS tracked FROM daily_custom_values
+           WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date AND name = {{name}} AND property = {{property}}
+           GROUP BY value ORDER BY (value <> {{other}}) DESC, count DESC, value`,
+        params,
+      ),
     );
     const tracked = rows.filter((row) => row.tracked);
     const values = tracked.slice(0, TOP_PROPERTY_VALUES).map(({ value, count }) => ({ value, count }));
@@ -235,20 +266,22 @@ export class InsightsReader {
   }
 
   async campaigns(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<{ campaigns: Campaign[] }> {
-    const params: unknown[] = [appId, period.from, period.to];
-    const conditions = filterSql(filter, firstSeenColumns('a'), params);
+    const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
+    const conditions = filterConditions(filter, firstSeenColumns('a'));
     const campaigns = await this.sql.query<Campaign>(
-      `SELECT a.campaign AS start_param, count(*)::int AS new_users,
-              count(*) FILTER (WHERE a.first_day + 7 <= $3::date AND EXISTS (
+      ...named(
+        `SELECT a.campaign AS start_param, count(*)::int AS new_users,
+              count(*) FILTER (WHERE a.first_day + 7 <= {{to}}::date AND EXISTS (
                 SELECT 1 FROM daily_users d WHERE d.app_id = a.app_id AND d.day = a.first_day + 7 AND d.user_key = a.user_key
               ))::int AS retained_d7,
               count(*) FILTER (WHERE EXISTS (
-                SELECT 1 FROM wallet_users w WHERE w.app_id = a.app_id AND w.user_key = a.user_key AND w.first_day <= $3::date
+                SELECT 1 FROM wallet_users w WHERE w.app_id = a.app_id AND w.user_key = a.user_key AND w.first_day <= {{to}}::date
               ))::int AS wallet_connections
        FROM app_users a
-       WHERE a.app_id = $1 AND a.first_day BETWEEN $2::date AND $3::date AND a.campaign <> ''${conditions}
+       WHERE a.app_id = {{app}} AND a.first_day BETWEEN {{from}}::date AND {{to}}::date AND a.campaign <> ''${conditions}
        GROUP BY a.campaign ORDER BY new_users DESC, a.campaign LIMIT ${MAX_CAMPAIGNS}`,
-      params,
+        params,
+      ),
     );
     return { campaigns };
   }

@@ -1,6 +1,7 @@
 // An owner's funnel: who did step 1 in the period, then step 2 after it within the window, and so on. Read from the
 // steps' funnel postings (never the app's other events) and walked here, person by person; a step narrowed by a
 // property checks its candidate events' custom_data by their keys.
+import { named } from '../db/named-sql.ts';
 import { sqlLiteral, type SqlReader } from '../db/sql.ts';
 import { EVENT_NAMES } from './names.ts';
 import type { Filter } from './filters.ts';
@@ -81,10 +82,17 @@ async function withProperty(
   const keys = [...new Set(events.map(keyOf))];
   for (let from = 0; from < keys.length; from += CHUNK) {
     const rows = await sql.query<{ key: string }>(
-      `SELECT encode(event_key, 'base64') AS key FROM events
-       WHERE app_id = $1 AND event_key IN (SELECT decode(k, 'base64') FROM jsonb_array_elements_text($2::jsonb) AS k)
-         AND jsonb_extract_path_text(props->'custom_data', $3) = $4`,
-      [appId, JSON.stringify(keys.slice(from, from + CHUNK)), step.property, step.value ?? ''],
+      ...named(
+        `SELECT encode(event_key, 'base64') AS key FROM events
+         WHERE app_id = {{app}} AND event_key IN (SELECT decode(k, 'base64') FROM jsonb_array_elements_text({{keys}}::jsonb) AS k)
+           AND jsonb_extract_path_text(props->'custom_data', {{property}}) = {{value}}`,
+        {
+          app: appId,
+          keys: JSON.stringify(keys.slice(from, from + CHUNK)),
+          property: step.property,
+          value: step.value ?? '',
+        },
+      ),
     );
     for (const { key } of rows) matching.add(key);
   }

@@ -1,7 +1,8 @@
 // Removes the events and rollups of deleted apps in the background, a bounded chunk per statement, resuming after a restart.
+import { named } from '../db/named-sql.ts';
 import { reclaimDeletedSpace } from '../db/reclaim.ts';
 import type { SqlRunner } from '../db/sql.ts';
-import { EVENT_PLANE_TABLES } from './store.ts';
+import { EVENT_PLANE_TABLES } from './write/event-store.ts';
 
 /**
  * Rows deleted per statement: each takes ~0.1–0.2 s, far inside the server's statement timeout (one DELETE of
@@ -18,7 +19,7 @@ const DELETED_APPS_WITH_ROWS = `SELECT a.app_id FROM app_activity a WHERE NOT EX
 const deleteChunk = (table: string) => `
 WITH gone AS (
   DELETE FROM ${table} WHERE ctid = ANY(ARRAY(
-    SELECT ctid FROM ${table} WHERE app_id = $1 AND NOT EXISTS (SELECT 1 FROM apps WHERE id = $1) LIMIT $2
+    SELECT ctid FROM ${table} WHERE app_id = {{app}} AND NOT EXISTS (SELECT 1 FROM apps WHERE id = {{app}}) LIMIT {{rows}}
   ))
   RETURNING 1
 )
@@ -66,9 +67,9 @@ export class DeletedAppPurger {
     for (const table of PURGE_ORDER) {
       for (;;) {
         if (this.stopped) return;
-        const [{ n }] = (await this.sql.query<{ n: number }>(deleteChunk(table), [appId, this.chunkRows])) as [
-          { n: number },
-        ];
+        const [{ n }] = (await this.sql.query<{ n: number }>(
+          ...named(deleteChunk(table), { app: appId, rows: this.chunkRows }),
+        )) as [{ n: number }];
         if (n < this.chunkRows) break;
       }
     }

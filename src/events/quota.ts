@@ -1,5 +1,6 @@
 // Daily quotas per app (events and bytes per UTC day), so an app's public token cannot fill the operator's disk:
 // checked in memory, counts reconciled every few seconds with every node's stored totals (daily_app_usage).
+import { named } from '../db/named-sql.ts';
 import type { SqlRunner } from '../db/sql.ts';
 import type { Parsed } from '../parsed.ts';
 import type { QuotaOverrides } from '../tokens/registry.ts';
@@ -52,8 +53,11 @@ export function effectiveLimits(defaults: QuotaLimits, overrides: Partial<QuotaO
 export async function usageToday(sql: SqlRunner, appId: number, now = new Date()): Promise<DayUsage> {
   const day = now.toISOString().slice(0, 10);
   const [row] = await sql.query<{ events: number; bytes: number }>(
-    `SELECT events::float8 AS events, bytes::float8 AS bytes FROM daily_app_usage WHERE app_id = $1 AND day = $2::date`,
-    [appId, day],
+    ...named(
+      `SELECT events::float8 AS events, bytes::float8 AS bytes FROM daily_app_usage
+       WHERE app_id = {{app}} AND day = {{day}}::date`,
+      { app: appId, day },
+    ),
   );
   return { day, events: row?.events ?? 0, bytes: row?.bytes ?? 0 };
 }
@@ -156,8 +160,10 @@ export class DailyQuota {
     try {
       const [totals, overrides] = await Promise.all([
         this.sql.query<{ app_id: number; events: number; bytes: number }>(
-          `SELECT app_id, events::float8 AS events, bytes::float8 AS bytes FROM daily_app_usage WHERE day = $1::date`,
-          [isoDayOfNumber(day)],
+          ...named(
+            `SELECT app_id, events::float8 AS events, bytes::float8 AS bytes FROM daily_app_usage WHERE day = {{day}}::date`,
+            { day: isoDayOfNumber(day) },
+          ),
         ),
         this.sql.query<{ id: number; events: number | null; bytes: number | null }>(
           `SELECT id, quota_events_per_day::float8 AS events, quota_bytes_per_day::float8 AS bytes FROM apps

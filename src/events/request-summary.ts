@@ -3,9 +3,10 @@
 // whether they completed a wallet connection) and its custom events' counts per day and name, with their property
 // values, as lines the loader merges by their bytes. They hold when every event of the batch is new, which the event
 // insert checks (it reads the events it really inserted otherwise).
+import { JsonTuple } from '../db/json-tuples.ts';
 import { customEventName, cutText } from './custom-events.ts';
 import { WALLET_CONNECTION_EVENT } from './funnel.ts';
-import type { EventRow } from './store.ts';
+import type { EventRow } from './write/event-columns.ts';
 
 const NEWLINE = 0x0a;
 
@@ -39,6 +40,20 @@ const valuesOf = (entry: UserDay): UserDayValues => [
   entry.names,
   entry.wallet,
 ];
+
+/** a user day as the event insert reads it: its app, then UserDayValues (names: a JSON array of texts) */
+export const USER_DAY = new JsonTuple([
+  { name: 'app_id', kind: 'int' },
+  { name: 'day', kind: 'date' },
+  { name: 'user_key', kind: 'base64' },
+  { name: 'first_at', kind: 'epochMs' },
+  { name: 'platform', kind: 'text' },
+  { name: 'locale', kind: 'text' },
+  { name: 'is_premium', kind: 'bool' },
+  { name: 'start_param', kind: 'text' },
+  { name: 'names', kind: 'text' },
+  { name: 'wallet', kind: 'bool' },
+] as const);
 
 /** merges what `entry` knows into `into` (the same user and day) */
 function merge(into: UserDay, entry: UserDay): void {

@@ -1,60 +1,32 @@
 // Deletes what apps with a retention period keep no longer, in the background, a bounded chunk per statement.
+import { named } from '../db/named-sql.ts';
 import { reclaimDeletedSpace } from '../db/reclaim.ts';
 import type { SqlRunner } from '../db/sql.ts';
 import { CHUNK_ROWS } from './purge.ts';
 import { firstKeptDay } from './retention.ts';
+import { EVENT_PLANE_TABLE_LIST } from './write/rollups/index.ts';
 
 /** how often the purge runs (and once at start): a day is the retention's unit, an hour keeps it within one */
 export const RETENTION_PURGE_EVERY_MS = 3_600_000;
 
 /**
- * What the purge deletes, in this order, of an app's rows counted before its first kept day. The rule: whatever
- * names a user or a session goes (events, per-user rows, per-session rows), since it is personal data; the
- * anonymous counts stay, so totals of old periods still show (daily_event_counts, daily_app_stats,
- * daily_dimensions, daily_custom_events, daily_custom_values, daily_app_usage, app_activity, custom_catalog).
- * Funnel postings go with the events of their days. A user's own rows (app_users, wallet_users) go when the user
- * was last seen before the period; a user still active keeps them, first day included.
+ * What the purge deletes of an app's rows counted before its first kept day, as each table of the event plane declares
+ * it (src/events/write/rollups/): whatever names a user or a session goes (events, per-user rows, per-session rows),
+ * since it is personal data; the anonymous counts stay, so totals of old periods still show. One step per condition,
+ * in the order of the list (a condition may read a table an earlier step purged).
  *
- * Parameters: $1 the app, $2 the chunk's rows, then the step's own. Each condition is checked again on the row
- * the DELETE locks, so a row a commit just refreshed (a user seen again today) is left alone.
+ * Parameters: app, rows (the chunk's), and the first kept day as a day, a time and an event key's prefix (first_kept_day,
+ * first_kept_at, first_kept_key). Each condition is checked again on the row the DELETE locks, so a row a commit just
+ * refreshed (a user seen again today) is left alone.
  */
 interface PurgeStep {
   table: string;
   condition: string;
-  params(firstKept: { day: string; at: Date }): unknown[];
 }
 
-const beforeDay = (column: string): PurgeStep['condition'] => `t.${column} < $3::date`;
-const dayParam: PurgeStep['params'] = ({ day }) => [day];
-
-const STEPS: PurgeStep[] = [
-  // An event's key starts with the client's time (src/events/pseudonym.ts), its day is that time's when the
-  // service trusted it, else the time of receipt; no index has the day, so two index ranges cover every old
-  // event: keys before the first kept day (trusted client times, and receipts without one), and receipts before it.
-  {
-    table: 'events',
-    condition: `t.event_key < decode($3, 'hex') AND t.day < $4::date`,
-    params: ({ day, at }) => [at.getTime().toString(16).padStart(12, '0'), day],
-  },
-  {
-    table: 'events',
-    condition: `t.received_at < $3::timestamptz AND t.day < $4::date`,
-    params: ({ day, at }) => [at.toISOString(), day],
-  },
-  // an event is before the first kept day exactly when its day is, whichever of the two ranges above held it
-  { table: 'funnel_postings', condition: beforeDay('day'), params: dayParam },
-  { table: 'daily_funnel_sessions', condition: beforeDay('day'), params: dayParam },
-  // daily_sessions has no index by day: a chunk reads the app's sessions until it has found its rows
-  { table: 'daily_sessions', condition: beforeDay('day'), params: dayParam },
-  { table: 'daily_users', condition: beforeDay('day'), params: dayParam },
-  { table: 'app_users', condition: beforeDay('last_day'), params: dayParam },
-  // after app_users: a wallet user is still active exactly when their app_users row remains
-  {
-    table: 'wallet_users',
-    condition: `t.first_day < $3::date AND NOT EXISTS (SELECT 1 FROM app_users u WHERE u.app_id = t.app_id AND u.user_key = t.user_key)`,
-    params: dayParam,
-  },
-];
+const STEPS: PurgeStep[] = EVENT_PLANE_TABLE_LIST.flatMap(({ name, retention }) =>
+  retention.kind === 'deleted' ? retention.when.map((condition) => ({ table: name, condition })) : [],
+);
 
 /** the tables the purge deletes from, each once */
 export const RETENTION_PURGED_TABLES = [...new Set(STEPS.map((step) => step.table))];
@@ -62,8 +34,8 @@ export const RETENTION_PURGED_TABLES = [...new Set(STEPS.map((step) => step.tabl
 const deleteChunk = ({ table, condition }: PurgeStep) => `
 WITH gone AS (
   DELETE FROM ${table} t WHERE t.ctid = ANY(ARRAY(
-    SELECT ctid FROM ${table} t WHERE t.app_id = $1 AND ${condition} LIMIT $2
-  )) AND t.app_id = $1 AND ${condition}
+    SELECT ctid FROM ${table} t WHERE t.app_id = {{app}} AND ${condition} LIMIT {{rows}}
+  )) AND t.app_id = {{app}} AND ${condition}
   RETURNING 1
 )
 SELECT count(*)::int AS n FROM gone`;
@@ -146,13 +118,20 @@ export class RetentionPurger {
 
   private async purgeApp(appId: number, days: number, purged: PurgedRows): Promise<void> {
     const day = firstKeptDay(days, this.now());
-    const firstKept = { day, at: new Date(`${day}T00:00:00Z`) };
+    const at = new Date(`${day}T00:00:00Z`);
+    // an event's key starts with its time in ms as 12 hex digits
+    const values = {
+      app: appId,
+      rows: this.chunkRows,
+      first_kept_day: day,
+      first_kept_at: at.toISOString(),
+      first_kept_key: at.getTime().toString(16).padStart(12, '0'),
+    };
     for (const step of STEPS) {
       const text = deleteChunk(step);
-      const params = [appId, this.chunkRows, ...step.params(firstKept)];
       for (;;) {
         if (this.stopped) return;
-        const [{ n }] = (await this.sql.query<{ n: number }>(text, params)) as [{ n: number }];
+        const [{ n }] = (await this.sql.query<{ n: number }>(...named(text, values))) as [{ n: number }];
         purged[step.table] = (purged[step.table] ?? 0) + n;
         if (n < this.chunkRows) break;
       }

@@ -1,8 +1,9 @@
 // Reads an app's numbers for a period from the rollups (never scanning raw events, so it stays fast at
 // any volume), plus the raw-event reads a dashboard needs: a filtered view, the latest events and exports.
+import { named } from '../db/named-sql.ts';
 import type { SqlReader } from '../db/sql.ts';
 import { addDays, eachDay } from './days.ts';
-import { eventColumns, type Filter, filterSql, isFiltered, NO_FILTER } from './filters.ts';
+import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
 import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
 import { ratio } from './ratio.ts';
 
@@ -57,12 +58,12 @@ const REACHED = `count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILT
 const TOP_VALUES = 20;
 
 /**
- * SQL: the sessions of the CTE `kept` (session ids) that started in the period $2..$3, as daily_sessions counts
+ * SQL: the sessions of the CTE `kept` (session ids) that started in the period (from, to), as daily_sessions counts
  * them (alias s), so a filtered count agrees with the unfiltered one
  */
 export const STARTED_SESSIONS = `(SELECT DISTINCT session_id FROM kept) k
-  JOIN daily_sessions s ON s.app_id = $1 AND s.session_id = k.session_id
-  WHERE s.day BETWEEN $2::date AND $3::date`;
+  JOIN daily_sessions s ON s.app_id = {{app}} AND s.session_id = k.session_id
+  WHERE s.day BETWEEN {{from}}::date AND {{to}}::date`;
 
 /** the last `days` UTC days ending today */
 export function lastDays(days: number, now = new Date()): Period {
@@ -76,14 +77,16 @@ export function lastDays(days: number, now = new Date()): Period {
  * case). Otherwise, the distinct user keys of the period's user-days (a scan that grows with the period).
  */
 const DISTINCT_USERS = `
-SELECT (CASE WHEN EXISTS (SELECT 1 FROM app_users WHERE app_id = $1 AND last_day > $3::date)
+SELECT (CASE WHEN EXISTS (SELECT 1 FROM app_users WHERE app_id = {{app}} AND last_day > {{to}}::date)
   THEN (SELECT count(*) FROM (SELECT DISTINCT user_key FROM daily_users
-                              WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date) AS distinct_users)
-  ELSE (SELECT count(*) FROM app_users WHERE app_id = $1 AND last_day BETWEEN $2::date AND $3::date)
+                              WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date) AS distinct_users)
+  ELSE (SELECT count(*) FROM app_users WHERE app_id = {{app}} AND last_day BETWEEN {{from}}::date AND {{to}}::date)
 END)::int AS users`;
 
 export async function distinctUsers(sql: SqlReader, appId: number, period: Period): Promise<number> {
-  const [row] = await sql.query<{ users: number }>(DISTINCT_USERS, [appId, period.from, period.to]);
+  const [row] = await sql.query<{ users: number }>(
+    ...named(DISTINCT_USERS, { app: appId, from: period.from, to: period.to }),
+  );
   return row?.users ?? 0;
 }
 
@@ -139,31 +142,39 @@ export class RollupReader {
   }
 
   private fromRollups(appId: number, period: Period) {
-    const args = [appId, period.from, period.to];
+    const args = { app: appId, from: period.from, to: period.to };
     return Promise.all([
       this.sql.query<{ day: string; event_name: string; events: number }>(
-        `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
-         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
-        args,
+        ...named(
+          `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
+         WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`,
+          args,
+        ),
       ),
       this.sql.query<{ day: string; users: number; sessions: number }>(
-        `SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date`,
-        args,
+        ...named(
+          `SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`,
+          args,
+        ),
       ),
       this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
-        `SELECT dimension, value, sessions FROM (
+        ...named(
+          `SELECT dimension, value, sessions FROM (
            SELECT dimension, value, sum(sessions)::float8 AS sessions,
                   row_number() OVER (PARTITION BY dimension ORDER BY sum(sessions) DESC, value) AS place
-           FROM daily_dimensions WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2) AS ranked
+           FROM daily_dimensions WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date GROUP BY 1, 2) AS ranked
          WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
-        args,
+          args,
+        ),
       ),
       distinctUsers(this.sql, appId, period),
       this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
-        `SELECT ${REACHED}
+        ...named(
+          `SELECT ${REACHED}
          FROM (SELECT bit_or(steps) AS steps FROM daily_funnel_sessions
-               WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date GROUP BY session_id) AS per_session`,
-        args,
+               WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date GROUP BY session_id) AS per_session`,
+          args,
+        ),
       ),
     ]);
   }
@@ -173,24 +184,26 @@ export class RollupReader {
    * started, when that is in the period, under the attributes it started with
    */
   private fromEvents(appId: number, period: Period, filter: Filter) {
-    const params: unknown[] = [appId, period.from, period.to];
-    const kept = `FROM events WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date${filterSql(filter, eventColumns(), params)}`;
+    const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
+    const kept = `FROM events WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${filterConditions(filter, eventColumns())}`;
     const starts = `WITH kept AS (SELECT session_id ${kept}), starts AS (SELECT s.* FROM ${STARTED_SESSIONS})`;
     return Promise.all([
       this.sql.query<{ day: string; event_name: string; events: number }>(
-        `SELECT day::text, event_name, count(*)::float8 AS events ${kept} GROUP BY 1, 2`,
-        params,
+        ...named(`SELECT day::text, event_name, count(*)::float8 AS events ${kept} GROUP BY 1, 2`, params),
       ),
       this.sql.query<{ day: string; users: number; sessions: number }>(
-        `${starts}
+        ...named(
+          `${starts}
          SELECT coalesce(u.day, s.day)::text AS day, coalesce(u.users, 0)::int AS users,
                 coalesce(s.sessions, 0)::int AS sessions
          FROM (SELECT day, count(DISTINCT user_key)::int AS users ${kept} GROUP BY 1) u
          FULL JOIN (SELECT day, count(*) AS sessions FROM starts GROUP BY 1) s ON s.day = u.day`,
-        params,
+          params,
+        ),
       ),
       this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
-        `${starts}
+        ...named(
+          `${starts}
          SELECT dimension, value, sessions FROM (
            SELECT x.dimension, x.value, count(*)::float8 AS sessions,
                   row_number() OVER (PARTITION BY x.dimension ORDER BY count(*) DESC, x.value) AS place
@@ -198,15 +211,18 @@ export class RollupReader {
              ('locale', ${eventColumns('s').language}), ('start_param', ${eventColumns('s').campaign})) AS x(dimension, value)
            GROUP BY 1, 2) AS ranked
          WHERE place <= ${TOP_VALUES} ORDER BY dimension, place`,
-        params,
+          params,
+        ),
       ),
       this.sql
-        .query<{ users: number }>(`SELECT count(DISTINCT user_key)::int AS users ${kept}`, params)
+        .query<{ users: number }>(...named(`SELECT count(DISTINCT user_key)::int AS users ${kept}`, params))
         .then(([row]) => row?.users ?? 0),
       this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
-        `SELECT ${REACHED} FROM (SELECT bit_or(${FUNNEL_STEP_BITS}) AS steps ${kept}
+        ...named(
+          `SELECT ${REACHED} FROM (SELECT bit_or(${FUNNEL_STEP_BITS}) AS steps ${kept}
            AND event_name IN (${FUNNEL.map((name) => `'${name}'`).join(', ')}) GROUP BY session_id) AS per_session`,
-        params,
+          params,
+        ),
       ),
     ]);
   }
@@ -216,12 +232,14 @@ export class RollupReader {
    * the latest to happen comes first.
    */
   async recent(appId: number, limit = 25, filter: Filter = NO_FILTER): Promise<RecentEvent[]> {
-    const params: unknown[] = [appId, limit];
+    const params = { app: appId, limit, ...filterValues(filter) };
     const rows = await this.sql.query<Record<string, unknown>>(
-      `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
-       FROM events WHERE app_id = $1${filterSql(filter, eventColumns(), params)}
-       ORDER BY received_at DESC, occurred_at DESC LIMIT $2`,
-      params,
+      ...named(
+        `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
+       FROM events WHERE app_id = {{app}}${filterConditions(filter, eventColumns())}
+       ORDER BY received_at DESC, occurred_at DESC LIMIT {{limit}}`,
+        params,
+      ),
     );
     return rows.map(toRecent);
   }
@@ -235,16 +253,27 @@ export class RollupReader {
   ): AsyncGenerator<ExportRow[]> {
     let after: { receivedAt: string; key: string } | null = null;
     for (;;) {
-      const params: unknown[] = [appId, period.from, period.to, after?.receivedAt ?? null, after?.key ?? '', pageSize];
-      const filtered = filterSql(filter, eventColumns(), params);
+      const params = {
+        app: appId,
+        from: period.from,
+        to: period.to,
+        after_at: after?.receivedAt ?? null,
+        after_key: after?.key ?? '',
+        page: pageSize,
+        ...filterValues(filter),
+      };
+      const filtered = filterConditions(filter, eventColumns());
       const rows: Record<string, unknown>[] = await this.sql.query(
-        `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success,
+        ...named(
+          `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success,
                 props, encode(user_key, 'hex') AS user, encode(event_key, 'hex') AS key, to_json(received_at)#>>'{}' AS cursor
          FROM events
-         WHERE app_id = $1 AND day BETWEEN $2::date AND $3::date
-           AND ($4::timestamptz IS NULL OR (received_at, encode(event_key, 'hex')) > ($4::timestamptz, $5::text))${filtered}
-         ORDER BY received_at, event_key LIMIT $6`,
-        params,
+         WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date
+           AND ({{after_at}}::timestamptz IS NULL
+                OR (received_at, encode(event_key, 'hex')) > ({{after_at}}::timestamptz, {{after_key}}::text))${filtered}
+         ORDER BY received_at, event_key LIMIT {{page}}`,
+          params,
+        ),
       );
       if (rows.length === 0) return;
       yield rows.map((row) => ({ ...toRecent(row), user: row.user as string }));

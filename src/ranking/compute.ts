@@ -1,6 +1,7 @@
 // The catalog ranking: each app's score from the rollups of the last 7 and 30 UTC days, written to
 // app_scores in one transaction. Reads only rollup tables, always by their primary key prefix
 // (app_id, day), so the cost follows the data inside the windows, never the size of history or raw events.
+import { named } from '../db/named-sql.ts';
 import { intArrayLiteral, type SqlReader, type SqlRunner } from '../db/sql.ts';
 import { addDays, isoDayOf } from '../events/days.ts';
 import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../events/funnel.ts';
@@ -106,7 +107,14 @@ export interface RankedApp {
   computedAt: Date;
 }
 
-// $1 first day of the 30-day window, $2 first day of the 7-day window, $3 last day (the day of `now`).
+/** the ranking's windows: the first days of the last 30 and 7 days, and the last day */
+type Window = {
+  from30: string;
+  from7: string;
+  to: string;
+};
+
+// from30: the first day of the 30-day window, from7: of the 7-day window, to: the last day (the day of `now`).
 // Per app, one range scan of daily_app_stats (app_id, day) and of daily_event_counts (app_id, day, event_name).
 export const ACTIVITY_QUERY = `
 SELECT a.id AS app_id, a.app_name, a.bot,
@@ -123,36 +131,36 @@ FROM apps a
 CROSS JOIN LATERAL (
   SELECT sum(s.users) AS user_days
   FROM daily_app_stats s
-  WHERE s.app_id = a.id AND s.day BETWEEN $1::date AND $3::date
+  WHERE s.app_id = a.id AND s.day BETWEEN {{from30}}::date AND {{to}}::date
 ) st
 CROSS JOIN LATERAL (
   SELECT sum(c.events) AS events30,
-         sum(c.events) FILTER (WHERE c.day >= $2::date) AS events7,
+         sum(c.events) FILTER (WHERE c.day >= {{from7}}::date) AS events7,
          sum(c.events) FILTER (WHERE c.event_name = '${WALLET_CONNECTION_EVENT}') AS connections30,
-         sum(c.events) FILTER (WHERE c.event_name = '${WALLET_CONNECTION_EVENT}' AND c.day >= $2::date) AS connections7,
+         sum(c.events) FILTER (WHERE c.event_name = '${WALLET_CONNECTION_EVENT}' AND c.day >= {{from7}}::date) AS connections7,
          sum(c.events) FILTER (WHERE c.event_name = '${WALLET_RESTORE_EVENT}') AS restores30,
-         sum(c.events) FILTER (WHERE c.event_name = '${WALLET_RESTORE_EVENT}' AND c.day >= $2::date) AS restores7,
+         sum(c.events) FILTER (WHERE c.event_name = '${WALLET_RESTORE_EVENT}' AND c.day >= {{from7}}::date) AS restores7,
          sum(c.events) FILTER (WHERE c.event_name = '${SIGNED_TRANSACTION_EVENT}') AS transactions30,
-         sum(c.events) FILTER (WHERE c.event_name = '${SIGNED_TRANSACTION_EVENT}' AND c.day >= $2::date) AS transactions7
+         sum(c.events) FILTER (WHERE c.event_name = '${SIGNED_TRANSACTION_EVENT}' AND c.day >= {{from7}}::date) AS transactions7
   FROM daily_event_counts c
-  WHERE c.app_id = a.id AND c.day BETWEEN $1::date AND $3::date
+  WHERE c.app_id = a.id AND c.day BETWEEN {{from30}}::date AND {{to}}::date
 ) ev
 ORDER BY a.id`;
 
-// $1..$3 as above, $4 the app ids of one chunk. Per app, one range scan of daily_users (app_id, day, user_key):
+// The days as above, apps: the app ids of one chunk. Per app, one range scan of daily_users (app_id, day, user_key):
 // distinct users of each window and those seen on two or more days.
 export const USERS_QUERY = `
 SELECT a.app_id, u.users30, u.returning30, u.users7, u.returning7
-FROM unnest($4::int[]) AS a(app_id)
+FROM unnest({{apps}}::int[]) AS a(app_id)
 CROSS JOIN LATERAL (
   SELECT count(*)::int AS users30,
          count(*) FILTER (WHERE p.days30 >= 2)::int AS returning30,
          count(*) FILTER (WHERE p.days7 >= 1)::int AS users7,
          count(*) FILTER (WHERE p.days7 >= 2)::int AS returning7
   FROM (
-    SELECT count(*) AS days30, count(*) FILTER (WHERE d.day >= $2::date) AS days7
+    SELECT count(*) AS days30, count(*) FILTER (WHERE d.day >= {{from7}}::date) AS days7
     FROM daily_users d
-    WHERE d.app_id = a.app_id AND d.day BETWEEN $1::date AND $3::date
+    WHERE d.app_id = a.app_id AND d.day BETWEEN {{from30}}::date AND {{to}}::date
     GROUP BY d.user_key
   ) p
 ) u`;
@@ -188,7 +196,7 @@ interface UsersRow {
 
 const NO_USERS: Omit<UsersRow, 'app_id'> = { users30: 0, returning30: 0, users7: 0, returning7: 0 };
 
-async function readUsers(sql: SqlReader, activity: ActivityRow[], days: string[]): Promise<Map<number, UsersRow>> {
+async function readUsers(sql: SqlReader, activity: ActivityRow[], days: Window): Promise<Map<number, UsersRow>> {
   const chunks: number[][] = [];
   let chunk: number[] = [];
   let rows = 0;
@@ -205,7 +213,7 @@ async function readUsers(sql: SqlReader, activity: ActivityRow[], days: string[]
   if (chunk.length > 0) chunks.push(chunk);
   const users = new Map<number, UsersRow>();
   for (const ids of chunks) {
-    for (const row of await sql.query<UsersRow>(USERS_QUERY, [...days, intArrayLiteral(ids)]))
+    for (const row of await sql.query<UsersRow>(...named(USERS_QUERY, { ...days, apps: intArrayLiteral(ids) })))
       users.set(row.app_id, row);
   }
   return users;
@@ -288,8 +296,8 @@ function byName(a: { appName: string }, b: { appName: string }): number {
 
 const WRITE_SCORES = `
 INSERT INTO app_scores (app_id, computed_at, rank, score, components)
-SELECT r.app_id, $2::timestamptz, r.rank, r.score, r.components
-FROM jsonb_to_recordset($1::jsonb) AS r(app_id int, rank int, score float8, components jsonb)
+SELECT r.app_id, {{computed_at}}::timestamptz, r.rank, r.score, r.components
+FROM jsonb_to_recordset({{scores}}::jsonb) AS r(app_id int, rank int, score float8, components jsonb)
 JOIN apps ON apps.id = r.app_id
 ORDER BY r.app_id
 ON CONFLICT (app_id) DO UPDATE
@@ -308,9 +316,9 @@ export async function computeRanking(
   const to = isoDayOf(now.getTime());
   const from7 = addDays(to, -6);
   const from30 = addDays(to, -29);
-  const days = [from30, from7, to];
+  const days: Window = { from30, from7, to };
 
-  const activity = await reads.query<ActivityRow>(ACTIVITY_QUERY, days);
+  const activity = await reads.query<ActivityRow>(...named(ACTIVITY_QUERY, days));
   const users = await readUsers(reads, activity, days);
 
   const results: RankedApp[] = activity.map((app) => {
@@ -372,10 +380,13 @@ export async function computeRanking(
     components: app.components,
   }));
   await sql.transaction(async (tx) => {
-    if (rows.length > 0) await tx.query(WRITE_SCORES, [JSON.stringify(rows), now.toISOString()]);
-    await tx.query(`DELETE FROM app_scores WHERE NOT (app_id = ANY($1::int[]))`, [
-      intArrayLiteral(rows.map((row) => row.app_id)),
-    ]);
+    if (rows.length > 0)
+      await tx.query(...named(WRITE_SCORES, { scores: JSON.stringify(rows), computed_at: now.toISOString() }));
+    await tx.query(
+      ...named(`DELETE FROM app_scores WHERE NOT (app_id = ANY({{apps}}::int[]))`, {
+        apps: intArrayLiteral(rows.map((row) => row.app_id)),
+      }),
+    );
   });
   return ordered;
 }

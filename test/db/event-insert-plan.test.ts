@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { SqlEventStore } from '../../src/events/store.ts';
+import { SqlEventStore } from '../../src/events/write/event-store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { available } from '../helpers/environment.ts';
 import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { BatchPostings, chunksOf, encodeRequestPostings, entryBytes } from '../../src/events/funnel-postings.ts';
-import { rowValues } from '../../src/events/store.ts';
+import { chunksOf, encodeRequestPostings, entryBytes } from '../../src/events/funnel-postings.ts';
+import { BatchPostings } from '../../src/events/write/batch-postings.ts';
+import { EVENT_COLUMN_NAMES, EVENT_TUPLE, encodeEventRow } from '../../src/events/write/event-columns.ts';
 import { eventRow } from '../helpers/events.ts';
 import { tempDir } from '../helpers/service.ts';
 import { BARE_BACKENDS } from '../helpers/stores.ts';
@@ -211,13 +212,8 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
     ];
     for (const row of rows)
       await sql.query(
-        `INSERT INTO events (app_id, event_key, received_at, occurred_at, day, event_name, session_id, user_key,
-                             is_premium, is_success, platform, locale, start_param, props)
-         SELECT (r->>0)::int, decode(r->>1, 'base64'), to_timestamp((r->>2)::float8 / 1000), to_timestamp((r->>3)::float8 / 1000),
-                (r->>4)::date, r->>5, (r->>6)::uuid, decode(r->>7, 'base64'), (r->>8)::bool, (r->>9)::bool, r->>10,
-                r->>11, r->>12, r->13
-         FROM (SELECT $1::jsonb AS r) AS row`,
-        [JSON.stringify(rowValues(row))],
+        `INSERT INTO events (${EVENT_COLUMN_NAMES}) SELECT ${EVENT_TUPLE.select('r')} FROM (SELECT $1::jsonb AS r) AS row`,
+        [JSON.stringify(encodeEventRow(row))],
       );
 
     expect((await applyMigrations(sql))[0]).toBe(migration);

@@ -14,7 +14,7 @@ import { InsightsReader } from '../../src/events/insights.ts';
 import { firstKeptDay, parseRetention } from '../../src/events/retention.ts';
 import { DeletedAppPurger } from '../../src/events/purge.ts';
 import { RetentionPurger } from '../../src/events/retention-purge.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { eraseUser } from '../../src/events/user-erasure.ts';
 import { Secrets } from '../../src/secret.ts';
 import { RegistryError, TokenRegistry, type Actor } from '../../src/tokens/registry.ts';

@@ -14,7 +14,7 @@ import {
 import { entryCount } from '../../src/events/funnel-postings.ts';
 import { InsightsReader } from '../../src/events/insights.ts';
 import { RollupReader } from '../../src/events/rollups.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 

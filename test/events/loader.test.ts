@@ -8,8 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import { IngestLog, type IngestLogOptions } from '../../src/events/ingest-log.ts';
 import { InsightsReader } from '../../src/events/insights.ts';
-import { batchOf, decodeRequest, encodeRequest } from '../../src/events/log-record.ts';
-import { SqlEventStore, type EventBatch, type EventRow, type EventStore } from '../../src/events/store.ts';
+import { batchOf, decodeRequest, encodeRequest } from '../../src/events/write/log-record.ts';
+import { SqlEventStore, type EventBatch, type EventRow, type EventStore } from '../../src/events/write/event-store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 import { tempDir } from '../helpers/service.ts';
 

@@ -2,7 +2,7 @@
 // events and rollups removed when the service starts again; other apps keep theirs.
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/store.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore } from '../../src/events/store.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore } from '../../src/events/write/event-store.ts';
 import { available } from '../helpers/environment.ts';
 import type { TestDatabase } from '../helpers/postgres.ts';
 import { migratedDatabase } from '../helpers/stores.ts';

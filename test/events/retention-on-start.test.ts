@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/store.ts';
 import { addDays } from '../../src/events/days.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { available } from '../helpers/environment.ts';
 import type { TestDatabase } from '../helpers/postgres.ts';
 import { migratedDatabase } from '../helpers/stores.ts';

@@ -10,7 +10,7 @@ import { DeletedAppPurger } from '../../src/events/purge.ts';
 import { RollupReader } from '../../src/events/rollups.ts';
 import { Secrets } from '../../src/secret.ts';
 import { OPERATOR, TokenRegistry } from '../../src/tokens/registry.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { tempDir } from '../helpers/service.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 import { eventRow } from '../helpers/events.ts';

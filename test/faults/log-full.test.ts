@@ -2,7 +2,7 @@
 // LOG_MAX_BYTES; beyond it "Failed to record" (nothing of those requests is stored later). Once the store
 // answers again the backlog is stored, the log empties and requests get 201 again; every 201 is stored once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStore } from '../../src/events/store.ts';
+import type { EventStore } from '../../src/events/write/event-store.ts';
 import { APP_ORIGIN, BatchFactory, FAILED, sendBody, SUCCESS, tallyAnswers, type Answer } from '../helpers/load.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 

@@ -2,7 +2,7 @@
 // takes them, for tests that store events directly.
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import type { EventRow } from '../../src/events/store.ts';
+import type { EventRow } from '../../src/events/write/event-store.ts';
 
 /** a stored app-init of a new user and session, received now (or at overrides.receivedAt) and occurred then */
 export function eventRow(appId: number, overrides: Partial<EventRow> = {}): EventRow {

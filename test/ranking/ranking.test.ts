@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/store.ts';
+import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 import { readCatalog } from '../../src/ranking/catalog.ts';
 import { ACTIVITY_QUERY, USERS_QUERY, computeRanking, type RankedApp } from '../../src/ranking/compute.ts';

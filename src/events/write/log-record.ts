@@ -1,10 +1,12 @@
 // One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, the lengths of
 // its funnel postings and of its summary), the postings, the summary, then its rows already in the event insert's
 // form, so the loader joins records' bytes into a batch without decoding them.
-import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
-import { BatchPostings, encodeRequestPostings } from './funnel-postings.ts';
-import { rowOfValues, rowValues, type EventBatch, type EventRow } from './store.ts';
-import { isoDayOf } from './days.ts';
+import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
+import { encodeRequestPostings } from '../funnel-postings.ts';
+import { BatchPostings } from './batch-postings.ts';
+import type { EventBatch } from './event-store.ts';
+import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';
+import { isoDayOf } from '../days.ts';
 
 export interface RequestRecord {
   appId: number;
@@ -35,7 +37,7 @@ export function encodeRequest(rows: EventRow[], bytes: number, insights = true):
   const postingBytes = insights ? encodeRequestPostings(rows) : Buffer.alloc(0);
   const summary = encodeRequestSummary(rows, insights);
   let text = '';
-  for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(rowValues(rows[i]!));
+  for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(encodeEventRow(rows[i]!));
   return Buffer.concat([
     Buffer.from(
       `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes} ${postingBytes.length} ${summary.length}\n`,
@@ -83,7 +85,7 @@ export function decodeRequest(value: Buffer): RequestRecord {
 
 /** the rows of a record, as objects: for a record written before the log kept its postings and summary */
 const rowsOf = (record: RequestRecord): EventRow[] =>
-  (JSON.parse(`[${record.rows.toString('utf8')}]`) as unknown[][]).map(rowOfValues);
+  (JSON.parse(`[${record.rows.toString('utf8')}]`) as unknown[][]).map(decodeEventRow);
 
 /** the records' rows as one batch for the store, with their events and bytes per app and UTC day */
 export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOffset']): EventBatch {

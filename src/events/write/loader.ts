@@ -2,10 +2,10 @@
 // with the backlog (the offset written by the same statement, so a crash replays at most the batch in flight),
 // then releases them from the log. While the store fails it retries with backoff; ingestion goes on meanwhile.
 import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/promises';
-import { blamesData } from '../db/errors.ts';
-import type { DurableLog, LogRecord, ReadLimits } from '../log/durable-log.ts';
+import { blamesData } from '../../db/errors.ts';
+import type { DurableLog, LogRecord, ReadLimits } from '../../log/durable-log.ts';
 import { batchOf, decodeRequest, rowBytesOf } from './log-record.ts';
-import type { EventBatch, EventStore } from './store.ts';
+import type { EventBatch, EventStore } from './event-store.ts';
 
 export interface LoaderOptions {
   /** this node's name in the store's log offsets */

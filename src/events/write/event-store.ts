@@ -1,0 +1,203 @@
+// The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
+// Behind this interface a columnar engine could be added as a second implementation.
+import crypto from 'node:crypto';
+import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
+import { intArrayLiteral, type SqlReader, type SqlRunner } from '../../db/sql.ts';
+import { dayNumberOf, isoDayOfNumber } from '../days.ts';
+import { encodeRequestPostings } from '../funnel-postings.ts';
+import { BatchPostings } from './batch-postings.ts';
+import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
+import { encodeEventRow, type EventRow } from './event-columns.ts';
+import { type EventBatch, insertEventsSql, insertValues } from './insert-statement.ts';
+
+export { EVENT_PLANE_TABLES } from './rollups/index.ts';
+export type { EventBatch, EventRow };
+
+export interface AppActivity {
+  lastEventAt: Date | null;
+  eventsTotal: number;
+}
+
+export interface RejectionRow {
+  appId: number;
+  at: Date;
+  status: number;
+  message: string;
+  origin: string | null;
+  /** what the owner is told beyond the spec's message (a quota reached, say); null or absent: nothing more */
+  reason?: string | null;
+  count: number;
+}
+
+export interface EventStore {
+  /** stores the rows not stored before (same app and event key) and counts them into the rollups */
+  insert(rows: EventRow[]): Promise<number>;
+  /** the same for a batch read from a node's durable log, with the log's offset in the same commit */
+  insertBatch(batch: EventBatch): Promise<number>;
+  /** how far the store holds a node's log (0: nothing of it) */
+  loadedThrough(node: string): Promise<number>;
+  /** the apps' activity, in one read however many apps (a list of every app stays one read) */
+  activities(appIds: readonly number[]): Promise<Map<number, AppActivity>>;
+  addRejections(rows: RejectionRow[]): Promise<void>;
+  recentRejections(appId: number, limit: number): Promise<RejectionRow[]>;
+  /** each app's last refused request (the apps without one are absent), in one read */
+  lastRejections(appIds: readonly number[]): Promise<Map<number, RejectionRow>>;
+}
+
+/** rejections kept per app: enough to explain "No data", small enough to never matter */
+const REJECTIONS_KEPT = 50;
+
+/** the rows' events and bytes per app and UTC day of receipt */
+function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
+  const usage = new Map<string, [number, number, number, number]>();
+  let entry: [number, number, number, number] | undefined;
+  for (const row of rows) {
+    const day = dayNumberOf(row.receivedAt.getTime());
+    // a request's rows come one after another with the same app and time
+    if (entry?.[0] !== row.appId || entry[1] !== day) {
+      const key = `${row.appId}:${day}`;
+      entry = usage.get(key);
+      if (!entry) usage.set(key, (entry = [row.appId, day, 0, 0]));
+    }
+    entry[2]++;
+    entry[3] += row.bytes ?? 0;
+  }
+  return [...usage.values()].map(([appId, day, events, bytes]) => [appId, isoDayOfNumber(day), events, bytes]);
+}
+
+/**
+ * The event insert runs as a named statement, planned once per connection: planning this statement costs more
+ * than running it for a small batch, on PostgreSQL and more so on PGlite. The name carries a hash of the text,
+ * so a changed statement is prepared anew.
+ */
+const statementName = (text: string) =>
+  `tma_insert_events_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
+
+export interface SqlEventStoreOptions {
+  /** maintain the insights' aggregates (default); false only to measure what they cost */
+  insights?: boolean;
+  /** what the surfaces read (an app's activity, its refusals): within the read budget (default: the runner) */
+  reads?: SqlReader;
+}
+
+export class SqlEventStore implements EventStore {
+  private readonly insights: boolean;
+  private readonly insertStatement: NumberedStatement;
+  private readonly insertName: string;
+  private readonly reads: SqlReader;
+
+  constructor(
+    private readonly sql: SqlRunner,
+    options: SqlEventStoreOptions = {},
+  ) {
+    this.insights = options.insights ?? true;
+    this.reads = options.reads ?? sql;
+    this.insertStatement = numbered(insertEventsSql(this.insights));
+    this.insertName = statementName(this.insertStatement.text);
+  }
+
+  async insert(rows: EventRow[]): Promise<number> {
+    if (rows.length === 0) return 0;
+    const postings = new BatchPostings();
+    const summary = new BatchSummary();
+    const byApp = new Map<number, EventRow[]>();
+    for (const row of rows) byApp.get(row.appId)?.push(row) ?? byApp.set(row.appId, [row]);
+    for (const [appId, appRows] of byApp) {
+      postings.add(appId, encodeRequestPostings(appRows));
+      summary.add(appId, encodeRequestSummary(appRows));
+    }
+    return this.insertBatch({
+      rows: Buffer.from(JSON.stringify(rows.map(encodeEventRow))),
+      appIds: new Set(rows.map((row) => row.appId)),
+      usage: dailyUsage(rows),
+      users: summary.usersJson(),
+      customEvents: summary.customEventsJson(),
+      postings: postings.toParams(),
+    });
+  }
+
+  async insertBatch(batch: EventBatch): Promise<number> {
+    const [result] = await this.sql.query<{ inserted: number }>(
+      this.insertStatement.text,
+      valuesOf(this.insertStatement, insertValues(batch)),
+      { name: this.insertName },
+    );
+    return result?.inserted ?? 0;
+  }
+
+  async loadedThrough(node: string): Promise<number> {
+    const [row] = await this.sql.query<{ through: number }>(
+      ...named(`SELECT loaded_through::float8 AS through FROM log_offsets WHERE node = {{node}}`, { node }),
+    );
+    return row?.through ?? 0;
+  }
+
+  async activities(appIds: readonly number[]): Promise<Map<number, AppActivity>> {
+    const rows = await this.reads.query<{ app_id: number; last_event_at: Date; events_total: number }>(
+      ...named(
+        `SELECT app_id, last_event_at, events_total::float8 AS events_total FROM app_activity
+         WHERE app_id = ANY({{app_ids}}::int[])`,
+        { app_ids: intArrayLiteral(new Set(appIds)) },
+      ),
+    );
+    const found = new Map(rows.map((row) => [row.app_id, row]));
+    return new Map(
+      appIds.map((appId) => {
+        const row = found.get(appId);
+        return [appId, { lastEventAt: row?.last_event_at ?? null, eventsTotal: row?.events_total ?? 0 }];
+      }),
+    );
+  }
+
+  async addRejections(rows: RejectionRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.sql.transaction(async (tx) => {
+      await tx.query(
+        ...named(
+          `INSERT INTO rejections (app_id, at, status, message, origin, reason, count)
+           SELECT app_id, at, status, message, origin, reason, count FROM jsonb_to_recordset({{rows}}::jsonb)
+             AS r(app_id int, at timestamptz, status int, message text, origin text, reason text, count int)`,
+          { rows: JSON.stringify(rows.map((row) => ({ ...row, app_id: row.appId, reason: row.reason ?? null }))) },
+        ),
+      );
+      await tx.query(
+        ...named(
+          `DELETE FROM rejections r USING (
+             SELECT id, row_number() OVER (PARTITION BY app_id ORDER BY at DESC, id DESC) AS rank
+             FROM rejections WHERE app_id = ANY({{app_ids}}::int[])) AS ranked
+           WHERE r.id = ranked.id AND ranked.rank > ${REJECTIONS_KEPT}`,
+          { app_ids: intArrayLiteral(new Set(rows.map((row) => row.appId))) },
+        ),
+      );
+    });
+  }
+
+  async recentRejections(appId: number, limit: number): Promise<RejectionRow[]> {
+    const rows = await this.reads.query<{
+      at: Date;
+      status: number;
+      message: string;
+      origin: string | null;
+      reason: string | null;
+      count: number;
+    }>(
+      ...named(
+        `SELECT at, status, message, origin, reason, count FROM rejections WHERE app_id = {{app}}
+         ORDER BY at DESC, id DESC LIMIT {{limit}}`,
+        { app: appId, limit },
+      ),
+    );
+    return rows.map((row) => ({ appId, ...row }));
+  }
+
+  async lastRejections(appIds: readonly number[]): Promise<Map<number, RejectionRow>> {
+    const rows = await this.reads.query<RejectionRow & { app_id: number }>(
+      ...named(
+        `SELECT DISTINCT ON (app_id) app_id, at, status, message, origin, reason, count FROM rejections
+         WHERE app_id = ANY({{app_ids}}::int[]) ORDER BY app_id, at DESC, id DESC`,
+        { app_ids: intArrayLiteral(new Set(appIds)) },
+      ),
+    );
+    return new Map(rows.map(({ app_id, ...row }) => [app_id, { ...row, appId: app_id }]));
+  }
+}

@@ -1,0 +1,58 @@
+// The rollups the event insert keeps, in the order of its statement (a rollup reads the CTEs of those before it).
+// Everything that touches the event plane's tables is derived from this list: the insert statement, the purge of a
+// deleted app, the retention purge and the erasure of a user. Adding a rollup: a migration, its file, one line here.
+import { ACTIVITY } from './activity.ts';
+import { APP_STATS } from './app-stats.ts';
+import { CUSTOM_EVENTS } from './custom-events.ts';
+import { DIMENSIONS } from './dimensions.ts';
+import { EVENT_COUNTS } from './event-counts.ts';
+import { FUNNEL_POSTINGS } from './funnel-postings.ts';
+import { FUNNEL_SESSIONS } from './funnel-sessions.ts';
+import type { Rollup, RollupTable } from './rollup.ts';
+import { SESSIONS } from './sessions.ts';
+import { DAILY_USAGE } from './usage.ts';
+import { USERS } from './users.ts';
+
+export const ROLLUPS: readonly Rollup[] = [
+  EVENT_COUNTS,
+  CUSTOM_EVENTS,
+  USERS,
+  SESSIONS,
+  DIMENSIONS,
+  FUNNEL_SESSIONS,
+  APP_STATS,
+  ACTIVITY,
+  DAILY_USAGE,
+  FUNNEL_POSTINGS,
+];
+
+/**
+ * The table the rollups are made from. An event's key starts with the client's time (src/events/pseudonym.ts), its
+ * day is that time's when the service trusted it, else the time of receipt; no index has the day, so two index ranges
+ * cover every old event: keys before the first kept day (trusted client times, and receipts without one), and
+ * receipts before it.
+ */
+export const EVENTS_TABLE: RollupTable = {
+  name: 'events',
+  keyedBy: 'user',
+  retention: {
+    kind: 'deleted',
+    when: [
+      `t.event_key < decode({{first_kept_key}}, 'hex') AND t.day < {{first_kept_day}}::date`,
+      `t.received_at < {{first_kept_at}}::timestamptz AND t.day < {{first_kept_day}}::date`,
+    ],
+  },
+  erasure: { kind: 'rewritten', how: "the user's events are deleted by a walk over the app's events" },
+};
+
+/** every table of the event plane, events first, in the order of ROLLUPS */
+export const EVENT_PLANE_TABLE_LIST: readonly RollupTable[] = [
+  EVENTS_TABLE,
+  ...ROLLUPS.flatMap((rollup) => rollup.tables),
+];
+
+/**
+ * The tables holding an app's events and rollups. They have no foreign key to apps (a per-row check was a quarter of
+ * the insert's cost): deleting an app deletes from each of them, after the app row.
+ */
+export const EVENT_PLANE_TABLES: readonly string[] = EVENT_PLANE_TABLE_LIST.map((table) => table.name);
