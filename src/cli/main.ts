@@ -1,11 +1,11 @@
 // Operator CLI entry: runs a command through the service that owns the embedded store, or opens the
-// store itself (PostgreSQL, or embedded when no service is running).
+// store itself (PostgreSQL, or embedded when no service is running). Only the socket client, the settings and the
+// owner lock load at once: the store and the commands' modules load when this process runs a command itself.
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
-import { openStore } from '../db/store.ts';
-import { createServices } from '../services.ts';
-import { runCommand, type CommandResult } from './commands.ts';
+import type { CommandResult } from './commands.ts';
 import { runThroughOwner } from './control-socket.ts';
+import { helpAnswer } from './usage.ts';
 
 /** another CLI command holds the embedded store for a moment: wait for it this long */
 const WAIT_FOR_OTHER_COMMAND_MS = 60_000;
@@ -31,11 +31,18 @@ async function executeEmbedded(config: Config, argv: string[]): Promise<CommandR
 }
 
 async function execute(argv: string[]): Promise<CommandResult> {
+  const help = helpAnswer(argv);
+  if (help) return help;
   const config = loadConfig();
   return config.databaseUrl ? executeHere(config, argv) : executeEmbedded(config, argv);
 }
 
 async function executeHere(config: Config, argv: string[]): Promise<CommandResult> {
+  const [{ openStore }, { createServices }, { runCommand }] = await Promise.all([
+    import('../db/store.ts'),
+    import('../services.ts'),
+    import('./commands.ts'),
+  ]);
   const store = await openStore(config);
   try {
     const services = await createServices(config, store, { ingest: false });
