@@ -1,11 +1,11 @@
 // Makes a new PGlite cluster (initdb) in a short-lived child process, so the service's own process never
 // carries initdb's memory: PGlite runs initdb in WebAssembly instances of its own, and memory a process has
 // grown to is not given back.
-//   node --import tsx src/db/pglite-cluster.ts <pgdata>   (what createCluster runs)
+//   node --import tsx src/db/pglite-cluster.ts <pgdata>   (what createCluster runs; built: dist/server/pglite-cluster.js)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { entryPoint } from '../project-paths.ts';
 import { openDurablePGlite, syncPath } from './durable-pglite.ts';
 
 const hasCluster = (pgdata: string) => fs.existsSync(path.join(pgdata, 'PG_VERSION'));
@@ -38,14 +38,11 @@ export async function createCluster(pgdata: string): Promise<void> {
   if (fs.existsSync(pgdata) && fs.readdirSync(pgdata).length > 0 && !hasCluster(pgdata)) {
     throw new Error(`${pgdata} holds files but no database cluster: move them away, or give an empty DATA_DIR`);
   }
-  // the child loads TypeScript through tsx, whatever loader (or none) this process runs under
-  const child = spawn(
-    process.execPath,
-    ['--import', import.meta.resolve('tsx'), fileURLToPath(import.meta.url), pgdata],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  // from source, the child loads TypeScript through tsx, whatever loader (or none) this process runs under
+  const { file, execArgv } = entryPoint('pglite-cluster', import.meta.url);
+  const child = spawn(process.execPath, [...execArgv, file, pgdata], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-4_000)));
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
@@ -59,6 +56,7 @@ export async function createCluster(pgdata: string): Promise<void> {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+// built, this module shares a chunk with the service's: the process runs it when it was started as its entry point
+if (process.argv[1] === entryPoint('pglite-cluster', import.meta.url).file) {
   await createClusterHere(path.resolve(process.argv[2]!));
 }
