@@ -57,6 +57,12 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
       bot && secret && config.botWebhookUrl ? { bot, path: new URL(config.botWebhookUrl).pathname, secret } : undefined,
     serverFactory: listening.serverFactory,
   });
+  // once the app is closing (it answers "Connection: close"), the socket stops accepting and drops idle connections;
+  // the stop waits until every connection ended
+  let connectionsEnded = Promise.resolve();
+  app.addHook('preClose', async () => {
+    connectionsEnded = listening.close();
+  });
   const stopControl =
     store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
   const stopRanking = startRankingSchedule(store.sql, { log: app.log, reads: store.reads });
@@ -78,9 +84,7 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     stopRanking();
     await bot?.stop();
     await stopAlerts?.();
-    // stops accepting; requests in flight are answered (their commits included), with "Connection: close"
-    const connectionsEnded = listening.close();
-    await app.close();
+    await app.close(); // stops accepting (its preClose hook below), answers requests in flight, commits included
     await connectionsEnded;
     await services.stop();
     await stopControl?.();
