@@ -3,9 +3,8 @@
 // TypeScript's compiler) to find a path.
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from './project-paths.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SDK_DIR = path.join(ROOT, 'dist', 'sdk');
 export const SDK_SCRIPT = path.join(SDK_DIR, 'index.js');
 export const SDK_PACKAGE_DIR = path.join(SDK_DIR, 'package');

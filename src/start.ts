@@ -8,6 +8,7 @@ import { tryLeadership } from './db/leadership.ts';
 import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
 import { buildApp } from './http/app.ts';
+import { listenWhileStarting } from './http/starting.ts';
 import { errorSummary } from './error-summary.ts';
 import { startRankingSchedule } from './ranking/schedule.ts';
 import { secretInDataDir } from './secret.ts';
@@ -22,6 +23,12 @@ const STOP_DEADLINE_MS = 20_000;
 /** `events`: how the event store is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
   const config = loadConfig();
+  // listening first: while the store opens and migrations apply, /healthz answers "starting"
+  const listening = await listenWhileStarting({
+    port: config.port,
+    host: config.host,
+    store: config.databaseUrl ? 'server' : 'embedded',
+  });
   const store = await openStore(config, {
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
     onReadStopped: (ms) =>
@@ -50,6 +57,13 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
     botWebhook:
       bot && secret && config.botWebhookUrl ? { bot, path: new URL(config.botWebhookUrl).pathname, secret } : undefined,
+    serverFactory: listening.serverFactory,
+  });
+  // once the app is closing (it answers "Connection: close"), the socket stops accepting and drops idle connections;
+  // the stop waits until every connection ended
+  let connectionsEnded = Promise.resolve();
+  app.addHook('preClose', async () => {
+    connectionsEnded = listening.close();
   });
   const stopControl =
     store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
@@ -72,7 +86,8 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     stopRanking();
     await bot?.stop();
     await stopAlerts?.();
-    await app.close(); // stops accepting, waits for requests in flight (their commits included)
+    await app.close(); // stops accepting (its preClose hook below), answers requests in flight, commits included
+    await connectionsEnded;
     await services.stop();
     await stopControl?.();
     await store.close();
@@ -89,7 +104,8 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
       'the pseudonym secret is kept in DATA_DIR: a copy of DATA_DIR can reverse user keys; give SECRET or a SECRET_FILE outside DATA_DIR',
     );
   }
-  await app.listen({ port: config.port, host: config.host });
+  await app.ready();
+  listening.handOver();
   // alerts go out from one node, and only when there is a bot to send them
   stopAlerts = bot
     ? startAlertSender(bot.api, services.alertChecker, {

@@ -15,6 +15,7 @@ import { isMemberRole, madeText, memberDocument, type Members } from '../tokens/
 import { type AppKeys, givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { utcTime } from '../time-format.ts';
+import { helpAnswer, USAGE } from './usage.ts';
 
 export interface CommandResult {
   exitCode: number;
@@ -23,39 +24,6 @@ export interface CommandResult {
 }
 
 class UsageError extends Error {}
-
-const USAGE = `Usage: npm run -s cli -- <command> [options]
-
-  tokens create --bot <@name | https://t.me/name> --domain <host> --app-name <name> [--owner <telegram id>] [--json]
-  tokens list [--owner <telegram id>] [--json]
-  tokens revoke --app-name <name> [--json]
-  tokens regenerate --app-name <name> [--json]
-  apps show --app-name <name> [--json]
-  apps quota --app-name <name> [--events-per-day <n>] [--bytes-per-day <n>] [--default] [--json]
-                                               set the app's daily quotas (--default: the service's); print them
-  apps retention --app-name <name> [--days <30|90|180|365|forever>] [--json]
-                                               set how long the app's events are kept (default forever); print it
-  users erase --app-name <name> --telegram-user-id <id> [--json]
-                                               erase every event and per-user row of one user of the app
-  read-keys create --app-name <name> [--json]  a key of the read API (/api/v1/apps/<name>/…); shown once
-  read-keys list --app-name <name> [--json]    the app's read keys (prefixes only, who made each), active first
-  read-keys revoke --key-prefix <prefix> [--json]
-                                               revoke the key the prefix (as listed, or its first 4+ characters) names
-  server-keys create --app-name <name> [--json]  a key for POST /events from the app's own bot or backend
-                                               (Authorization: Bearer tma_server_…, no Origin needed); shown once
-  server-keys list --app-name <name> [--json]  the app's server keys (prefixes only, who made each), active first
-  server-keys revoke --key-prefix <prefix> [--json]
-  members list --app-name <name> [--json]     the app's owner and team, with the references the commands below take
-  members invite --app-name <name> --role <viewer|editor> [--json]
-                                               a single-use invite: the teammate sends it to the management bot
-  members remove --app-name <name> --member <ref> [--json]
-                                               remove a member from the app's team: their alerts for it stop, the
-                                               read keys, server keys and public link they made are revoked
-  members transfer --app-name <name> --member <ref> [--json]
-                                               make a member the app's owner (the owner before becomes an editor)
-  login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
-  sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
-  ranking run [--json]                         recompute the catalog ranking now`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -403,8 +371,8 @@ async function keysCommand(
 
 export async function runCommand(services: Services, argv: string[]): Promise<CommandResult> {
   const json = argv.includes('--json');
-  if (argv.includes('--help') || argv.length === 0)
-    return { exitCode: argv.length === 0 ? 2 : 0, stdout: USAGE + '\n', stderr: '' };
+  const help = helpAnswer(argv);
+  if (help) return help;
   try {
     await services.caughtUp();
     const result = await run(services, argv);

@@ -3,11 +3,13 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { Services } from '../services.ts';
-import { runCommand, type CommandResult } from './commands.ts';
+import type { CommandResult } from './commands.ts';
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 
 export async function startControlSocket(socketPath: string, services: Services): Promise<() => Promise<void>> {
+  // imported here: the CLI imports this module for runThroughOwner, which must not load the commands' modules
+  const { runCommand } = await import('./commands.ts');
   fs.rmSync(socketPath, { force: true }); // left by a killed owner
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];

@@ -1,11 +1,13 @@
 // One run of the operator CLI from its arguments and settings to what it prints and its exit code, exactly as
-// the process prints them: through the service that owns the embedded store, or on a store opened here.
+// the process prints them: through the service that owns the embedded store, or on a store opened here. Only the
+// socket client, the settings and the owner lock load at once: the store and the commands' modules load when this
+// process runs a command itself, so a command the running service answers starts quickly.
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
-import { openStore } from '../db/store.ts';
-import { createServices, type Services } from '../services.ts';
-import { runCommand, type CommandResult } from './commands.ts';
+import type { Services } from '../services.ts';
+import type { CommandResult } from './commands.ts';
 import { runThroughOwner } from './control-socket.ts';
+import { helpAnswer } from './usage.ts';
 
 export type { CommandResult } from './commands.ts';
 
@@ -36,6 +38,11 @@ async function executeEmbedded(config: Config, argv: string[]): Promise<CommandR
 }
 
 async function executeHere(config: Config, argv: string[]): Promise<CommandResult> {
+  const [{ openStore }, { createServices }, { runCommand }] = await Promise.all([
+    import('../db/store.ts'),
+    import('../services.ts'),
+    import('./commands.ts'),
+  ]);
   const store = await openStore(config);
   try {
     const services = await createServices(config, store, { ingest: false });
@@ -50,7 +57,9 @@ async function executeHere(config: Config, argv: string[]): Promise<CommandResul
 }
 
 async function execute(argv: string[], target: CliTarget): Promise<CommandResult> {
-  if ('services' in target) return runCommand(target.services, argv);
+  const help = helpAnswer(argv);
+  if (help) return help;
+  if ('services' in target) return (await import('./commands.ts')).runCommand(target.services, argv);
   const config = loadConfig(target.env);
   return config.databaseUrl ? executeHere(config, argv) : executeEmbedded(config, argv);
 }

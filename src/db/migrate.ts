@@ -3,10 +3,10 @@ import { named } from './named-sql.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../project-paths.ts';
 import type { SqlRunner } from './sql.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+export const MIGRATIONS_DIR = path.join(ROOT, 'prisma', 'migrations');
 
 // same columns as the table Prisma Migrate creates, so `prisma migrate status` agrees with us
 const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (

@@ -1,11 +1,11 @@
 // Makes a new PGlite cluster: a copy of the prebuilt one (src/db/cluster-template.ts) when it checks out, else initdb
 // in a short-lived child process, so the service's own process never carries initdb's memory: PGlite runs initdb in
 // WebAssembly instances of its own, and memory a process has grown to is not given back.
-//   node --import tsx src/db/pglite-cluster.ts <pgdata>   (what createCluster runs for initdb)
+//   node --import tsx src/db/pglite-cluster.ts <pgdata>   (what createCluster runs for initdb; built: dist/server/pglite-cluster.js)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { entryFile, entryPoint } from '../project-paths.ts';
 import { CLUSTER_TEMPLATE_DIR, ClusterTemplateError, copyClusterTemplate } from './cluster-template.ts';
 import { openDurablePGlite, syncPath } from './durable-pglite.ts';
 
@@ -73,14 +73,11 @@ export async function createCluster(pgdata: string, options: CreateClusterOption
 }
 
 async function initdbInChild(pgdata: string): Promise<void> {
-  // the child loads TypeScript through tsx, whatever loader (or none) this process runs under
-  const child = spawn(
-    process.execPath,
-    ['--import', import.meta.resolve('tsx'), fileURLToPath(import.meta.url), pgdata],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  // from source, the child loads TypeScript through tsx, whatever loader (or none) this process runs under
+  const { file, execArgv } = entryPoint('pglite-cluster', import.meta.url);
+  const child = spawn(process.execPath, [...execArgv, file, pgdata], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-4_000)));
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
@@ -94,6 +91,7 @@ async function initdbInChild(pgdata: string): Promise<void> {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+// built, this module shares a chunk with the service's: the process runs it when it was started as its entry point
+if (process.argv[1] === entryFile('pglite-cluster', import.meta.url)) {
   await createClusterHere(path.resolve(process.argv[2]!));
 }

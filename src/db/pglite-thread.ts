@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
+import { BUILT, entryFile } from '../project-paths.ts';
 import { createCluster, type CreateClusterOptions } from './pglite-cluster.ts';
 import { Utf8Text } from './sql.ts';
 import type {
@@ -377,16 +378,14 @@ async function spawnThread(
   onBroken: (thread: Thread, reason: string) => void,
   openWaitMs?: number,
 ): Promise<Thread> {
-  // the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
-  const worker = new Worker(
-    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`,
-    {
-      eval: true,
-      workerData: { pgdata },
-    },
-  );
+  // built: the thread's own entry point; from source, the thread loads TypeScript through tsx's API, whatever loader
+  // (or none) this thread runs under
+  const worker = BUILT
+    ? new Worker(entryFile('pglite-thread-worker', import.meta.url), { workerData: { pgdata } })
+    : new Worker(
+        `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./pglite-thread-worker.ts', import.meta.url).href)}); })`,
+        { eval: true, workerData: { pgdata } },
+      );
   const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let stopped: Error | undefined;

@@ -4,7 +4,7 @@
 // operations (/healthz, /metrics, /openapi.json, generated from the routes' schemas) and the management bot's
 // webhook when it has one.
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { type BotWebhookOptions, botWebhookRoute } from '../bot/webhook-route.ts';
 import { registerDecoder } from '../ingest/decode.ts';
 import { ingestRoutes } from '../ingest/routes.ts';
@@ -24,6 +24,8 @@ export interface AppOptions {
   site?: SiteOptions;
   /** the management bot's webhook, when its updates arrive by webhook (BOT_WEBHOOK_URL) */
   botWebhook?: BotWebhookOptions;
+  /** the socket the service listened on while it started (src/http/starting.ts), instead of a server of its own */
+  serverFactory?: FastifyServerFactory;
 }
 
 /** mini app pages on any origin call /events and load /index.js; the catalog's JSON is public too */
@@ -46,6 +48,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // while stopping, a request that arrives on a kept-alive connection is still served (with
     // "Connection: close"): the spec has no 503, and the store is open until every request is answered
     return503OnClosing: false,
+    ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
     // per-request lines go out at debug level from the onResponse hook below, without client IPs
     logController: new LogController({ disableRequestLogging: true }),
     logger: {

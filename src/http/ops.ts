@@ -43,7 +43,9 @@ const healthzSchema = {
       content: { 'application/json': { schema: healthBody(['ok', 'store unavailable']) } },
     },
     503: {
-      description: 'Not ingesting: "disk full" (the disk under DATA_DIR) or "log full" (LOG_MAX_BYTES waiting)',
+      description:
+        'Not ingesting: "disk full" (the disk under DATA_DIR) or "log full" (LOG_MAX_BYTES waiting); while the node ' +
+        'opens its store and applies migrations, "starting" (with only status, reason and store)',
       content: { 'application/json': { schema: healthBody(['disk full', 'log full']) } },
     },
   },

@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
+import { ROOT } from '../project-paths.ts';
 import { decodeRecord, decodeWatermark, encodeWatermark } from './record-format.ts';
 
 /** the key of the watermark record; records use keys from 1 */
@@ -132,7 +132,7 @@ function scan(db: LogDatabase, dir: string, logger: DurableLogLogger): Scanned {
   return { db, records, releasedThrough, numberedThrough, toDelete, watermarkStale: watermark === null };
 }
 
-const PROBE = fileURLToPath(new URL('./probe.mjs', import.meta.url));
+const PROBE = path.join(ROOT, 'src', 'log', 'probe.mjs');
 /** the probe's exit codes for a file it cannot open (see probe.mjs); a crash by signal says the same */
 const PROBE_FOUND_DAMAGE = new Set([3, 4]);
 

@@ -2,17 +2,17 @@
 // Pages are shells; the client scripts in ./client fill them from the JSON API.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
 import { DEFAULT_FUNNEL } from '../events/saved-funnels.ts';
 import { escapeHtml } from '../html.ts';
+import { ROOT } from '../project-paths.ts';
 import { scriptSnippet, snippetTemplates } from '../integration-snippet.ts';
 import { page } from '../page-shell.ts';
 import { fields, text, validated } from './schemas.ts';
 
-const CLIENT_DIR = fileURLToPath(new URL('./client', import.meta.url));
+const CLIENT_DIR = path.join(ROOT, 'src', 'site', 'client');
 const UPLOT_DIR = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
 
 /** the files served under /assets/: the site's client scripts, and uPlot's under /assets/uplot/ */

@@ -6,17 +6,17 @@ import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../helpers/service-process.ts';
 
 /** static imports only (`import … from '…'`, `export … from '…'`): what loads when the module loads */
-function staticImports(file: string): string[] {
+function staticImports(file: string, withTypes = true): string[] {
   const text = fs.readFileSync(file, 'utf8');
   const specifiers: string[] = [];
-  for (const match of text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm))
-    specifiers.push(match[1]!);
+  for (const match of text.matchAll(/^\s*(?:import|export)\s([^'"]*?)from\s+['"]([^'"]+)['"]/gm))
+    if (withTypes || !match[1]!.startsWith('type ')) specifiers.push(match[2]!);
   for (const match of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) specifiers.push(match[1]!);
   return specifiers;
 }
 
 /** every module the entry loads, as project-relative paths for project files and package names for the rest */
-function reachable(entry: string): Set<string> {
+function reachable(entry: string, withTypes = true): Set<string> {
   const seen = new Set<string>();
   const queue = [path.join(PROJECT_ROOT, entry)];
   while (queue.length > 0) {
@@ -24,7 +24,7 @@ function reachable(entry: string): Set<string> {
     const name = path.relative(PROJECT_ROOT, file);
     if (seen.has(name)) continue;
     seen.add(name);
-    for (const specifier of staticImports(file)) {
+    for (const specifier of staticImports(file, withTypes)) {
       if (specifier.startsWith('.')) queue.push(path.resolve(path.dirname(file), specifier));
       else seen.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
     }
@@ -146,5 +146,19 @@ describe('the service imports', () => {
     const modules = reachable('src/main.ts');
     expect(modules.has('src/http/app.ts'), 'the walk reaches the HTTP app').toBe(true);
     expect([...modules].filter((name) => ['esbuild', 'typescript', 'src/build-sdk.ts'].includes(name))).toEqual([]);
+  });
+
+  it('the CLI loads no store, Prisma or command module before it knows the service answers the command', () => {
+    // type-only imports are erased: they load nothing
+    const modules = reachable('src/cli/main.ts', false);
+    expect(modules.has('src/cli/control-socket.ts'), 'the walk reaches the socket client').toBe(true);
+    const heavy = [
+      'src/db/store.ts',
+      'src/services.ts',
+      'src/cli/commands.ts',
+      '@prisma/client',
+      '@electric-sql/pglite',
+    ];
+    expect([...modules].filter((name) => heavy.includes(name) || name.includes('prisma-client'))).toEqual([]);
   });
 });

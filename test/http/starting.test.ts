@@ -1,0 +1,96 @@
+// While the service prepares its store it is alive for a supervisor: /healthz answers 503 "starting" (not in rotation),
+// requests get a clear refusal, and once the store is ready the same socket serves the app.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv, freePort, PROJECT_ROOT } from '../helpers/service-process.ts';
+import { MESSAGES } from '../../src/ingest/http-error.ts';
+import { makeEvent } from '../helpers/events.ts';
+import { tempDir } from '../helpers/service.ts';
+
+/** well formed, never issued */
+const TOKEN = `tma_${'0'.repeat(40)}`;
+
+let service: ChildProcess | undefined;
+let stopped: number | undefined;
+
+afterAll(() => {
+  if (stopped) process.kill(stopped, 'SIGCONT');
+  service?.kill('SIGKILL');
+});
+
+/** the child of pid whose command line names what, if it runs */
+function childRunning(pid: number, what: string): number | undefined {
+  for (const entry of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== pid) continue;
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(what)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+describe('a starting service', () => {
+  it('answers /healthz 503 "starting" while it makes its store, and 200 "ok" once ready', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: PROJECT_ROOT,
+      env: childEnv({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        DATA_DIR: path.join(tempDir(), 'data'),
+      }),
+      stdio: 'ignore',
+    });
+    // a fresh DATA_DIR: the cluster is made in a child process, held here, so the start waits as long as the test
+    // needs (it makes the cluster after it listens)
+    await expect
+      .poll(() => childRunning(service!.pid!, 'pglite-cluster'), {
+        timeout: 300_000,
+        interval: 20,
+        message: 'the service starts making its cluster',
+      })
+      .toBeDefined();
+    stopped = childRunning(service.pid!, 'pglite-cluster')!;
+    process.kill(stopped, 'SIGSTOP');
+
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ status: 'starting', reason: expect.any(String), store: 'embedded' });
+    const events = await fetch(`${url}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'analytics-auth-token': TOKEN, origin: 'https://a.example' },
+      body: JSON.stringify(makeEvent('some_app')),
+    });
+    expect(events.status).toBe(400);
+    expect(await events.json()).toEqual({ message: MESSAGES.failedToRecord });
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(503);
+    expect(page.headers.get('retry-after')).toBe('1');
+
+    process.kill(stopped, 'SIGCONT');
+    stopped = undefined;
+    await expect
+      .poll(async () => (await fetch(`${url}/healthz`).catch(() => null))?.status, {
+        timeout: 600_000,
+        interval: 200,
+        message: 'the service answers /healthz 200 once its store is made and migrated',
+      })
+      .toBe(200);
+    expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: 'ok', store: 'embedded' });
+    // the app took the socket over: its routes answer, the refusal of a made-up token among them
+    const refused = await fetch(`${url}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'analytics-auth-token': TOKEN, origin: 'https://a.example' },
+      body: JSON.stringify(makeEvent('some_app')),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ message: MESSAGES.tokenInvalid });
+  }, 900_000);
+});
