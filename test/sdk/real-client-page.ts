@@ -116,18 +116,16 @@ export function serveRealClientPage(pages: PageServer, options: RealPageOptions)
 <script src="${base}/tonconnect-ui.min.js"></script>
 <script async src="${options.analyticsScript}" onload="initAnalytics()"></script>
 <script>
+  // as the official README asks: analytics first, then the app (here its TON Connect UI, which restores at once)
   function initAnalytics() {
     window.telegramAnalytics.init(${init});
+    window.tonConnectUI = new TON_CONNECT_UI.TonConnectUI({
+      manifestUrl: location.origin + '/tonconnect-manifest.json',
+      buttonRootId: 'ton-connect',
+    });
   }
 </script>
-</head><body><div id="ton-connect"></div>
-<script>
-  window.tonConnectUI = new TON_CONNECT_UI.TonConnectUI({
-    manifestUrl: location.origin + '/tonconnect-manifest.json',
-    buttonRootId: 'ton-connect',
-  });
-</script>
-</body></html>`,
+</head><body><div id="ton-connect"></div></body></html>`,
   );
 }
 
