@@ -1,5 +1,8 @@
-// The SDK's public behaviour: init (once, never throwing), automatic app-init / app-hide / wallet events,
-// and trackEvent for custom events. Shared by the script build and the package build.
+// The SDK's public behaviour: init (once, never throwing), automatic app-init / app-hide / wallet / invoice events,
+// trackEvent for custom events and registerInvoice. Shared by the script build and the package build.
+import { checkInvoice, type InvoicePayload, watchInvoices } from './invoices.ts';
+
+export type { InvoicePayload };
 import { readLaunch } from './launch.ts';
 import { Sender, type Fields } from './sender.ts';
 import { load, save, session, uuid } from './storage.ts';
@@ -10,6 +13,8 @@ export interface InitOptions {
   token: string;
   /** the app name the token was created for */
   appName: string;
+  /** the official client's choice between its two hosts; accepted and unused (one service is one host) */
+  env?: 'STG' | 'PROD';
   /** base address of the analytics service; the script defaults to where it was loaded from */
   endpoint?: string;
   /** events per request, 1..20 (default 20) */
@@ -108,22 +113,40 @@ function start(options: InitOptions, defaultEndpoint: string | undefined): void 
   });
   addEventListener('pagehide', () => void sender.flush(true));
   listenToWallets(track);
+  if (!watchInvoices(track)) log('no Telegram.WebView (telegram-web-app.js) at init: invoices are not recorded');
   void sender.flush();
 }
 
-/** Starts collecting. Safe to call twice (the second call does nothing) and never throws. */
-export function initTracker(options: InitOptions, defaultEndpoint?: string): void {
+/**
+ * Starts collecting. Safe to call twice (the second call does nothing) and never throws; a promise, as the official
+ * client's init is, that is settled once the SDK is set up.
+ */
+export function initTracker(options: InitOptions, defaultEndpoint?: string): Promise<void> {
   try {
     start(options, defaultEndpoint);
   } catch (error) {
     if (options?.debug) console.info('[tma-analytics] init failed', error);
   }
+  return Promise.resolve();
 }
 
 /** Sends a custom-event; custom_data holds `name` and the given data. Does nothing before init. */
 export function trackEvent(name: string, data: Record<string, unknown> = {}): void {
   try {
     track?.('custom-event', { custom_data: { ...data, name } });
+  } catch {
+    // never break the host app
+  }
+}
+
+/**
+ * Sends register-invoice with the invoice as given: the service prices the purchase-success of the same slug with it.
+ * Throws, as the official client does, when the invoice lacks a required field; does nothing else before init.
+ */
+export function registerInvoice(invoice: InvoicePayload): void {
+  checkInvoice(invoice);
+  try {
+    track?.('register-invoice', { ...invoice });
   } catch {
     // never break the host app
   }

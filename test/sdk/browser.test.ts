@@ -353,7 +353,7 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       }
     });
 
-    it('stores one event when the UI and the core library both report it, and keeps separate reports apart', async ({
+    it('stores one event when the UI and the core library both report it or one library repeats a trace_id, and keeps separate reports apart', async ({
       expect,
     }) => {
       const app = await openMiniApp();
@@ -384,6 +384,17 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         // two more cancellations reported by one library are two more events
         await dispatch(app.page, 'ui', 'connection-error', cancelled);
         await dispatch(app.page, 'ui', 'connection-error', cancelled);
+        // 3.4: one opening of the wallets list is reported by the UI, and twice by the core library under one trace_id
+        await dispatch(app.page, 'ui', 'connection-started', { custom_data: libs, trace_id: null });
+        await dispatch(app.page, 'sdk', 'connection-started', { custom_data: libs, trace_id: 't20' });
+        await dispatch(app.page, 'sdk', 'connection-started', { custom_data: libs, trace_id: 't20' });
+        // a restore only the UI reports as failed: there was no connection to restore
+        await dispatch(app.page, 'ui', 'connection-restoring-error', {
+          is_success: false,
+          error_message: 'Connection was not restored',
+          trace_id: null,
+          custom_data: libs,
+        });
         await trackEvent(app.page, 'wallet-done');
         const events = await waitForEvents(
           service,
@@ -398,6 +409,8 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           trace_id: 't10',
         });
         expect(count(events, 'connection-error')).toBe(3);
+        expect(count(events, 'connection-started')).toBe(1);
+        expect(count(events, 'connection-restoring-error')).toBe(0);
         expect(app.errors).toEqual([]);
       } finally {
         await app.context.close();
@@ -657,7 +670,9 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
       }
     });
 
-    it('reads window.Telegram.WebApp when it is there and never modifies it', async ({ expect }) => {
+    it('reads window.Telegram.WebApp when it is there and changes nothing of Telegram but the two WebView functions it wraps, which hand every call on', async ({
+      expect,
+    }) => {
       const user = { id: 5_000_001, first_name: 'Ann', language_code: 'de', is_premium: false };
       // a Telegram object that records every write, replacement or deletion anywhere inside it
       const before = `(() => {
@@ -673,7 +688,14 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
           setPrototypeOf: (t, proto) => (writes.push('prototype ' + path), Reflect.setPrototypeOf(t, proto)),
         });
         const telegram = {
-          WebView: { isIframe: false, initParams: {}, postEvent() {}, receiveEvent() {}, onEvent() {}, offEvent() {} },
+          WebView: {
+            isIframe: false,
+            initParams: {},
+            postEvent(...args) { (window.__posted = window.__posted || []).push(args); return 'posted'; },
+            receiveEvent(...args) { (window.__received = window.__received || []).push(args); return 'received'; },
+            onEvent() {},
+            offEvent() {},
+          },
           WebApp: {
             initData: 'user=' + encodeURIComponent(${JSON.stringify(JSON.stringify(user))}) + '&auth_date=1&hash=00',
             initDataUnsafe: { user: ${JSON.stringify(user)}, start_param: 'from_webapp', auth_date: '1', hash: '00' },
@@ -699,8 +721,31 @@ describe.runIf(enabled)('SDK script in Chromium', { concurrent: true }, () => {
         const check = await app.page.evaluate(() => ({
           writes: window.__telegramWrites,
           same: JSON.stringify(window.Telegram) === window.__telegramSnapshot,
+          // what telegram-web-app.js would be called with, and answer
+          answers: [
+            window.Telegram.WebView.postEvent('web_app_open_invoice', false, { slug: '$abc' }),
+            window.Telegram.WebView.receiveEvent('invoice_closed', { slug: 'abc', status: 'pending' }),
+          ],
+          posted: window.__posted,
+          received: window.__received,
         }));
-        expect(check).toEqual({ writes: [], same: true });
+        expect(check).toEqual({
+          // an assignment through the watching proxy is recorded as a set and the define it makes
+          writes: [
+            'set Telegram.WebView.postEvent',
+            'define Telegram.WebView.postEvent',
+            'set Telegram.WebView.receiveEvent',
+            'define Telegram.WebView.receiveEvent',
+          ],
+          same: true,
+          answers: ['posted', 'received'],
+          posted: [['web_app_open_invoice', false, { slug: '$abc' }]],
+          received: [['invoice_closed', { slug: 'abc', status: 'pending' }]],
+        });
+        // the invoice's opening is recorded without its "$"; a pending one is not closed yet
+        const events = await waitForEvents(service, app.appName, (stored) => count(stored, 'purchase-init') === 1);
+        expect(events.find((event) => event.event_name === 'purchase-init')!.props.slug).toBe('abc');
+        expect(events.map((event) => event.event_name)).not.toContain('purchase-failed');
         expect(app.errors).toEqual([]);
       } finally {
         await app.context.close();

@@ -1,5 +1,5 @@
 // The SDK as a package: `npm pack` of dist/sdk/package installs offline into a scratch project, a bundle
-// of `import { init, trackEvent } from 'tma-analytics-sdk'` delivers events from Chromium, and the
+// of `import telegramAnalytics, { trackEvent } from 'tma-analytics-sdk'` delivers events from Chromium, and the
 // installed type declarations check a consumer's code.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -90,12 +90,20 @@ describe('tma-analytics-sdk package', () => {
     const consumer = path.join(project(), 'consumer.ts');
     fs.writeFileSync(
       consumer,
-      `import { init, trackEvent, type InitOptions } from '${SDK_PACKAGE_NAME}';
+      `import telegramAnalytics, { init, registerInvoice, trackEvent, type InitOptions, type InvoicePayload } from '${SDK_PACKAGE_NAME}';
 
 const options: InitOptions = { token: 'tma_x', appName: 'my_app', endpoint: 'https://analytics.example.com', batchSize: 10, flushIntervalMs: 1000, debug: true };
 init(options);
 trackEvent('button-click', { id: 'buy', price: 5 });
 trackEvent('opened');
+// the official package's default export and its types
+const ready: Promise<void> = telegramAnalytics.init({ token: 'tma_x', appName: 'my_app', env: 'PROD' });
+const invoice: InvoicePayload = { slug: 's', title: 't', description: 'd', payload: 'p', currency: 'XTR', prices: [{ label: 'x', amount: 5 }] };
+telegramAnalytics.registerInvoice(invoice);
+registerInvoice({ ...invoice, need_name: true });
+// @ts-expect-error an invoice has prices
+registerInvoice({ slug: 's', title: 't', description: 'd', payload: 'p', currency: 'XTR' });
+void ready;
 // @ts-expect-error appName is required
 init({ token: 'tma_x' });
 // @ts-expect-error the event name is a string
@@ -131,16 +139,17 @@ trackEvent(42);
   });
 
   it.runIf(enabled)(
-    'init({ token, appName, endpoint }) from a bundled app delivers app-init and custom events',
+    'init({ token, appName, endpoint }) from a bundled app delivers app-init, custom events and register-invoice',
     async ({ expect }) => {
       const entry = path.join(project(), 'main.js');
       fs.writeFileSync(
         entry,
-        `import { init, trackEvent } from '${SDK_PACKAGE_NAME}';
+        `import telegramAnalytics, { trackEvent } from '${SDK_PACKAGE_NAME}';
 
-// before the app renders
-init(window.analyticsOptions);
+// before the app renders, as with the official package's default export
+telegramAnalytics.init(window.analyticsOptions);
 trackEvent('rendered', { from: 'package' });
+telegramAnalytics.registerInvoice({ slug: 'pkg-1', title: 'Gold', description: 'Gold plan', payload: 'o-1', currency: 'XTR', prices: [{ label: 'Gold', amount: 25 }] });
 document.body.textContent = 'mini app';
 `,
       );
@@ -174,8 +183,16 @@ document.body.textContent = 'mini app';
         const events = await waitForEvents(
           service!,
           appName,
-          (stored) => count(stored, 'app-init') === 1 && customEvents(stored, 'rendered').length === 1,
+          (stored) =>
+            count(stored, 'app-init') === 1 &&
+            customEvents(stored, 'rendered').length === 1 &&
+            count(stored, 'register-invoice') === 1,
         );
+        expect(events.find((event) => event.event_name === 'register-invoice')!.props).toMatchObject({
+          slug: 'pkg-1',
+          currency: 'XTR',
+          prices: [{ label: 'Gold', amount: 25 }],
+        });
         expect(events.find((event) => event.event_name === 'app-init')).toMatchObject({
           platform: 'ios',
           start_param: 'pkg',
