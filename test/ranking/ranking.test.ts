@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
+import { named } from '../../src/db/named-sql.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
@@ -345,21 +346,19 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     // each day covers 120 consecutive user numbers (mod 400) starting 37 further: in 30 days all 400 users, each on 2+ days
     expect(ranked[0]!.components.window_30d).toMatchObject({ active_users: 400, returning_users: 400 });
 
-    const days = ['2026-11-01', '2026-11-24', '2026-11-30'];
-    const plan = async (text: string, params: unknown[]) =>
+    const days = { from30: '2026-11-01', from7: '2026-11-24', to: '2026-11-30' };
+    const plan = async ([text, params]: [string, unknown[]]) =>
       (await store.sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, params))
         .map((row) => row['QUERY PLAN'])
         .join('\n');
-    const usersPlan = await plan(USERS_QUERY, [
-      ...days,
-      `{${ranked
-        .slice(0, 3)
-        .map((app) => app.appId)
-        .join(',')}}`,
-    ]);
+    const topApps = `{${ranked
+      .slice(0, 3)
+      .map((app) => app.appId)
+      .join(',')}}`;
+    const usersPlan = await plan(named(USERS_QUERY, { ...days, apps: topApps }));
     expect(usersPlan).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) daily_users_pkey/);
     expect(usersPlan).not.toMatch(/Seq Scan on daily_users/);
-    const activityPlan = await plan(ACTIVITY_QUERY, days);
+    const activityPlan = await plan(named(ACTIVITY_QUERY, days));
     expect(activityPlan).toMatch(/daily_app_stats_pkey/);
     expect(activityPlan).toMatch(/daily_event_counts_pkey/);
     expect(activityPlan).not.toMatch(/Seq Scan on daily_(app_stats|event_counts)/);

@@ -93,7 +93,12 @@ describe('the SDK package installed from the running service', () => {
         ],
         { cwd: project() },
       );
-      expect(JSON.parse(stdout)).toEqual({ init: 'function', trackEvent: 'function' });
+      expect(JSON.parse(stdout)).toEqual({
+        default: 'object',
+        init: 'function',
+        registerInvoice: 'function',
+        trackEvent: 'function',
+      });
     },
     INSTALL_TIMEOUT_MS,
   );
