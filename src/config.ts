@@ -58,6 +58,11 @@ export interface Config {
   readBudgetMs: number;
   /** reads at once on PostgreSQL (the embedded store runs one at a time) */
   readConnections: number;
+  /**
+   * the prebuilt empty database a new embedded DATA_DIR starts from (unset: the one `npm ci` made; "none": make a new
+   * one with initdb, as when the prebuilt one is missing)
+   */
+  embeddedClusterTemplate: string | null | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -197,5 +202,12 @@ export function loadConfig(env: Env = process.env): Config {
     logMinFreeBytes: integer(env, 'LOG_MIN_FREE_BYTES', 256 * 1024 ** 2, 0, 2 ** 40),
     readBudgetMs: integer(env, 'READ_BUDGET_MS', DEFAULT_READ_BUDGET_MS, 100, 600_000),
     readConnections: integer(env, 'READ_CONNECTIONS', DEFAULT_READ_CONNECTIONS, 1, 64),
+    embeddedClusterTemplate: clusterTemplate(text(env, 'EMBEDDED_CLUSTER_TEMPLATE')),
   };
+}
+
+/** EMBEDDED_CLUSTER_TEMPLATE: a directory, "none" (initdb), or unset (the install's own) */
+function clusterTemplate(value: string | undefined): string | null | undefined {
+  if (value === undefined || value === '') return undefined;
+  return value === 'none' ? null : value;
 }

@@ -30,6 +30,7 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     store: config.databaseUrl ? 'server' : 'embedded',
   });
   const store = await openStore(config, {
+    clusterTemplate: config.embeddedClusterTemplate,
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
     onReadStopped: (ms) =>
       console.warn(`a read outran its time budget: the embedded store's thread was started again (${ms} ms)`),

@@ -19,10 +19,10 @@ export function templatePaths(root: string) {
   };
 }
 
-/** a new cluster, no migration applied */
+/** a new cluster, no migration applied: made by initdb, never copied from the install's prebuilt (migrated) one */
 async function makeBare(bareDataDir: string): Promise<void> {
   fs.mkdirSync(bareDataDir, { recursive: true });
-  await createCluster(path.join(bareDataDir, EMBEDDED_DIR));
+  await createCluster(path.join(bareDataDir, EMBEDDED_DIR), { template: null });
 }
 
 /** a copy of the bare cluster, migrated */

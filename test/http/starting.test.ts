@@ -45,6 +45,8 @@ describe('a starting service', () => {
         PORT: String(port),
         LOG_LEVEL: 'warn',
         DATA_DIR: path.join(tempDir(), 'data'),
+        // a new database made by initdb, not copied from the prebuilt one, so the start can be held while it runs
+        EMBEDDED_CLUSTER_TEMPLATE: 'none',
       }),
       stdio: 'ignore',
     });
