@@ -60,7 +60,7 @@ export const VIEW = { days: text(8), platform: text(64), language: text(64), pre
 export const nameOnly = validated({ params: appNameParams });
 export const nameAndView = validated({ params: appNameParams, querystring: fields(VIEW) });
 
-/** path parameters beside the app's name, each text of at most `maxLength` characters */
+/** the schema of path parameters: the app's name, and the named ones beside it with their own schemas */
 export function nameAnd(names: Record<string, object>) {
   return {
     ...appNameParams,

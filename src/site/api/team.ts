@@ -4,8 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { refused } from '../../http-error.ts';
 import { inviteLink, isMemberRole, memberDocument } from '../../tokens/members.ts';
 import type { SiteContext } from '../context.ts';
-import { validated } from '../schemas.ts';
-import { text } from '../schemas.ts';
+import { text, validated } from '../schemas.ts';
 import { appDocuments } from './app-documents.ts';
 import { actorOfRequest, nameAnd, type NamedApp, nameOnly } from './requests.ts';
 
