@@ -77,22 +77,6 @@ export function filterValues(filter: Filter): Record<string, unknown> {
   return values;
 }
 
-/**
- * For statements with numbered parameters (src/events/revenue.ts): the filter as SQL conditions (each starting with
- * AND; '' without a filter), its values appended to `params`
- * so the statement's placeholders follow on from those already there.
- */
-export function filterSql(filter: Filter, columns: FilterColumns, params: unknown[]): string {
-  let sql = '';
-  for (const key of FILTER_KEYS) {
-    const value = filter[key];
-    if (value === undefined) continue;
-    params.push(typeof value === 'string' ? value.slice(0, ROLLUP_TEXT_LENGTH) : value);
-    sql += ` AND ${columns[key]} = $${params.length}${key === 'premium' ? '::bool' : ''}`;
-  }
-  return sql;
-}
-
 export type FilterQuery = Partial<Record<(typeof FILTER_KEYS)[number], string>>;
 
 /** platform, language, campaign (text) and premium (true or false) from a query; absent or empty: not filtered on */

@@ -2,8 +2,9 @@
 // paying users and the conversion from purchase-init to purchase-success, read from the period's payment events by
 // name and the register-invoice events of their slugs (partial indexes hold those events alone, so the read stays
 // bounded by the payment events, never the app's whole traffic, and other events cost ingestion nothing).
+import { named } from '../db/named-sql.ts';
 import type { SqlReader } from '../db/sql.ts';
-import { type Filter, filterSql, firstSeenColumns, NO_FILTER } from './filters.ts';
+import { type Filter, filterConditions, filterValues, firstSeenColumns, NO_FILTER } from './filters.ts';
 import type { Period } from './rollups.ts';
 import { MAX_PAYMENT_AMOUNT } from './schema.ts';
 
@@ -98,11 +99,11 @@ type MiniAppRow = { day: string | null; payments: number; stars: number; unprice
  * payload: the same Stars). A null day holds the purchases without a price in Stars, which count as purchases only.
  */
 function miniAppSql(ofUsers: string): string {
-  const registered = `r.app_id = $1 AND r.event_name = 'register-invoice' AND ${invoiceSlug('r')} = s.slug`;
+  const registered = `r.app_id = {{app}} AND r.event_name = 'register-invoice' AND ${invoiceSlug('r')} = s.slug`;
   return `WITH priced AS MATERIALIZED (
     SELECT s.day, s.user_key, s.occurred_at, invoice.stars, invoice.payload
     FROM (SELECT day, user_key, occurred_at, ${invoiceSlug('events')} AS slug
-          FROM events WHERE app_id = $1 AND event_name = 'purchase-success' AND day BETWEEN $2::date AND $3::date${ofUsers}) AS s
+          FROM events WHERE app_id = {{app}} AND event_name = 'purchase-success' AND day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}) AS s
     LEFT JOIN LATERAL (SELECT r.props FROM events r WHERE ${registered} AND r.occurred_at <= s.occurred_at
                        ORDER BY r.occurred_at DESC LIMIT 1) AS earlier ON true
     LEFT JOIN LATERAL (SELECT r.props FROM events r WHERE earlier.props IS NULL AND ${registered} AND r.occurred_at > s.occurred_at
@@ -114,8 +115,8 @@ function miniAppSql(ofUsers: string): string {
   FROM priced p
   WHERE stars IS NOT NULL AND NOT EXISTS (
     SELECT 1 FROM events b
-    WHERE b.app_id = $1 AND b.event_name = 'successful-payment'
-      AND b.day BETWEEN $2::date - 1 AND $3::date + 1
+    WHERE b.app_id = {{app}} AND b.event_name = 'successful-payment'
+      AND b.day BETWEEN {{from}}::date - 1 AND {{to}}::date + 1
       AND b.user_key = p.user_key
       AND b.occurred_at BETWEEN p.occurred_at - interval '${SAME_PURCHASE_WITHIN}' AND p.occurred_at + interval '${SAME_PURCHASE_WITHIN}'
       AND CASE WHEN p.payload IS NOT NULL AND jsonb_typeof(b.props->'custom_data'->'invoice_payload') = 'string'
@@ -133,28 +134,34 @@ export async function readRevenue(
   period: Period,
   filter: Filter = NO_FILTER,
 ): Promise<Revenue> {
-  const params: unknown[] = [appId, period.from, period.to];
+  const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
   // revenue belongs to the user who pays: the filter keeps the payments of users first seen with its attributes, so a
   // campaign counts what its users paid, in the bot (whose payments carry no start_param) or in the mini app
-  const onUsers = filterSql(filter, firstSeenColumns('a'), params);
-  const ofUsers = onUsers ? ` AND user_key IN (SELECT a.user_key FROM app_users a WHERE a.app_id = $1${onUsers})` : '';
-  const where = `app_id = $1 AND event_name IN ${PAYMENT_EVENT_NAMES} AND day BETWEEN $2::date AND $3::date${ofUsers}`;
+  const onUsers = filterConditions(filter, firstSeenColumns('a'));
+  const ofUsers = onUsers
+    ? ` AND user_key IN (SELECT a.user_key FROM app_users a WHERE a.app_id = {{app}}${onUsers})`
+    : '';
+  const where = `app_id = {{app}} AND event_name IN ${PAYMENT_EVENT_NAMES} AND day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}`;
   const [counts, payers, miniApp] = await Promise.all([
     sql.query<CountRow>(
-      `SELECT day::text AS day, event_name AS name, count(*)::int AS events,
-              (count(*) FILTER (WHERE props->'custom_data'->>'currency' = '${STARS}'))::int AS in_stars,
-              coalesce(sum(${STARS_AMOUNT}), 0)::float8 AS stars
-       FROM events WHERE ${where} GROUP BY 1, 2`,
-      params,
+      ...named(
+        `SELECT day::text AS day, event_name AS name, count(*)::int AS events,
+                (count(*) FILTER (WHERE props->'custom_data'->>'currency' = '${STARS}'))::int AS in_stars,
+                coalesce(sum(${STARS_AMOUNT}), 0)::float8 AS stars
+         FROM events WHERE ${where} GROUP BY 1, 2`,
+        params,
+      ),
     ),
     // per day and over the whole period (the null day): a user paying on two days is one paying user of the period
     sql.query<PayerRow>(
-      `SELECT day::text AS day, count(DISTINCT user_key)::int AS users
-       FROM events WHERE ${where} AND event_name IN ${PAYER_NAMES}
-       GROUP BY GROUPING SETS ((day), ())`,
-      params,
+      ...named(
+        `SELECT day::text AS day, count(DISTINCT user_key)::int AS users
+         FROM events WHERE ${where} AND event_name IN ${PAYER_NAMES}
+         GROUP BY GROUPING SETS ((day), ())`,
+        params,
+      ),
     ),
-    sql.query<MiniAppRow>(miniAppSql(ofUsers), params),
+    sql.query<MiniAppRow>(...named(miniAppSql(ofUsers), params)),
   ]);
   const days = new Map<string, RevenueDay>();
   const dayOf = (day: string) => {

@@ -44,8 +44,8 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
     const response = await postEvents(service.url, events, { token });
     expect(response.status, response.text).toBe(201);
   };
-  const revenue = async (from: string, to: string) => {
-    const response = await fetch(`${service.url}/api/v1/apps/shop_app/revenue?from=${from}&to=${to}`, {
+  const revenue = async (from: string, to: string, filter = '') => {
+    const response = await fetch(`${service.url}/api/v1/apps/shop_app/revenue?from=${from}&to=${to}${filter}`, {
       headers: { authorization: `Bearer ${readKey}` },
     });
     expect(response.status).toBe(200);
@@ -196,6 +196,22 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       purchase_success: 5,
     });
     expect(await revenue(dayA, dayA)).toMatchObject({ stars_from_bot: 50, stars_from_mini_app: 100 });
+  });
+
+  it('keeps the payments of the users first seen with the filter, of none when nobody was', async () => {
+    // every buyer launched from tdesktop with Premium
+    const all = await revenue(dayA, today);
+    expect(all.stars_paid).toBeGreaterThan(0);
+    expect(await revenue(dayA, today, '&platform=tdesktop&premium=true')).toEqual(all);
+    expect(await revenue(dayA, today, '&platform=android')).toMatchObject({
+      stars: 0,
+      stars_paid: 0,
+      payments: 0,
+      paying_users: 0,
+      purchase_init: 0,
+      days: [],
+    });
+    expect(await revenue(dayA, today, '&premium=false')).toMatchObject({ stars_paid: 0, paying_users: 0 });
   });
 
   it("names each figure's source in /openapi.json", async () => {
