@@ -14,7 +14,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { openEmbeddedDatabase } from '../src/db/embedded.ts';
 import { openServerDatabase } from '../src/db/server.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
-import { Pseudonymiser } from '../src/events/pseudonym.ts';
+import { Pseudonymiser } from '../src/events/request/pseudonym.ts';
 import { commitConcurrency, GroupCommitWriter, type BatchStore } from './lib/group-commit.ts';
 import { Secrets } from '../src/secret.ts';
 

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore } from '../src/db/store.ts';
 import type { SqlReader } from '../src/db/sql.ts';
-import { readRevenue } from '../src/events/revenue.ts';
+import { readRevenue } from '../src/events/read/revenue.ts';
 import { type EventRow, SqlEventStore } from '../src/events/write/event-store.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';

@@ -6,15 +6,15 @@ import path from 'node:path';
 import { EMBEDDED_DIR } from './db/embedded.ts';
 import type { Store } from './db/store.ts';
 import { TableMaintenance } from './db/table-maintenance.ts';
-import { DataControls } from './events/data-controls.ts';
-import { IngestLog } from './events/ingest-log.ts';
-import { ErasureWatch } from './events/erasure-watch.ts';
-import { Pseudonymiser } from './events/pseudonym.ts';
-import { DeletedAppPurger } from './events/purge.ts';
-import { DailyQuota } from './events/quota.ts';
-import { RejectionLog } from './events/rejections.ts';
-import { RetentionPurger } from './events/retention-purge.ts';
-import { StoreHealth } from './events/store-health.ts';
+import { DataControls } from './events/lifecycle/data-controls.ts';
+import { IngestLog } from './events/write/ingest-log.ts';
+import { ErasureWatch } from './events/lifecycle/erasure-watch.ts';
+import { Pseudonymiser } from './events/request/pseudonym.ts';
+import { DeletedAppPurger } from './events/lifecycle/deleted-app-purge.ts';
+import { DailyQuota } from './events/request/quota.ts';
+import { RefusalLog } from './events/request/refusal-log.ts';
+import { RetentionPurger } from './events/lifecycle/retention-purge.ts';
+import { StoreHealth } from './events/write/store-health.ts';
 import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/write/event-store.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
@@ -51,7 +51,7 @@ export interface Services {
   /** this node's durable log and its loader; null where nothing is ingested (the operator CLI) */
   ingestLog: IngestLog | null;
   pseudonymiser: Pseudonymiser;
-  rejections: RejectionLog;
+  rejections: RefusalLog;
   /** events and bytes per app and UTC day */
   quota: DailyQuota;
   /** removes deleted apps' events and rollups; main starts it for apps a stop cut short */
@@ -154,7 +154,7 @@ export async function createServices(config: Config, store: Store, options: Serv
       )
     : null;
   erasureWatch?.start();
-  const rejections = new RejectionLog(events, 1_000, onBackgroundError);
+  const rejections = new RefusalLog(events, 1_000, onBackgroundError);
   rejections.start();
   const quota = new DailyQuota(
     store.sql,

@@ -3,8 +3,8 @@
 // as the loader groups the records it reads from the durable log.
 import zlib from 'node:zlib';
 import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/events/write/log-record.ts';
-import { Pseudonymiser } from '../../src/events/pseudonym.ts';
-import { eventRows } from '../../src/events/rows.ts';
+import { Pseudonymiser } from '../../src/events/request/pseudonym.ts';
+import { eventRows } from '../../src/events/request/rows.ts';
 import { Secrets } from '../../src/secret.ts';
 import { insightsMixBodies } from './bodies.ts';
 

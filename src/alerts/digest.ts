@@ -4,8 +4,8 @@ import { named } from '../db/named-sql.ts';
 import type { SqlReader } from '../db/sql.ts';
 import { escapeTelegramHtml as escapeHtml } from '../html.ts';
 import { addDays } from '../events/days.ts';
-import { InsightsReader } from '../events/insights.ts';
-import type { Period } from '../events/rollups.ts';
+import { InsightsReader } from '../events/read/insights.ts';
+import type { Period } from '../events/read/dashboard.ts';
 
 const TOP_EVENTS = 5;
 

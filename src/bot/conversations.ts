@@ -1,7 +1,7 @@
 // The bot's multi-step dialogs: registering a new app (bot address → domain → app name → token), adding a
 // domain, and naming the user whose data to erase. The questions themselves are in questions.ts.
 import type { Context } from 'grammy';
-import { userKeyText } from '../events/data-controls.ts';
+import { userKeyText } from '../events/lifecycle/data-controls.ts';
 import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
 import { RegistryError } from '../tokens/registry.ts';
 import type { BotDeps } from './context.ts';

@@ -1,7 +1,7 @@
 // What the buttons of an app's data controls do: choose the retention period (asking first when it keeps less)
 // and erase a user's data (the dialog asks for the id; the erase runs when its confirmation is pressed).
-import { userKeyOfText } from '../events/data-controls.ts';
-import { parseRetention, retentionText, shortens, type RetentionDays } from '../events/retention.ts';
+import { userKeyOfText } from '../events/lifecycle/data-controls.ts';
+import { parseRetention, retentionText, shortens, type RetentionDays } from '../events/lifecycle/retention.ts';
 import { answered, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { dataControlsBackKeyboard, dataControlsKeyboard, retentionConfirmKeyboard } from './keyboards.ts';

@@ -1,7 +1,7 @@
 // Inline keyboards and their callback data. Callback data names an app by id only; every handler
 // re-checks that the user may touch that app, so forged data gets nothing.
 import { InlineKeyboard } from 'grammy';
-import { RETENTION_CHOICES, retentionText, type RetentionDays } from '../events/retention.ts';
+import { RETENTION_CHOICES, retentionText, type RetentionDays } from '../events/lifecycle/retention.ts';
 import { READ_KEY_PREFIX, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import { mayPress } from './permissions.ts';
@@ -173,7 +173,7 @@ export function retentionConfirmKeyboard(appId: number, days: RetentionDays): In
     .text('Cancel', appData('data', appId));
 }
 
-/** userKey: the user's key as text (src/events/data-controls.ts), never their Telegram id */
+/** userKey: the user's key as text (src/events/lifecycle/data-controls.ts), never their Telegram id */
 export function eraseConfirmKeyboard(appId: number, userKey: string): InlineKeyboard {
   return new InlineKeyboard()
     .text('🧹 Yes, erase', appData('erase!', appId, userKey))

@@ -1,7 +1,7 @@
 // The screens the bot draws: Analytics, lists of apps, an app's card. A button press edits the message
 // the button sits on; a command gets a new message.
 import { GrammyError, type InlineKeyboard } from 'grammy';
-import { appSummaries, appSummary } from '../events/app-summary.ts';
+import { appSummaries, appSummary } from '../events/read/app-summary.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import type { BotContext, BotDeps } from './context.ts';
 import { analyticsKeyboard, appKeyboard, appsKeyboard } from './keyboards.ts';

@@ -1,9 +1,9 @@
 // Everything the bot says: app cards with last event and last rejection, token results with
 // ready-to-paste snippets, relative times. HTML parse mode; user-supplied text is escaped.
-import { type AppSummary, rejectedAfterLastEvent } from '../events/app-summary.ts';
-import type { ErasureResult } from '../events/data-controls.ts';
-import { rejectionReason } from '../events/refusals.ts';
-import { firstKeptDay, retentionText, type RetentionDays } from '../events/retention.ts';
+import { type AppSummary, rejectedAfterLastEvent } from '../events/read/app-summary.ts';
+import type { ErasureResult } from '../events/lifecycle/data-controls.ts';
+import { rejectionReason } from '../events/request/refusals.ts';
+import { firstKeptDay, retentionText, type RetentionDays } from '../events/lifecycle/retention.ts';
 import type { RejectionRow } from '../events/write/event-store.ts';
 import { escapeTelegramHtml } from '../html.ts';
 import {

@@ -1,10 +1,10 @@
 // The operator CLI commands over the domain modules; the same code runs in the CLI process or,
 // when a service owns the embedded store, inside that service (see control-socket.ts).
 import { parseArgs } from 'node:util';
-import { appSummary, appSummaryDocument } from '../events/app-summary.ts';
-import { erasureDocument, retentionDocument } from '../events/data-controls.ts';
-import { effectiveLimits, parseQuota, usageToday } from '../events/quota.ts';
-import { parseRetention, retentionText } from '../events/retention.ts';
+import { appSummary, appSummaryDocument } from '../events/read/app-summary.ts';
+import { erasureDocument, retentionDocument } from '../events/lifecycle/data-controls.ts';
+import { effectiveLimits, parseQuota, usageToday } from '../events/request/quota.ts';
+import { parseRetention, retentionText } from '../events/lifecycle/retention.ts';
 import { computeRanking } from '../ranking/compute.ts';
 import type { Services } from '../services.ts';
 import { LoginLinks } from '../tokens/login-links.ts';

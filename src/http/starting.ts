@@ -2,7 +2,7 @@
 // 503 "starting" (a supervisor sees the process alive, and keeps it out of rotation), then the app takes it over.
 import http from 'node:http';
 import type { FastifyServerFactory } from 'fastify';
-import { REFUSALS } from '../events/refusals.ts';
+import { REFUSALS } from '../events/request/refusals.ts';
 
 /** what the starting service answers a request for events: the spec's refusal for a server problem */
 const NOT_RECORDED = { message: REFUSALS.failedToRecord.message };

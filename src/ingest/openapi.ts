@@ -1,6 +1,6 @@
 // The schemas of the ingestion routes as GET /openapi.json publishes them: the event schema the validator uses,
 // the token headers the pipeline reads and every answer it sends.
-import { eventSchema } from '../events/schema.ts';
+import { eventSchema } from '../events/request/schema.ts';
 import { MESSAGES } from './http-error.ts';
 import { TOKEN_HEADERS } from './steps.ts';
 

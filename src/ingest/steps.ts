@@ -1,17 +1,17 @@
 // The /events pipeline steps: screen (before the body is read), then after "decode": validate → authorise →
 // limit → daily quota → record (append to the durable log). Each step passes the request on or refuses it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { IngestLog } from '../events/ingest-log.ts';
-import type { Pseudonymiser } from '../events/pseudonym.ts';
-import type { DailyQuota } from '../events/quota.ts';
-import { REFUSALS, SUCCESS_MESSAGE } from '../events/refusals.ts';
-import type { RejectionLog } from '../events/rejections.ts';
-import { eventRows } from '../events/rows.ts';
+import type { IngestLog } from '../events/write/ingest-log.ts';
+import type { Pseudonymiser } from '../events/request/pseudonym.ts';
+import type { DailyQuota } from '../events/request/quota.ts';
+import { REFUSALS, SUCCESS_MESSAGE } from '../events/request/refusals.ts';
+import type { RefusalLog } from '../events/request/refusal-log.ts';
+import { eventRows } from '../events/request/rows.ts';
 import { errorSummary } from '../error-summary.ts';
-import { checkBody, type RawEvent } from '../events/validate.ts';
+import { checkBody, type RawEvent } from '../events/request/validate.ts';
 import type { TokenCache, TokenGrant } from '../tokens/cache.ts';
 import type { CredentialScreen } from '../tokens/screen.ts';
-import { isServerEvent } from '../events/names.ts';
+import { isServerEvent } from '../events/request/names.ts';
 import { SERVER_KEY_PREFIX, type ServerKeys } from '../tokens/server-keys.ts';
 import { bearerCredential, isWellFormedToken } from '../tokens/format.ts';
 import type { HttpError } from '../http-error.ts';
@@ -42,7 +42,7 @@ export interface StepServices {
   serverKeys: Pick<ServerKeys, 'authenticate' | 'mayBeIssued'>;
   ingestLog: IngestLog;
   pseudonymiser: Pseudonymiser;
-  rejections: RejectionLog;
+  rejections: RefusalLog;
   quota: DailyQuota;
 }
 
@@ -160,7 +160,7 @@ export function createSteps(services: StepServices) {
     return reject(request, request.ingest?.grant ?? null, refusalError('rateLimited'));
   }
 
-  /** quota: the app stays within its events and bytes per UTC day (src/events/quota.ts); 429 until the next day */
+  /** quota: the app stays within its events and bytes per UTC day (src/events/request/quota.ts); 429 until the next day */
   async function dailyQuota(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { events, grant } = request.ingest!;
     // serialised once: the bytes counted here are the ones record() hashes and stores

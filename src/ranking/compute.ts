@@ -4,7 +4,7 @@
 import { named } from '../db/named-sql.ts';
 import { intArrayLiteral, type SqlReader, type SqlRunner } from '../db/sql.ts';
 import { addDays, isoDayOf } from '../events/days.ts';
-import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../events/funnel.ts';
+import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../events/wallet-funnel.ts';
 import { ratio } from '../events/ratio.ts';
 
 /** an app needs at least this many distinct users in the last 30 days to be ranked */

@@ -1,10 +1,10 @@
 // The read API's query parameters: a period of UTC days (default the last 30), the filter, and a funnel's steps,
 // grouping and window, each refused with a message that names what is wrong.
 import { addDays, DAY_MS } from '../events/days.ts';
-import { type Filter, type FilterQuery, parseFilter } from '../events/filters.ts';
-import { parseFunnelQuery } from '../events/funnel-query.ts';
-import type { FunnelQuery } from '../events/insights.ts';
-import { lastDays, type Period } from '../events/rollups.ts';
+import { type Filter, type FilterQuery, parseFilter } from '../events/read/filters.ts';
+import { parseFunnelQuery } from '../events/read/funnel-parameters.ts';
+import type { FunnelQuery } from '../events/read/insights.ts';
+import { lastDays, type Period } from '../events/read/dashboard.ts';
 import { refused } from '../http-error.ts';
 
 /** the longest period one request reads */
@@ -29,14 +29,14 @@ export function parsePeriod(query: { from?: string; to?: string }, now = new Dat
   return { from, to };
 }
 
-/** a funnel's steps, grouping and window (see events/funnel-query.ts) */
+/** a funnel's steps, grouping and window (see events/read/funnel-parameters.ts) */
 export function funnelOf(query: { steps?: string; by?: string; window?: string }, maxSteps: number): FunnelQuery {
   const parsed = parseFunnelQuery(query, maxSteps);
   if (!parsed.ok) throw refused(400, parsed.error);
   return parsed.value;
 }
 
-/** the filter of a request (see events/filters.ts) */
+/** the filter of a request (see events/read/filters.ts) */
 export function filterOf(query: FilterQuery): Filter {
   const parsed = parseFilter(query);
   if (!parsed.ok) throw refused(400, parsed.error);

@@ -2,9 +2,9 @@
 // tools, read with a per-app key (Authorization: Bearer tma_read_…), rate limited per key, described in /openapi.json.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest, FastifySchemaValidationError } from 'fastify';
-import type { FilterQuery } from '../events/filters.ts';
+import type { FilterQuery } from '../events/read/filters.ts';
 import { refused } from '../http-error.ts';
-import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/insights.ts';
+import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/read/insights.ts';
 import { parameterOf, parameterProblem } from '../parameter-schema.ts';
 import { lastKeyMemo, refusalPerWait } from '../cheap-limits.ts';
 import type { Services } from '../services.ts';

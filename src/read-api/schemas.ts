@@ -1,7 +1,7 @@
 // The read API's route schemas: Fastify checks each request's parameters against them, serialises the answers with
 // them, and /openapi.json describes the routes from them.
-import { MAX_CAMPAIGNS, MAX_FUNNEL_STEPS, RETENTION_DAYS, TOP_PROPERTY_VALUES } from '../events/insights.ts';
-import { SAME_PURCHASE_WITHIN } from '../events/revenue.ts';
+import { MAX_CAMPAIGNS, MAX_FUNNEL_STEPS, RETENTION_DAYS, TOP_PROPERTY_VALUES } from '../events/read/insights.ts';
+import { SAME_PURCHASE_WITHIN } from '../events/read/revenue.ts';
 import { textParameter } from '../parameter-schema.ts';
 import { MAX_PERIOD_DAYS } from './parameters.ts';
 

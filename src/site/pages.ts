@@ -5,7 +5,7 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
-import { DEFAULT_FUNNEL } from '../events/saved-funnels.ts';
+import { DEFAULT_FUNNEL } from '../events/read/saved-funnels.ts';
 import { escapeHtml } from '../html.ts';
 import { ROOT } from '../project-paths.ts';
 import { scriptSnippet, snippetTemplates } from '../integration-snippet.ts';

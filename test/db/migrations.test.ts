@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { chunksOf, encodeRequestPostings, entryBytes } from '../../src/events/funnel-postings.ts';
+import { chunksOf, encodeRequestPostings, entryBytes } from '../../src/events/write/funnel-posting-format.ts';
 import { BatchPostings } from '../../src/events/write/batch-postings.ts';
 import { EVENT_COLUMN_NAMES, EVENT_TUPLE, encodeEventRow } from '../../src/events/write/event-columns.ts';
 import { eventRow } from '../helpers/events.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Pseudonymiser } from '../../src/events/pseudonym.ts';
+import { Pseudonymiser } from '../../src/events/request/pseudonym.ts';
 import { Secrets } from '../../src/secret.ts';
 import { runCliWith } from '../helpers/cli.ts';
 import { available } from '../helpers/environment.ts';

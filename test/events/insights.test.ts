@@ -11,9 +11,9 @@ import {
   NO_NAME,
   OTHER,
 } from '../../src/events/custom-events.ts';
-import { entryCount } from '../../src/events/funnel-postings.ts';
-import { InsightsReader } from '../../src/events/insights.ts';
-import { RollupReader } from '../../src/events/rollups.ts';
+import { entryCount } from '../../src/events/write/funnel-posting-format.ts';
+import { InsightsReader } from '../../src/events/read/insights.ts';
+import { RollupReader } from '../../src/events/read/dashboard.ts';
 import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
 import { eventRow } from '../helpers/events.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';

@@ -1,7 +1,7 @@
 // Under a backlog the loader makes its next batch while the store takes the one before, so the store starts on it
 // as soon as it is done; with no full batch waiting, or while a failed store is probed, it makes none ahead.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { IngestLog } from '../../src/events/ingest-log.ts';
+import { IngestLog } from '../../src/events/write/ingest-log.ts';
 import * as logRecord from '../../src/events/write/log-record.ts';
 import type { EventBatch, EventStore } from '../../src/events/write/event-store.ts';
 import { eventRow } from '../helpers/events.ts';

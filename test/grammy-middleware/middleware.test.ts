@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { botEventOf } from '../../src/grammy-middleware/events.ts';
 import { type AnalyticsMiddleware, type AnalyticsOptions, analytics } from '../../src/grammy-middleware/index.ts';
 import { dailySessionId } from '../../src/grammy-middleware/session.ts';
-import { SESSION_ID_PATTERN } from '../../src/events/schema.ts';
+import { SESSION_ID_PATTERN } from '../../src/events/request/schema.ts';
 import { GRAMMY_DIR, GRAMMY_PACKAGE_DIR, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';

@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { appSummaryDocument, rejectedAfterLastEvent } from '../../src/events/app-summary.ts';
+import { appSummaryDocument, rejectedAfterLastEvent } from '../../src/events/read/app-summary.ts';
 import { addDays, DAY_MS, dayNumberOf, eachDay, isoDayOf, isoDayOfNumber } from '../../src/events/days.ts';
 import { ratio } from '../../src/events/ratio.ts';
 import { escapeHtml } from '../../src/html.ts';

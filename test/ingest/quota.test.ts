@@ -6,7 +6,7 @@ import { describeRejection } from '../../src/bot/texts.ts';
 import { runCommand } from '../../src/cli/commands.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/db/store.ts';
-import { DailyQuota } from '../../src/events/quota.ts';
+import { DailyQuota } from '../../src/events/request/quota.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createServices } from '../../src/services.ts';
 import { available } from '../helpers/environment.ts';

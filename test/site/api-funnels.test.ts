@@ -1,7 +1,7 @@
 // Saved funnels through the site API: the wallet funnel comes first and stays, an owner saves, edits and deletes
 // funnels of their own (validated like the read API's funnel query), within a limit, and nobody else sees them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FUNNEL, MAX_SAVED_FUNNELS } from '../../src/events/saved-funnels.ts';
+import { DEFAULT_FUNNEL, MAX_SAVED_FUNNELS } from '../../src/events/read/saved-funnels.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
 import { create, startSiteApi } from './api-harness.ts';

@@ -1,7 +1,7 @@
-// A batch's funnel postings, joined from its requests' records (src/events/funnel-postings.ts writes a request's) into
+// A batch's funnel postings, joined from its requests' records (src/events/write/funnel-posting-format.ts writes a request's) into
 // one row per app, step and day, as the event insert takes them: the chunks are copied once, never decoded.
 import { JsonTuple } from '../../db/json-tuples.ts';
-import { chunkEnd, DAY_BYTES } from '../funnel-postings.ts';
+import { chunkEnd, DAY_BYTES } from './funnel-posting-format.ts';
 
 /** a step and day's chunks of a batch: where each is, as [source, start, end] triples */
 interface PostingGroup {

@@ -4,9 +4,9 @@ import crypto from 'node:crypto';
 import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
 import { intArrayLiteral, type SqlReader, type SqlRunner } from '../../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from '../days.ts';
-import { encodeRequestPostings } from '../funnel-postings.ts';
+import { encodeRequestPostings } from './funnel-posting-format.ts';
 import { BatchPostings } from './batch-postings.ts';
-import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
+import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
 import { encodeEventRow, type EventRow } from './event-columns.ts';
 import { type EventBatch, insertEventsSql, insertValues } from './insert-statement.ts';
 

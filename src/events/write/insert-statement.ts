@@ -3,9 +3,9 @@
 import { type NamedValues, param } from '../../db/named-sql.ts';
 import { intArrayLiteral, Utf8Text } from '../../db/sql.ts';
 import { customNameSql } from '../custom-events.ts';
-import { WALLET_CONNECTION_EVENT } from '../funnel.ts';
+import { WALLET_CONNECTION_EVENT } from '../wallet-funnel.ts';
 import type { BatchPostingParams } from './batch-postings.ts';
-import { USER_DAY } from '../request-summary.ts';
+import { USER_DAY } from './request-summary.ts';
 import { USAGE } from './batch-values.ts';
 import { EVENT_COLUMN_NAMES, EVENT_TUPLE } from './event-columns.ts';
 import { ROLLUPS } from './rollups/index.ts';
@@ -59,7 +59,7 @@ const FRESH_ROWS = `batch_new AS (
 )`;
 
 /**
- * The batch's users per day: those ingest gathered (users, src/events/request-summary.ts) when every event of the batch
+ * The batch's users per day: those ingest gathered (users, src/events/write/request-summary.ts) when every event of the batch
  * is new, else those of the events really inserted: their first event's time and launch attributes, their custom
  * events' names and whether they completed a wallet connection.
  */

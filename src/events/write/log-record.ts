@@ -1,8 +1,8 @@
 // One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, the lengths of
 // its funnel postings and of its summary), the postings, the summary, then its rows already in the event insert's
 // form, so the loader joins records' bytes into a batch without decoding them.
-import { BatchSummary, encodeRequestSummary } from '../request-summary.ts';
-import { encodeRequestPostings } from '../funnel-postings.ts';
+import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
+import { encodeRequestPostings } from './funnel-posting-format.ts';
 import { BatchPostings } from './batch-postings.ts';
 import type { EventBatch } from './event-store.ts';
 import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';

@@ -1,5 +1,5 @@
 // An app as the site shows it: its registration, the signed-in user's role and its activity summary.
-import { type AppSummary, appSummaries, appSummary, appSummaryDocument } from '../../events/app-summary.ts';
+import { type AppSummary, appSummaries, appSummary, appSummaryDocument } from '../../events/read/app-summary.ts';
 import type { Services } from '../../services.ts';
 import type { AppRecord } from '../../tokens/registry.ts';
 

@@ -1,10 +1,10 @@
 // Under /api/apps/:name, for members who may view it: the dashboard, the insight cards (what the read API answers,
 // with the dashboard's period and filter), funnels (saved ones edited by who may), property values, live events.
 import type { FastifyPluginAsync } from 'fastify';
-import { parseFunnelQuery } from '../../events/funnel-query.ts';
-import { InsightsReader, MAX_FUNNEL_STEPS } from '../../events/insights.ts';
-import { RollupReader } from '../../events/rollups.ts';
-import { SavedFunnels } from '../../events/saved-funnels.ts';
+import { parseFunnelQuery } from '../../events/read/funnel-parameters.ts';
+import { InsightsReader, MAX_FUNNEL_STEPS } from '../../events/read/insights.ts';
+import { RollupReader } from '../../events/read/dashboard.ts';
+import { SavedFunnels } from '../../events/read/saved-funnels.ts';
 import { refused } from '../../http-error.ts';
 import type { SiteContext } from '../context.ts';
 import { fields, text, validated } from '../schemas.ts';

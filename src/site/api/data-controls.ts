@@ -2,8 +2,8 @@
 // controls (its retention period, and erasing one user's data: a data protection request).
 import type { FastifyPluginAsync } from 'fastify';
 import { alertSettingsDocument, parseAlertSettings } from '../../alerts/subscriptions.ts';
-import { erasureDocument, retentionDocument } from '../../events/data-controls.ts';
-import { parseRetention } from '../../events/retention.ts';
+import { erasureDocument, retentionDocument } from '../../events/lifecycle/data-controls.ts';
+import { parseRetention } from '../../events/lifecycle/retention.ts';
 import { parseTelegramUserId } from '../../tokens/inputs.ts';
 import type { SiteContext } from '../context.ts';
 import { accepted, actorOfRequest, appOf, type NamedApp, nameOnly, userOf } from './requests.ts';

@@ -1,7 +1,7 @@
 // An app's events as a file under /api/apps/:name/export.csv or .ndjson, streamed: every text cell quoted so no
 // spreadsheet runs a value a mini app user sent as a formula.
 import type { FastifyPluginAsync } from 'fastify';
-import { type ExportRow, RollupReader } from '../../events/rollups.ts';
+import { type ExportRow, RollupReader } from '../../events/read/dashboard.ts';
 import { refused } from '../../http-error.ts';
 import type { SiteContext } from '../context.ts';
 import { fields, text, validated } from '../schemas.ts';

@@ -1,8 +1,8 @@
 // What every route of the site API reads from its request: the signed-in user and the app the path names (set by
 // the API's preHandler), refusals of what was typed, and the dashboard's period and filter.
 import type { FastifyRequest } from 'fastify';
-import { type Filter, type FilterQuery, parseFilter } from '../../events/filters.ts';
-import { lastDays, type Period } from '../../events/rollups.ts';
+import { type Filter, type FilterQuery, parseFilter } from '../../events/read/filters.ts';
+import { lastDays, type Period } from '../../events/read/dashboard.ts';
 import { refused } from '../../http-error.ts';
 import type { Parsed } from '../../parsed.ts';
 import type { Permission } from '../../tokens/policy.ts';

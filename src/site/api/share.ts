@@ -1,7 +1,7 @@
 // An app's public read-only link: made, shown (its secret only when made) and revoked under /api/apps/:name/share,
 // and the dashboard the link opens (its numbers only: no token, domains, refusals or events), with no sign-in.
 import type { FastifyPluginAsync } from 'fastify';
-import { RollupReader } from '../../events/rollups.ts';
+import { RollupReader } from '../../events/read/dashboard.ts';
 import { refused } from '../../http-error.ts';
 import { makerDocument } from '../../tokens/makers.ts';
 import { type ShareLinkInfo, sharePath } from '../../tokens/share-links.ts';

@@ -12,5 +12,9 @@ export const APP_STATS: Rollup = {
   ) AS fresh GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, day) DO UPDATE SET users = s.users + excluded.users, sessions = s.sessions + excluded.sessions
 )`,
-  readBy: ['src/events/rollups.ts (dashboard)', 'src/events/insights.ts (summary)', 'src/ranking/compute.ts'],
+  readBy: [
+    'src/events/read/dashboard.ts (dashboard)',
+    'src/events/read/insights.ts (summary)',
+    'src/ranking/compute.ts',
+  ],
 };

@@ -97,7 +97,7 @@ const NEXT_SLOT = 3;
 /**
  * The custom-event part of the event insert, reading the CTEs `fresh_rows` (the rows inserted, when not all new),
  * `batch_new` and `name_lists` (each list of custom event names a user of the batch has on a day, as JSON text, once;
- * src/events/request-summary.ts), and
+ * src/events/write/request-summary.ts), and
  * custom_events, the batch's custom events as ingest counted them (CUSTOM_SUMMARY arrays), taken when every event of the batch is new. Names take slots,
  * each a bit of daily_users.custom_names, so a custom event's users are found through the users' own days. Slots are
  * handed out from one row per app, locked by each commit that adds names: commits from several nodes at once take
@@ -219,11 +219,11 @@ export const CUSTOM_EVENTS: Rollup = {
   insightsOnly: true,
   preAggregated: {
     parameter: 'custom_events',
-    gatheredBy: 'src/events/request-summary.ts',
+    gatheredBy: 'src/events/write/request-summary.ts',
     pays:
       'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
       '(bench/insights-load.ts; docs/benchmarks.md, "Insights on funnel postings and request summaries")',
   },
-  readBy: ['src/events/insights.ts (custom events, property values)'],
+  readBy: ['src/events/read/insights.ts (custom events, property values)'],
 };

@@ -14,5 +14,5 @@ export const DIMENSIONS: Rollup = {
   GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
   ON CONFLICT (app_id, day, dimension, value) DO UPDATE SET sessions = d.sessions + excluded.sessions
 )`,
-  readBy: ['src/events/rollups.ts (dashboard)'],
+  readBy: ['src/events/read/dashboard.ts (dashboard)'],
 };

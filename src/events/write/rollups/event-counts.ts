@@ -9,5 +9,9 @@ export const EVENT_COUNTS: Rollup = {
   SELECT app_id, day, event_name, count(*) FROM inserted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, event_name) DO UPDATE SET events = c.events + excluded.events
 )`,
-  readBy: ['src/events/rollups.ts (dashboard)', 'src/events/insights.ts (summary)', 'src/ranking/compute.ts'],
+  readBy: [
+    'src/events/read/dashboard.ts (dashboard)',
+    'src/events/read/insights.ts (summary)',
+    'src/ranking/compute.ts',
+  ],
 };

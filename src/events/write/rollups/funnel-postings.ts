@@ -1,9 +1,9 @@
-// Funnel postings: each step's events per app and day as a few binary rows per commit (src/events/funnel-postings.ts
+// Funnel postings: each step's events per app and day as a few binary rows per commit (src/events/write/funnel-posting-format.ts
 // reads and writes their bytes), what a funnel of the owner's steps walks.
 import { param } from '../../../db/named-sql.ts';
 import { customNameSql, ROLLUP_TEXT_LENGTH } from '../../custom-events.ts';
 import { DAY_MS } from '../../days.ts';
-import { CUSTOM_STEP_PREFIX } from '../../funnel-postings.ts';
+import { CUSTOM_STEP_PREFIX } from '../funnel-posting-format.ts';
 import { POSTING_GROUP } from '../batch-postings.ts';
 import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
 
@@ -76,11 +76,11 @@ export const FUNNEL_POSTINGS: Rollup = {
   insightsOnly: true,
   preAggregated: {
     parameter: 'posting_groups, posting_entries',
-    gatheredBy: 'src/events/funnel-postings.ts',
+    gatheredBy: 'src/events/write/funnel-posting-format.ts',
     pays:
       'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
       '(bench/insights-load.ts; docs/benchmarks.md, "Insights on funnel postings and request summaries")',
   },
-  readBy: ['src/events/owner-funnel.ts'],
+  readBy: ['src/events/read/funnel-reader.ts'],
 };

@@ -1,5 +1,5 @@
 // The wallet funnel's steps each session took per day, as bits: the dashboard's funnel.
-import { FUNNEL, FUNNEL_STEP_BITS } from '../../funnel.ts';
+import { FUNNEL, FUNNEL_STEP_BITS } from '../../wallet-funnel.ts';
 import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
 
 export const FUNNEL_SESSIONS: Rollup = {
@@ -20,5 +20,5 @@ export const FUNNEL_SESSIONS: Rollup = {
   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, session_id) DO UPDATE SET steps = f.steps | excluded.steps
 )`,
-  readBy: ['src/events/rollups.ts (dashboard)'],
+  readBy: ['src/events/read/dashboard.ts (dashboard)'],
 };

@@ -27,7 +27,7 @@ export const ROLLUPS: readonly Rollup[] = [
 ];
 
 /**
- * The table the rollups are made from. An event's key starts with the client's time (src/events/pseudonym.ts), its
+ * The table the rollups are made from. An event's key starts with the client's time (src/events/request/pseudonym.ts), its
  * day is that time's when the service trusted it, else the time of receipt; no index has the day, so two index ranges
  * cover every old event: keys before the first kept day (trusted client times, and receipts without one), and
  * receipts before it.

@@ -5,7 +5,7 @@
  * What erasing a user does to a table's rows: `kept`, anonymous counts that keep counting the user; `user`, the rows
  * keyed by the user's key are deleted (`marksCommits`: the row every commit of the user's events writes, deleted last,
  * so an erase sees a commit that landed meanwhile); `session`, the rows of the user's sessions are deleted, matched
- * with the user's events on `match`; `rewritten`, the user's bytes are taken out by src/events/user-erasure.ts,
+ * with the user's events on `match`; `rewritten`, the user's bytes are taken out by src/events/lifecycle/user-erasure.ts,
  * which has a step for each such table.
  */
 export type ErasureRule =

@@ -24,5 +24,5 @@ export const SESSIONS: Rollup = {
   FROM session_starts ORDER BY app_id, session_id
   ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 )`,
-  readBy: ['src/events/rollups.ts (filtered dashboard)', 'src/events/insights.ts (filtered summary)'],
+  readBy: ['src/events/read/dashboard.ts (filtered dashboard)', 'src/events/read/insights.ts (filtered summary)'],
 };

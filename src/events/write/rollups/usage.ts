@@ -13,5 +13,5 @@ export const DAILY_USAGE: Rollup = {
   WHERE ${USAGE.get('u', 'app_id')} IN (SELECT id FROM live_apps) ORDER BY 1, 2
   ON CONFLICT (app_id, day) DO UPDATE SET events = q.events + excluded.events, bytes = q.bytes + excluded.bytes
 )`,
-  readBy: ['src/events/quota.ts'],
+  readBy: ['src/events/request/quota.ts'],
 };

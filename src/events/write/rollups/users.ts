@@ -117,15 +117,15 @@ export const USERS: Rollup = {
   sql: (insights) => (insights ? WITH_INSIGHTS : WITHOUT_INSIGHTS),
   preAggregated: {
     parameter: 'users (batch_users)',
-    gatheredBy: 'src/events/request-summary.ts',
+    gatheredBy: 'src/events/write/request-summary.ts',
     pays:
       'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
       '(bench/insights-load.ts; docs/benchmarks.md, "Insights on funnel postings and request summaries")',
   },
   readBy: [
-    'src/events/rollups.ts (distinct users)',
-    'src/events/insights.ts (retention, campaigns, custom event users)',
+    'src/events/read/dashboard.ts (distinct users)',
+    'src/events/read/insights.ts (retention, campaigns, custom event users)',
     'src/ranking/compute.ts',
   ],
 };

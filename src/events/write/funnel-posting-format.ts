@@ -3,8 +3,8 @@
 // ingest (one chunk per step, day, launch attributes, user and session of a request: mostly one per step), the loader
 // joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. Every number is
 // big-endian, so SQL can write the same bytes (src/events/write/rollups/funnel-postings.ts).
-import { customEventName, cutText } from './custom-events.ts';
-import type { EventRow } from './write/event-columns.ts';
+import { customEventName, cutText } from '../custom-events.ts';
+import type { EventRow } from './event-columns.ts';
 
 /** how a custom event's name is told from the service's own event names where both share one column */
 export const CUSTOM_STEP_PREFIX = 'custom-event:';

@@ -1,7 +1,7 @@
 // Turns a validated event into the stored shape: typed columns, parsed times, one auth_type form,
 // a referer without query or fragment, and text PostgreSQL can store (no NUL, no lone surrogates).
 import type { RawEvent } from './validate.ts';
-import { dayNumberOf, isoDayOfNumber } from './days.ts';
+import { dayNumberOf, isoDayOfNumber } from '../days.ts';
 
 export interface NormalisedEvent {
   eventName: string;

@@ -2,13 +2,13 @@
 // then stores them in batches; the store being slow or down delays loading, not ingestion, up to the log's bound.
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { readOrCreateFile } from '../read-or-create.ts';
-import { embeddedStoreReserve } from '../db/embedded-reserve.ts';
-import { DurableLog, LogFullError, type LogStats } from '../log/durable-log.ts';
-import { LogLoader, type LoaderCommit } from './write/loader.ts';
-import { decodeRequestHeader, encodeRequest } from './write/log-record.ts';
-import type { EventStore } from './write/event-store.ts';
-import type { EventRow } from './write/event-columns.ts';
+import { readOrCreateFile } from '../../read-or-create.ts';
+import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
+import { DurableLog, LogFullError, type LogStats } from '../../log/durable-log.ts';
+import { LogLoader, type LoaderCommit } from './loader.ts';
+import { decodeRequestHeader, encodeRequest } from './log-record.ts';
+import type { EventStore } from './event-store.ts';
+import type { EventRow } from './event-columns.ts';
 
 /** how long a refusal by the full disk counts as the log's state when no append has succeeded since */
 const DISK_REFUSAL_TRUSTED_MS = 10_000;

@@ -2,11 +2,11 @@
 // paying users and the conversion from purchase-init to purchase-success, read from the period's payment events by
 // name and the register-invoice events of their slugs (partial indexes hold those events alone, so the read stays
 // bounded by the payment events, never the app's whole traffic, and other events cost ingestion nothing).
-import { named } from '../db/named-sql.ts';
-import type { SqlReader } from '../db/sql.ts';
+import { named } from '../../db/named-sql.ts';
+import type { SqlReader } from '../../db/sql.ts';
 import { type Filter, filterConditions, filterValues, firstSeenColumns, NO_FILTER } from './filters.ts';
-import type { Period } from './rollups.ts';
-import { MAX_PAYMENT_AMOUNT } from './schema.ts';
+import type { Period } from './dashboard.ts';
+import { MAX_PAYMENT_AMOUNT } from '../request/schema.ts';
 
 /** Telegram Stars' currency code */
 export const STARS = 'XTR';

@@ -1,7 +1,7 @@
 // Whether the store takes writes, kept as state for /healthz: the loader's commits and a background probe record
 // their outcomes, so the health check never waits behind the store's queue or a long read.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SqlRunner } from '../db/sql.ts';
+import type { SqlRunner } from '../../db/sql.ts';
 
 /** how often the probe asks the store, when nothing else said it answered */
 const PROBE_INTERVAL_MS = 2_000;

@@ -1,8 +1,8 @@
 // Lets every node's durable log forget what an erase removed: an erase (on any node, or the CLI on a server store)
 // marks the store, and each node rewrites its own log's file without the records it already stored once it sees a
 // mark it has not acted on (at its start, any mark at all: it may have been down when the erase ran).
-import { named } from '../db/named-sql.ts';
-import type { SqlQueryable } from '../db/sql.ts';
+import { named } from '../../db/named-sql.ts';
+import type { SqlQueryable } from '../../db/sql.ts';
 
 /** how often a node looks for an erase that ran elsewhere */
 export const ERASURE_WATCH_EVERY_MS = 5_000;

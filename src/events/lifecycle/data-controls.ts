@@ -2,13 +2,13 @@
 // user's data. The registry decides who may act on the app (members see the retention; only the owner changes it
 // or erases, policy.ts); every change is written to the audit log, never with
 // a raw Telegram user id (an erased user appears by a keyed reference to their key).
-import type { PrismaClient } from '../db/store.ts';
-import { scrubDeletedRows } from '../db/scrub.ts';
-import type { SqlRunner } from '../db/sql.ts';
-import type { Secrets } from '../secret.ts';
-import type { Actor, AppRecord, TokenRegistry } from '../tokens/registry.ts';
+import type { PrismaClient } from '../../db/store.ts';
+import { scrubDeletedRows } from '../../db/scrub.ts';
+import type { SqlRunner } from '../../db/sql.ts';
+import type { Secrets } from '../../secret.ts';
+import type { Actor, AppRecord, TokenRegistry } from '../../tokens/registry.ts';
 import { markErasure } from './erasure-watch.ts';
-import type { Pseudonymiser } from './pseudonym.ts';
+import type { Pseudonymiser } from '../request/pseudonym.ts';
 import { RETENTION_CHOICES, type RetentionDays } from './retention.ts';
 import { ERASED_TABLES, eraseUser, type ErasedRows, type ErasureOptions } from './user-erasure.ts';
 

@@ -2,7 +2,7 @@
 // its identity keyed. The events of a request share their app and receive time.
 import { normaliseEvent } from './normalise.ts';
 import type { Pseudonymiser } from './pseudonym.ts';
-import type { EventRow } from './write/event-columns.ts';
+import type { EventRow } from '../write/event-columns.ts';
 import type { RawEvent } from './validate.ts';
 
 export interface RequestRows {

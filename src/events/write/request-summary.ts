@@ -3,10 +3,10 @@
 // whether they completed a wallet connection) and its custom events' counts per day and name, with their property
 // values, as lines the loader merges by their bytes. They hold when every event of the batch is new, which the event
 // insert checks (it reads the events it really inserted otherwise).
-import { JsonTuple } from '../db/json-tuples.ts';
-import { customEventName, cutText } from './custom-events.ts';
-import { WALLET_CONNECTION_EVENT } from './funnel.ts';
-import type { EventRow } from './write/event-columns.ts';
+import { JsonTuple } from '../../db/json-tuples.ts';
+import { customEventName, cutText } from '../custom-events.ts';
+import { WALLET_CONNECTION_EVENT } from '../wallet-funnel.ts';
+import type { EventRow } from './event-columns.ts';
 
 const NEWLINE = 0x0a;
 

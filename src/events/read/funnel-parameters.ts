@@ -1,7 +1,7 @@
 // A funnel as a request asks for it: steps=<name>,<name>,…; by=user|session (default user); window=<n>m|h|d
 // (default 1d, at most 90 days). Read by the read API and the site, refused with a message naming the parameter.
-import { DAY_MS } from './days.ts';
-import type { FunnelQuery } from './owner-funnel.ts';
+import { DAY_MS } from '../days.ts';
+import type { FunnelQuery } from './funnel-reader.ts';
 
 /** the window of a funnel that names none */
 export const DEFAULT_WINDOW = '1d';

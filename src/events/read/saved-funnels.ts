@@ -1,7 +1,7 @@
 // The funnels an owner saves for an app, next to the wallet funnel every app has. Saving under a name that exists
 // replaces that funnel (editing it); at most MAX_SAVED_FUNNELS per app. Callers check who may touch the app.
-import type { PrismaClient } from '../db/prisma-client/index.js';
-import { DEFAULT_WINDOW, parseFunnelQuery } from './funnel-query.ts';
+import type { PrismaClient } from '../../db/prisma-client/index.js';
+import { DEFAULT_WINDOW, parseFunnelQuery } from './funnel-parameters.ts';
 import { MAX_FUNNEL_STEPS } from './insights.ts';
 
 export const MAX_SAVED_FUNNELS = 20;

@@ -1,8 +1,8 @@
 // Removes the events and rollups of deleted apps in the background, a bounded chunk per statement, resuming after a restart.
-import { named } from '../db/named-sql.ts';
-import { reclaimDeletedSpace } from '../db/reclaim.ts';
-import type { SqlRunner } from '../db/sql.ts';
-import { EVENT_PLANE_TABLES } from './write/event-store.ts';
+import { named } from '../../db/named-sql.ts';
+import { reclaimDeletedSpace } from '../../db/reclaim.ts';
+import type { SqlRunner } from '../../db/sql.ts';
+import { EVENT_PLANE_TABLES } from '../write/event-store.ts';
 
 /**
  * Rows deleted per statement: each takes ~0.1–0.2 s, far inside the server's statement timeout (one DELETE of

@@ -1,10 +1,10 @@
 // Deletes what apps with a retention period keep no longer, in the background, a bounded chunk per statement.
-import { named } from '../db/named-sql.ts';
-import { reclaimDeletedSpace } from '../db/reclaim.ts';
-import type { SqlRunner } from '../db/sql.ts';
-import { CHUNK_ROWS } from './purge.ts';
+import { named } from '../../db/named-sql.ts';
+import { reclaimDeletedSpace } from '../../db/reclaim.ts';
+import type { SqlRunner } from '../../db/sql.ts';
+import { CHUNK_ROWS } from './deleted-app-purge.ts';
 import { firstKeptDay } from './retention.ts';
-import { EVENT_PLANE_TABLE_LIST } from './write/rollups/index.ts';
+import { EVENT_PLANE_TABLE_LIST } from '../write/rollups/index.ts';
 
 /** how often the purge runs (and once at start): a day is the retention's unit, an hour keeps it within one */
 export const RETENTION_PURGE_EVERY_MS = 3_600_000;

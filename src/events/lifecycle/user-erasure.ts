@@ -2,8 +2,8 @@
 // in bounded statements that ingestion runs between. The counts (events, users and sessions per day, dimensions,
 // custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user. Only the
 // property values their custom events carried are no longer listed: their counts move to "(other)".
-import { named } from '../db/named-sql.ts';
-import type { SqlQueryable, SqlRunner } from '../db/sql.ts';
+import { named } from '../../db/named-sql.ts';
+import type { SqlQueryable, SqlRunner } from '../../db/sql.ts';
 import {
   customDataObjectSql,
   customNameSql,
@@ -11,11 +11,11 @@ import {
   isPropertySql,
   OTHER,
   propertyValueSql,
-} from './custom-events.ts';
-import { entryCount, withoutUser } from './funnel-postings.ts';
-import { CHUNK_ROWS } from './purge.ts';
-import { EVENT_PLANE_TABLE_LIST } from './write/rollups/index.ts';
-import type { RollupTable } from './write/rollups/rollup.ts';
+} from '../custom-events.ts';
+import { entryCount, withoutUser } from '../write/funnel-posting-format.ts';
+import { CHUNK_ROWS } from './deleted-app-purge.ts';
+import { EVENT_PLANE_TABLE_LIST } from '../write/rollups/index.ts';
+import type { RollupTable } from '../write/rollups/rollup.ts';
 
 /** rows deleted per table */
 export interface ErasedRows {

@@ -1,6 +1,6 @@
 // An app's retention period: the choices an owner has, how a choice is read and told, and the first day it keeps.
-import type { Parsed } from '../parsed.ts';
-import { addDays, isoDayOf } from './days.ts';
+import type { Parsed } from '../../parsed.ts';
+import { addDays, isoDayOf } from '../days.ts';
 
 /**
  * Days an owner may keep; null (forever, the default) keeps everything until the app is deleted. The shortest is

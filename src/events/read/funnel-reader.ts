@@ -1,11 +1,11 @@
 // An owner's funnel: who did step 1 in the period, then step 2 after it within the window, and so on. Read from the
 // steps' funnel postings (never the app's other events) and walked here, person by person; a step narrowed by a
 // property checks its candidate events' custom_data by their keys.
-import { named } from '../db/named-sql.ts';
-import { sqlLiteral, type SqlReader } from '../db/sql.ts';
-import { EVENT_NAMES } from './names.ts';
+import { named } from '../../db/named-sql.ts';
+import { sqlLiteral, type SqlReader } from '../../db/sql.ts';
+import { EVENT_NAMES } from '../request/names.ts';
 import type { Filter } from './filters.ts';
-import { cutText } from './custom-events.ts';
+import { cutText } from '../custom-events.ts';
 import {
   type AttributeFilter,
   byTime,
@@ -13,8 +13,8 @@ import {
   decodePostings,
   eventKeyOf,
   type PostingEvent,
-} from './funnel-postings.ts';
-import type { Period } from './rollups.ts';
+} from '../write/funnel-posting-format.ts';
+import type { Period } from './dashboard.ts';
 
 export interface FunnelQuery {
   steps: string[];

@@ -1,11 +1,11 @@
 // Reads an app's numbers for a period from the rollups (never scanning raw events, so it stays fast at
 // any volume), plus the raw-event reads a dashboard needs: a filtered view, the latest events and exports.
-import { named } from '../db/named-sql.ts';
-import type { SqlReader } from '../db/sql.ts';
-import { addDays, eachDay } from './days.ts';
+import { named } from '../../db/named-sql.ts';
+import type { SqlReader } from '../../db/sql.ts';
+import { addDays, eachDay } from '../days.ts';
 import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
-import { FUNNEL, FUNNEL_STEP_BITS } from './funnel.ts';
-import { ratio } from './ratio.ts';
+import { FUNNEL, FUNNEL_STEP_BITS } from '../wallet-funnel.ts';
+import { ratio } from '../ratio.ts';
 
 export interface Period {
   /** first and last UTC day, inclusive, as YYYY-MM-DD */

@@ -1,12 +1,12 @@
 // Remembers why requests of an app were refused (status, message, reason, origin, time), so its owner can see
 // why data is missing. Aggregated in memory and written about once a second; never on the request path.
 import { REFUSALS, type RefusalCode } from './refusals.ts';
-import type { EventStore, RejectionRow } from './write/event-store.ts';
+import type { EventStore, RejectionRow } from '../write/event-store.ts';
 
 const MAX_PENDING_KEYS = 10_000;
 const MAX_ORIGIN_LENGTH = 256;
 
-export class RejectionLog {
+export class RefusalLog {
   private pending = new Map<string, RejectionRow>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();

@@ -1,8 +1,8 @@
 // The filter every card of the dashboard and every read API answer takes: platform, language, premium and campaign.
 // Cards counting events keep the events launched with those attributes; cards counting users by their first day
 // (retention cohorts, campaigns, new users) keep the users first seen with them.
-import { param } from '../db/named-sql.ts';
-import { ROLLUP_TEXT_LENGTH, rollupText } from './custom-events.ts';
+import { param } from '../../db/named-sql.ts';
+import { ROLLUP_TEXT_LENGTH, rollupText } from '../custom-events.ts';
 
 export interface Filter {
   platform?: string;

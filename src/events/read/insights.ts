@@ -1,10 +1,10 @@
 // The insights an app's owner reads beyond the dashboard: a period's summary, retention cohorts, funnels of the
 // owner's own steps, custom events with their property values, and start_param campaigns. All but the funnel
-// read the loader's per-batch aggregates; the funnel reads its steps' postings (src/events/owner-funnel.ts), and the
+// read the loader's per-batch aggregates; the funnel reads its steps' postings (src/events/read/funnel-reader.ts), and the
 // event cards under a filter the period's events.
-import { named } from '../db/named-sql.ts';
-import type { SqlReader } from '../db/sql.ts';
-import { DAY_MS } from './days.ts';
+import { named } from '../../db/named-sql.ts';
+import type { SqlReader } from '../../db/sql.ts';
+import { DAY_MS } from '../days.ts';
 import {
   customDataObjectSql,
   customNameSql,
@@ -15,7 +15,7 @@ import {
   OTHER,
   OTHER_SLOT,
   propertyValueSql,
-} from './custom-events.ts';
+} from '../custom-events.ts';
 import {
   eventColumns,
   type Filter,
@@ -25,9 +25,9 @@ import {
   isFiltered,
   NO_FILTER,
 } from './filters.ts';
-import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './owner-funnel.ts';
+import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './funnel-reader.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
-import { distinctUsers, type Period, STARTED_SESSIONS } from './rollups.ts';
+import { distinctUsers, type Period, STARTED_SESSIONS } from './dashboard.ts';
 
 /** the deepest a cohort is followed, in days after its first */
 export const RETENTION_DAYS = 90;
@@ -38,7 +38,7 @@ export const TOP_PROPERTY_VALUES = 20;
 /** the most campaigns listed (by new users) */
 export const MAX_CAMPAIGNS = 100;
 
-export type { FunnelQuery, FunnelStepResult } from './owner-funnel.ts';
+export type { FunnelQuery, FunnelStepResult } from './funnel-reader.ts';
 
 export interface Summary {
   events: number;
@@ -260,7 +260,7 @@ export class InsightsReader {
   }
 
   /** users by the start_param they first arrived with (new users of the period), most new users first */
-  /** Stars per day, paying users and purchase conversion (src/events/revenue.ts) */
+  /** Stars per day, paying users and purchase conversion (src/events/read/revenue.ts) */
   revenue(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Revenue> {
     return readRevenue(this.sql, appId, period, filter);
   }
