@@ -1,8 +1,8 @@
 // docs/spec.md §2 validation matrix over HTTP: required fields, optional field types, normalisation of what is
 // accepted, and "one bad event rejects the whole request and stores nothing".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeEvent, postEvents } from '../helpers/events.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { makeEvent, postEvents } from '../../helpers/events.ts';
+import { startTestService, type TestService } from '../../helpers/service.ts';
 
 let service: TestService;
 let token: string;

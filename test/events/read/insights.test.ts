@@ -3,20 +3,20 @@
 // paths, campaigns, custom events with properties, and the bounds that keep one noisy app's custom events small.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/db/store.ts';
+import type { Store } from '../../../src/db/store.ts';
 import {
   MAX_CUSTOM_NAMES,
   MAX_CUSTOM_PROPERTIES,
   MAX_CUSTOM_VALUES,
   NO_NAME,
   OTHER,
-} from '../../src/events/custom-events.ts';
-import { entryCount } from '../../src/events/write/funnel-posting-format.ts';
-import { InsightsReader } from '../../src/events/read/insights.ts';
-import { RollupReader } from '../../src/events/read/dashboard.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
-import { eventRow } from '../helpers/events.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
+} from '../../../src/events/custom-events.ts';
+import { entryCount } from '../../../src/events/write/funnel-posting-format.ts';
+import { InsightsReader } from '../../../src/events/read/insights.ts';
+import { RollupReader } from '../../../src/events/read/dashboard.ts';
+import { SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { eventRow } from '../../helpers/events.ts';
+import { STORE_BACKENDS } from '../../helpers/stores.ts';
 
 const PERIOD = { from: '2026-10-01', to: '2026-10-31' };
 const HOUR = 3_600_000;

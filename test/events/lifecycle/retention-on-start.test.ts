@@ -2,15 +2,15 @@
 // apps without one alone, and still stops cleanly.
 import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/db/store.ts';
-import { addDays } from '../../src/events/days.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
-import { available } from '../helpers/environment.ts';
-import type { TestDatabase } from '../helpers/postgres.ts';
-import { migratedDatabase } from '../helpers/stores.ts';
-import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, startServiceProcess } from '../helpers/service-process.ts';
-import { eventRow } from '../helpers/events.ts';
+import { openStore } from '../../../src/db/store.ts';
+import { addDays } from '../../../src/events/days.ts';
+import { SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { available } from '../../helpers/environment.ts';
+import type { TestDatabase } from '../../helpers/postgres.ts';
+import { migratedDatabase } from '../../helpers/stores.ts';
+import { tempDir } from '../../helpers/service.ts';
+import { killAllChildren, startServiceProcess } from '../../helpers/service-process.ts';
+import { eventRow } from '../../helpers/events.ts';
 
 function event(appId: number, daysAgo: number): EventRow {
   const at = new Date(Date.now() - daysAgo * 86_400_000);

@@ -1,14 +1,14 @@
 // An app deleted while its purge was cut short (the service stopped right after the deletion) has its
 // events and rollups removed when the service starts again; other apps keep theirs.
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/db/store.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore } from '../../src/events/write/event-store.ts';
-import { available } from '../helpers/environment.ts';
-import type { TestDatabase } from '../helpers/postgres.ts';
-import { migratedDatabase } from '../helpers/stores.ts';
-import { tempDir } from '../helpers/service.ts';
-import { killAllChildren, startServiceProcess } from '../helpers/service-process.ts';
-import { eventRow } from '../helpers/events.ts';
+import { openStore } from '../../../src/db/store.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore } from '../../../src/events/write/event-store.ts';
+import { available } from '../../helpers/environment.ts';
+import type { TestDatabase } from '../../helpers/postgres.ts';
+import { migratedDatabase } from '../../helpers/stores.ts';
+import { tempDir } from '../../helpers/service.ts';
+import { killAllChildren, startServiceProcess } from '../../helpers/service-process.ts';
+import { eventRow } from '../../helpers/events.ts';
 
 const event = (appId: number) => eventRow(appId);
 

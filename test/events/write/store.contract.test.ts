@@ -4,16 +4,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
-import type { Store } from '../../src/db/store.ts';
-import { DeletedAppPurger } from '../../src/events/lifecycle/deleted-app-purge.ts';
-import { RollupReader } from '../../src/events/read/dashboard.ts';
-import { Secrets } from '../../src/secret.ts';
-import { OPERATOR, TokenRegistry } from '../../src/tokens/registry.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
-import { tempDir } from '../helpers/service.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
-import { eventRow } from '../helpers/events.ts';
+import { applyMigrations, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
+import type { Store } from '../../../src/db/store.ts';
+import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purge.ts';
+import { RollupReader } from '../../../src/events/read/dashboard.ts';
+import { Secrets } from '../../../src/secret.ts';
+import { OPERATOR, TokenRegistry } from '../../../src/tokens/registry.ts';
+import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { tempDir } from '../../helpers/service.ts';
+import { STORE_BACKENDS } from '../../helpers/stores.ts';
+import { eventRow } from '../../helpers/events.ts';
 
 const row = (appId: number, overrides: Partial<EventRow> = {}) =>
   eventRow(appId, { receivedAt: new Date('2026-11-20T10:00:00Z'), ...overrides });

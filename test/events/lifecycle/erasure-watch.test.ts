@@ -1,9 +1,9 @@
 // The watch that reaches every node's durable log after an erase: a node compacts its log once per erase it has not
 // acted on, whichever process ran the erase, and at its start for any erase at all (it may have been down then).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/db/store.ts';
-import { ErasureWatch, markErasure } from '../../src/events/lifecycle/erasure-watch.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
+import type { Store } from '../../../src/db/store.ts';
+import { ErasureWatch, markErasure } from '../../../src/events/lifecycle/erasure-watch.ts';
+import { STORE_BACKENDS } from '../../helpers/stores.ts';
 
 describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
   let store: Store;

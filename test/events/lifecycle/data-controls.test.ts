@@ -3,22 +3,22 @@
 // the retention purge (days before the period go in chunks, the period and the counts stay, resumes after a stop).
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqlRunner } from '../../src/db/sql.ts';
-import type { Store } from '../../src/db/store.ts';
-import { DataControls } from '../../src/events/lifecycle/data-controls.ts';
-import { addDays } from '../../src/events/days.ts';
-import { decodePostings, type PostingEvent } from '../../src/events/write/funnel-posting-format.ts';
-import { Pseudonymiser } from '../../src/events/request/pseudonym.ts';
-import { NO_FILTER } from '../../src/events/read/filters.ts';
-import { InsightsReader } from '../../src/events/read/insights.ts';
-import { firstKeptDay, parseRetention } from '../../src/events/lifecycle/retention.ts';
-import { DeletedAppPurger } from '../../src/events/lifecycle/deleted-app-purge.ts';
-import { RetentionPurger } from '../../src/events/lifecycle/retention-purge.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
-import { eraseUser } from '../../src/events/lifecycle/user-erasure.ts';
-import { Secrets } from '../../src/secret.ts';
-import { RegistryError, TokenRegistry, type Actor } from '../../src/tokens/registry.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
+import type { SqlRunner } from '../../../src/db/sql.ts';
+import type { Store } from '../../../src/db/store.ts';
+import { DataControls } from '../../../src/events/lifecycle/data-controls.ts';
+import { addDays } from '../../../src/events/days.ts';
+import { decodePostings, type PostingEvent } from '../../../src/events/write/funnel-posting-format.ts';
+import { Pseudonymiser } from '../../../src/events/request/pseudonym.ts';
+import { NO_FILTER } from '../../../src/events/read/filters.ts';
+import { InsightsReader } from '../../../src/events/read/insights.ts';
+import { firstKeptDay, parseRetention } from '../../../src/events/lifecycle/retention.ts';
+import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purge.ts';
+import { RetentionPurger } from '../../../src/events/lifecycle/retention-purge.ts';
+import { SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { eraseUser } from '../../../src/events/lifecycle/user-erasure.ts';
+import { Secrets } from '../../../src/secret.ts';
+import { RegistryError, TokenRegistry, type Actor } from '../../../src/tokens/registry.ts';
+import { STORE_BACKENDS } from '../../helpers/stores.ts';
 
 const DAY_MS = 86_400_000;
 const NOW = new Date('2026-11-24T12:00:00Z');

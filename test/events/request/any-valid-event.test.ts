@@ -4,11 +4,11 @@
 import crypto from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_NAMES } from '../../src/events/request/names.ts';
-import { eventSchema } from '../../src/events/request/schema.ts';
-import { postEvents } from '../helpers/events.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { EVENT_NAMES } from '../../../src/events/request/names.ts';
+import { eventSchema } from '../../../src/events/request/schema.ts';
+import { postEvents } from '../../helpers/events.ts';
+import { startTestService, type TestService } from '../../helpers/service.ts';
+import { SERVICE_BACKENDS } from '../../helpers/stores.ts';
 
 /** enough to reach every field's edges on each run of the suite while it stays within a few seconds */
 const RUNS = 100;

@@ -1,13 +1,13 @@
 // Under a backlog the loader makes its next batch while the store takes the one before, so the store starts on it
 // as soon as it is done; with no full batch waiting, or while a failed store is probed, it makes none ahead.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { IngestLog } from '../../src/events/write/ingest-log.ts';
-import * as logRecord from '../../src/events/write/log-record.ts';
-import type { EventBatch, EventStore } from '../../src/events/write/event-store.ts';
-import { eventRow } from '../helpers/events.ts';
-import { tempDir } from '../helpers/service.ts';
+import { IngestLog } from '../../../src/events/write/ingest-log.ts';
+import * as logRecord from '../../../src/events/write/log-record.ts';
+import type { EventBatch, EventStore } from '../../../src/events/write/event-store.ts';
+import { eventRow } from '../../helpers/events.ts';
+import { tempDir } from '../../helpers/service.ts';
 
-vi.mock('../../src/events/write/log-record.ts', async (original) => {
+vi.mock('../../../src/events/write/log-record.ts', async (original) => {
   const module = await original<typeof logRecord>();
   return { ...module, batchOf: vi.fn(module.batchOf) };
 });

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/db/store.ts';
-import { runCliWith } from '../helpers/cli.ts';
-import { available, REDIS_URL } from '../helpers/environment.ts';
-import { makeEvent, postEvents } from '../helpers/events.ts';
-import { startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
-import { tempDir } from '../helpers/service.ts';
-import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
+import { openStore } from '../../../src/db/store.ts';
+import { runCliWith } from '../../helpers/cli.ts';
+import { available, REDIS_URL } from '../../helpers/environment.ts';
+import { makeEvent, postEvents } from '../../helpers/events.ts';
+import { startServiceProcess, type ServiceProcess } from '../../helpers/service-process.ts';
+import { tempDir } from '../../helpers/service.ts';
+import { embeddedDataDir, migratedDatabase } from '../../helpers/stores.ts';
 
 const USER_ID = 987654321012;
 /** a user whose data the owner erases */

@@ -2,9 +2,9 @@
 // for a stored rejection (rows keep status and message, so old rows are read by their message).
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { REFUSALS, rejectionReason, SUCCESS_MESSAGE } from '../../src/events/request/refusals.ts';
+import { REFUSALS, rejectionReason, SUCCESS_MESSAGE } from '../../../src/events/request/refusals.ts';
 
-const spec = fs.readFileSync(new URL('../../docs/spec.md', import.meta.url), 'utf8');
+const spec = fs.readFileSync(new URL('../../../docs/spec.md', import.meta.url), 'utf8');
 const errorsSection = spec.slice(spec.indexOf('## 7. Errors'), spec.indexOf('## 8.'));
 
 describe('refusals', () => {

@@ -5,13 +5,18 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/db/store.ts';
-import { IngestLog, type IngestLogOptions } from '../../src/events/write/ingest-log.ts';
-import { InsightsReader } from '../../src/events/read/insights.ts';
-import { batchOf, decodeRequest, encodeRequest } from '../../src/events/write/log-record.ts';
-import { SqlEventStore, type EventBatch, type EventRow, type EventStore } from '../../src/events/write/event-store.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
-import { tempDir } from '../helpers/service.ts';
+import type { Store } from '../../../src/db/store.ts';
+import { IngestLog, type IngestLogOptions } from '../../../src/events/write/ingest-log.ts';
+import { InsightsReader } from '../../../src/events/read/insights.ts';
+import { batchOf, decodeRequest, encodeRequest } from '../../../src/events/write/log-record.ts';
+import {
+  SqlEventStore,
+  type EventBatch,
+  type EventRow,
+  type EventStore,
+} from '../../../src/events/write/event-store.ts';
+import { STORE_BACKENDS } from '../../helpers/stores.ts';
+import { tempDir } from '../../helpers/service.ts';
 
 const DAY = '2026-11-20';
 
