@@ -20,6 +20,9 @@ export type ThreadRequest = { id: number } & (
   | { op: 'memory' }
 );
 
+/** a request as its sender makes it: the thread's handle numbers it */
+export type ThreadCall = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
 /** what PGlite's thread holds: its JavaScript heap (V8) and PGlite's WebAssembly memory, in bytes */
 export interface ThreadMemory {
   heapUsed: number;

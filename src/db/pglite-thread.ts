@@ -1,18 +1,11 @@
-// The main thread's handle on the embedded PGlite, which runs on a thread of its own
-// (src/db/pglite-thread-worker.ts): PGlite's interface, carried over messages, with reads kept behind everything else.
+// The main thread's handle on the embedded PGlite, which runs on a thread of its own (started by
+// pglite-thread-spawn.ts): PGlite's interface, carried over messages, with reads kept behind everything else.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
-import { messages, type QueryOptions as PGliteQueryOptions, type Results } from '@electric-sql/pglite';
-import { BUILT, entryFile } from '../project-paths.ts';
+import type { QueryOptions as PGliteQueryOptions, Results } from '@electric-sql/pglite';
 import { createCluster, type CreateClusterOptions } from './pglite-cluster.ts';
+import type { ThreadCall, ThreadMemory, ThreadQueryResult } from './pglite-thread-protocol.ts';
+import { deadThread, spawnThread, type Thread } from './pglite-thread-spawn.ts';
 import { Utf8Text } from './sql.ts';
-import type {
-  ThreadError,
-  ThreadMemory,
-  ThreadQueryResult,
-  ThreadReply,
-  ThreadRequest,
-} from './pglite-thread-protocol.ts';
 import { ReadBudgetError } from './read-budget.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
@@ -50,8 +43,6 @@ export interface PGliteReadOptions {
   onRestart?: (ms: number) => void;
 }
 
-type Request = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
-
 /** parameters as they cross to the thread: Utf8Text as its bytes, with their positions */
 function wireParams(params: unknown[] = []): { params: unknown[]; utf8: number[] } {
   const utf8: number[] = [];
@@ -63,17 +54,6 @@ function wireParams(params: unknown[] = []): { params: unknown[]; utf8: number[]
   return { params: wire, utf8 };
 }
 
-function rebuildError(error: ThreadError): Error {
-  if (!error.database) return new Error(error.message);
-  return Object.assign(new messages.DatabaseError(error.message, 0, 'error'), error.fields);
-}
-
-/**
- * Severities after which PGlite's engine is left in a state no later statement survives: after a PANIC (a WAL
- * segment that could not be allocated on a full disk) every statement failed ("XLogBeginInsert was already called",
- * "cannot drop active portal") and some spun without end. Committed data is safe (the WAL is synced at each commit).
- */
-const WEDGING_SEVERITIES = new Set(['PANIC', 'FATAL']);
 /** the wait before a new thread is tried again when it failed to open the data directory (the disk still full) */
 const FIRST_REOPEN_MS = 500;
 const LAST_REOPEN_MS = 10_000;
@@ -138,7 +118,7 @@ export async function startPGliteThread(
     if (next) runRead(next);
   };
 
-  const call = (request: Request): Promise<unknown> =>
+  const call = (request: ThreadCall): Promise<unknown> =>
     new Promise((resolve, reject) => {
       if (unavailable) return reject(unavailable);
       const send = () => {
@@ -235,7 +215,7 @@ export async function startPGliteThread(
       });
   };
 
-  const read = (request: Request): Promise<unknown> =>
+  const read = (request: ThreadCall): Promise<unknown> =>
     new Promise((resolve, reject) => {
       if (closing) return reject(new Error('the embedded database thread has stopped'));
       if (unavailable) return reject(unavailable);
@@ -318,12 +298,12 @@ export async function startPGliteThread(
 }
 
 interface PendingRead {
-  request: Request;
+  request: ThreadCall;
   settle(error: Error | undefined, result?: unknown): void;
 }
 
 /** PGlite's session interface over a way of sending statements to the thread */
-function session(send: (request: Request) => Promise<unknown>, tx?: number): PGliteSession {
+function session(send: (request: ThreadCall) => Promise<unknown>, tx?: number): PGliteSession {
   return {
     async query<Row>(sql: string, params?: unknown[], options?: Pick<PGliteQueryOptions, 'rowMode' | 'parsers'>) {
       const parsers = options?.parsers ?? {};
@@ -355,94 +335,4 @@ function session(send: (request: Request) => Promise<unknown>, tx?: number): PGl
       return [];
     },
   };
-}
-
-/** one PGlite thread: its statements and its end */
-interface Thread {
-  call(request: Request): Promise<unknown>;
-  /** ends the thread at once, whatever it runs */
-  kill(): Promise<void>;
-}
-
-function deadThread(error: Error): Thread {
-  return { call: () => Promise.reject(error), kill: async () => {} };
-}
-
-/**
- * Starts a thread on pgdata, ready once PGlite opened it (within openWaitMs, else it is ended and this fails).
- * onBroken is told once when the engine cannot go on: a reply of a wedging severity (after the statement that met it
- * has its error), or the thread failing or exiting by itself (not when it is ended by kill).
- */
-async function spawnThread(
-  pgdata: string,
-  onBroken: (thread: Thread, reason: string) => void,
-  openWaitMs?: number,
-): Promise<Thread> {
-  // built: the thread's own entry point; from source, the thread loads TypeScript through tsx's API, whatever loader
-  // (or none) this thread runs under
-  const worker = BUILT
-    ? new Worker(entryFile('pglite-thread-worker', import.meta.url), { workerData: { pgdata } })
-    : new Worker(
-        `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./pglite-thread-worker.ts', import.meta.url).href)}); })`,
-        { eval: true, workerData: { pgdata } },
-      );
-  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
-  let nextId = 1;
-  let stopped: Error | undefined;
-  let killed = false;
-  /** set once PGlite opened: a thread that never opened is the opener's failure, not a broken engine */
-  let thread: Thread | undefined;
-  const ready = new Promise<void>((resolve, reject) => pending.set(0, { resolve: () => resolve(), reject }));
-  worker.on('message', (reply: ThreadReply) => {
-    const waiting = pending.get(reply.id);
-    pending.delete(reply.id);
-    if (reply.error) waiting?.reject(rebuildError(reply.error));
-    else waiting?.resolve(reply.result);
-    const severity = reply.error?.fields?.severity;
-    if (thread && severity && WEDGING_SEVERITIES.has(severity)) onBroken(thread, reply.error!.message);
-  });
-  const stop = (error: Error) => {
-    stopped ??= error;
-    for (const waiting of pending.values()) waiting.reject(stopped);
-    pending.clear();
-    if (thread && !killed) onBroken(thread, error.message);
-  };
-  worker.on('error', (error) => stop(new Error(`the embedded database thread failed: ${error.message}`)));
-  worker.on('exit', () => stop(new Error('the embedded database thread has stopped')));
-
-  const opening =
-    openWaitMs === undefined
-      ? ready
-      : Promise.race([
-          ready,
-          sleep(openWaitMs, undefined, { ref: false }).then(() => {
-            throw new Error('the embedded database thread did not open in time');
-          }),
-        ]);
-  await opening.catch(async (error: unknown) => {
-    killed = true;
-    await worker.terminate();
-    throw error;
-  });
-  thread = {
-    call(request) {
-      if (stopped) return Promise.reject(stopped);
-      const id = nextId++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        try {
-          worker.postMessage({ ...request, id });
-        } catch (error) {
-          // a parameter that cannot be copied to another thread
-          pending.delete(id);
-          reject(error);
-        }
-      });
-    },
-    async kill() {
-      killed = true;
-      await worker.terminate();
-    },
-  };
-  return thread;
 }

@@ -2,7 +2,7 @@
 // so the record's bytes stay readable in the file until a later write happens to reuse its pages.
 import fs from 'node:fs';
 import path from 'node:path';
-import { DATA_FILE, openDatabase, type LogDatabase } from './open-store.ts';
+import { DATA_FILE, openLogDatabaseUnchecked, type LogDatabase } from './log-database.ts';
 
 /** where the compacted copy is written before it replaces the file */
 const COMPACTING_DIR = 'compacting';
@@ -44,5 +44,5 @@ export async function compactLogFile(db: LogDatabase, dir: string, mapSize: numb
   } finally {
     removeCompactionLeftover(dir);
   }
-  return openDatabase(dir, mapSize, false);
+  return openLogDatabaseUnchecked(dir, mapSize, false);
 }

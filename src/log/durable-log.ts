@@ -2,38 +2,21 @@
 // growing sequence numbers, and a loader reads them in batches and releases them once the store holds them.
 //
 // Built on LMDB (npm lmdb): copy-on-write B-tree, two meta pages, so a crash or a torn write of the last transaction
-// leaves the previous committed state. How it is opened (open-store.ts), and why:
-// - overlappingSync: false — LMDB's own commit: write the pages, fdatasync the file, then write the meta page through
-//   an O_DSYNC descriptor; a put resolves after all of it (test/log/strace-durability.test.ts checks each step in the
-//   system calls). lmdb's default (overlappingSync on Linux) moves the flush out of the write lock and documents put
-//   promises as resolving at commit, before the flush; lmdb 3.5.6 in fact resolves them after its flush too, but
-//   that is not its contract, and it also decides after a crash whether the latest commit counts from the boot id.
-// - eventTurnBatching: false — puts still share a transaction: everything queued while the previous transaction
-//   is being written and synced goes into the next one (group commit, one fdatasync for all of it; bench/log.ts counts
-//   them). With event-turn batching on, lmdb keeps a promise of its own per batch that nobody awaits, so a
-//   transaction failing for a full disk becomes an unhandled rejection and ends the process.
-// - the default key encoding with number keys, and binary values: the caller's bytes behind a small header
-//   (record-format.ts), stored with MDB_APPEND since keys only grow (full pages instead of half-split ones).
-// - mapSize: address space only. Without a writable map LMDB grows the file page by page as it writes (nothing is
-//   preallocated), and lmdb-js enlarges the map by itself if the file outgrows it.
+// leaves the previous committed state. How it is opened, with each setting and why: log-database.ts.
 import { DiskSpace } from './disk-space.ts';
 import { Backlog } from './backlog.ts';
 import { compactLogFile, removeCompactionLeftover } from './compact.ts';
-import { LogClosedError, LogFullError, LogWriteError } from './errors.ts';
-import { WATERMARK_KEY, openStore, type DurableLogLogger, type LogDatabase, type OpenedStore } from './open-store.ts';
+import { commitFailure, LogClosedError, LogFullError, LogWriteError } from './errors.ts';
+import { openLogDatabase, type DurableLogLogger, type LogDatabase, type OpenedLogDatabase } from './log-database.ts';
 import { HEADER_BYTES, decodeRecord, encodeRecord, encodeWatermark } from './record-format.ts';
+import { deleteReleased } from './release.ts';
 
 export { LogClosedError, LogFullError, LogWriteError, type LogFullReason } from './errors.ts';
-export type { DurableLogLogger } from './open-store.ts';
+export type { DurableLogLogger } from './log-database.ts';
 
 export const DEFAULT_MAX_BYTES = 1024 ** 3;
 export const DEFAULT_MIN_FREE_BYTES = 256 * 1024 ** 2;
-/** a release deletes this many records per event-loop turn, so a large one does not stall ingestion */
-const RELEASE_CHUNK = 4096;
 const APPEND = { append: true };
-const ENOSPC = 28;
-const EDQUOT = 122;
-const MDB_MAP_FULL = -30792;
 
 export interface DurableLogOptions {
   /** appends are refused once the records waiting hold this many bytes (LOG_MAX_BYTES) */
@@ -86,33 +69,6 @@ const stderrLogger: DurableLogLogger = {
   error: (details, message) => console.error(`[durable log] ${message}`, details),
 };
 
-/** lmdb rejects a failed transaction's writes with a generic error; the errno is on its commitError promise */
-async function commitFailure(error: unknown, seq: number): Promise<Error> {
-  let cause = error;
-  const commitError = (error as { commitError?: Promise<unknown> } | null)?.commitError;
-  if (commitError && typeof commitError.then === 'function') {
-    cause = await Promise.race([
-      commitError.then(
-        () => error,
-        (reason: unknown) => reason,
-      ),
-      new Promise((resolve) => setTimeout(resolve, 1_000).unref()).then(() => error),
-    ]);
-  }
-  const code = (cause as { code?: unknown } | null)?.code;
-  const message = (cause as Error | null)?.message ?? String(cause);
-  if (
-    code === ENOSPC ||
-    code === EDQUOT ||
-    code === 'ENOSPC' ||
-    code === MDB_MAP_FULL ||
-    /No space left/i.test(message)
-  ) {
-    return new LogFullError('disk-full', `the disk is full: log record ${seq} was not written`, { cause });
-  }
-  return new LogWriteError(`log record ${seq} was not written: ${message}`, { cause });
-}
-
 export class DurableLog {
   private readonly backlog: Backlog;
   private readonly space: DiskSpace;
@@ -139,7 +95,7 @@ export class DurableLog {
 
   private constructor(
     private db: LogDatabase,
-    opened: OpenedStore,
+    opened: OpenedLogDatabase,
     private readonly dir: string,
     private readonly mapSize: number,
     options: DurableLogOptions,
@@ -156,14 +112,14 @@ export class DurableLog {
     this.oldestAppendedAt = opened.records[0]?.appendedAt ?? null;
   }
 
-  /** opens (or creates) the log in dir; never refuses because of damage: see open-store.ts */
+  /** opens (or creates) the log in dir; never refuses because of damage: see log-database.ts */
   static async open(dir: string, options: DurableLogOptions = {}): Promise<DurableLog> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     if (!(maxBytes > 0)) throw new RangeError('maxBytes must be positive');
     // records can take twice their size in pages (see disk-space.ts), plus branch and free pages
     const mapSize = 2 * maxBytes + 256 * 1024 ** 2;
     removeCompactionLeftover(dir);
-    const opened = await openStore(dir, {
+    const opened = await openLogDatabase(dir, {
       mapSize,
       loadedThrough: options.loadedThrough ?? 0,
       logger: options.logger ?? stderrLogger,
@@ -282,7 +238,7 @@ export class DurableLog {
     this.inFlight += 1;
     const step = this.releasing
       .catch(() => undefined)
-      .then(() => this.deleteReleased(watermark, deletions))
+      .then(() => deleteReleased(this.db, watermark, deletions, (seqs) => this.undeleted.push(...seqs)))
       .finally(() => this.settled());
     this.releasing = step;
     return step;
@@ -350,49 +306,6 @@ export class DurableLog {
       this.drained();
       this.drained = null;
     }
-  }
-
-  /**
-   * The watermark is made durable first: a restart then knows the release happened (and never numbers below it),
-   * whatever part of the deletions after it got done. They follow in chunks.
-   */
-  private async deleteReleased(watermark: Buffer, seqs: number[]): Promise<void> {
-    try {
-      await this.db.put(WATERMARK_KEY, watermark);
-    } catch (error) {
-      this.undeleted.push(...seqs);
-      throw await commitFailure(error, WATERMARK_KEY);
-    }
-    // writes of one transaction share one promise: every distinct one is observed, so a transaction that fails
-    // (a full disk) is never an unhandled rejection, and the records it should have deleted are kept for a retry
-    const outcomes: Promise<unknown>[] = [];
-    for (let start = 0; start < seqs.length; start += RELEASE_CHUNK) {
-      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
-      let previous: Promise<unknown> | null = null;
-      let firstOfTransaction = start;
-      const observe = (promise: Promise<unknown>, from: number, to: number) =>
-        outcomes.push(
-          promise.then(undefined, (error: unknown) => {
-            this.undeleted.push(...seqs.slice(from, to));
-            throw error;
-          }),
-        );
-      const end = Math.min(start + RELEASE_CHUNK, seqs.length);
-      for (let i = start; i < end; i++) {
-        const promise = this.db.remove(seqs[i]!);
-        if (previous !== null && promise !== previous) {
-          observe(previous, firstOfTransaction, i);
-          firstOfTransaction = i;
-        }
-        previous = promise;
-      }
-      if (previous !== null) observe(previous, firstOfTransaction, end);
-    }
-    const failures = (await Promise.allSettled(outcomes)).filter((outcome) => outcome.status === 'rejected');
-    const errors = await Promise.all(
-      failures.map((failure) => commitFailure((failure as PromiseRejectedResult).reason, seqs[0] ?? 0)),
-    );
-    if (errors.length > 0) throw errors[0];
   }
 
   /** the append time of the oldest record waiting: one read of its header */

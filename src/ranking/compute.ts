@@ -1,62 +1,16 @@
-// The catalog ranking: each app's score from the rollups of the last 7 and 30 UTC days, written to
+// The catalog ranking: each app's score (formula.ts) from the rollups of the last 7 and 30 UTC days, written to
 // app_scores in one transaction. Reads only rollup tables, always by their primary key prefix
 // (app_id, day), so the cost follows the data inside the windows, never the size of history or raw events.
 import { named } from '../db/named-sql.ts';
 import { intArrayLiteral, type SqlReader, type SqlRunner } from '../db/sql.ts';
 import { addDays, isoDayOf } from '../events/days.ts';
 import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../events/wallet-funnel.ts';
-import { ratio } from '../events/ratio.ts';
-
-/** an app needs at least this many distinct users in the last 30 days to be ranked */
-export const MIN_ACTIVE_USERS_30D = 20;
-
-/**
- * Count metrics are log-scaled against these targets: n(x) = min(1, ln(1 + x) / ln(1 + target)).
- * Reaching the target gives the full part; each factor of ten below it costs about the same.
- */
-export const TARGETS = {
-  activeUsers: 100_000,
-  eventsPerUser: 100,
-  walletConnections: 10_000,
-  signedTransactions: 10_000,
-} as const;
-
-/** weights of the five parts; they add up to 1, so the score is 0..100 */
-export const WEIGHTS = {
-  reach: 0.25,
-  retention: 0.25,
-  engagement: 0.15,
-  walletConnections: 0.15,
-  signedTransactions: 0.2,
-} as const;
+import { MIN_ACTIVE_USERS_30D, type ScoreParts, scoreOf, scoreParts, shareOrZero } from './formula.ts';
 
 /** events counted as a wallet connection (a user completing a TON Connect connection) and as a signed transaction */
 export { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT };
 /** shown, not scored: fired automatically when an already connected wallet is restored on reopening */
 export const WALLET_RESTORE_EVENT = 'connection-restoring-completed';
-
-const count = (value: number) => value.toLocaleString('en-US');
-
-/** the weighted sum as printed: "0.25·reach + … + 0.20·signed transactions" */
-const WEIGHTED_PARTS = (
-  [
-    [WEIGHTS.reach, 'reach'],
-    [WEIGHTS.retention, 'retention'],
-    [WEIGHTS.engagement, 'engagement'],
-    [WEIGHTS.walletConnections, 'wallet connections'],
-    [WEIGHTS.signedTransactions, 'signed transactions'],
-  ] as const
-)
-  .map(([weight, part]) => `${weight.toFixed(2)}·${part}`)
-  .join(' + ');
-
-export const FORMULA =
-  `score = 100 × (${WEIGHTED_PARTS}); ` +
-  'each part is the mean of its 7-day and 30-day values; retention is the share of active users seen on 2 or more days; ' +
-  'counts are log-scaled, n(x) = min(1, ln(1+x)/ln(1+target)), ' +
-  `with targets of ${count(TARGETS.activeUsers)} active users, ${count(TARGETS.eventsPerUser)} events per user, ` +
-  `${count(TARGETS.walletConnections)} wallet connections and ${count(TARGETS.signedTransactions)} signed transactions; ` +
-  `apps with fewer than ${MIN_ACTIVE_USERS_30D} active users in 30 days are not ranked.`;
 
 export interface WindowMetrics {
   /** first and last UTC day of the window, inclusive */
@@ -75,15 +29,6 @@ export interface WindowMetrics {
   /** connection-restoring-completed events (shown, not scored) */
   wallet_restores: number;
   /** transaction-signed events */
-  signed_transactions: number;
-}
-
-/** the five scored parts, each 0..1 */
-export interface ScoreParts {
-  reach: number;
-  retention: number;
-  engagement: number;
-  wallet_connections: number;
   signed_transactions: number;
 }
 
@@ -219,19 +164,9 @@ async function readUsers(sql: SqlReader, activity: ActivityRow[], days: Window):
   return users;
 }
 
-/** a share for scoring and for the published metrics: an app without users has none of it */
-function shareOrZero(part: number, whole: number): number {
-  return ratio(part, whole) ?? 0;
-}
-
 function round(value: number, decimals: number): number {
   const factor = 10 ** decimals;
   return Math.round(value * factor) / factor;
-}
-
-/** log-scaled 0..1 against a target */
-function scaled(value: number, target: number): number {
-  return Math.min(1, Math.log1p(Math.max(0, value)) / Math.log1p(target));
 }
 
 function windowMetrics(
@@ -256,38 +191,6 @@ function windowMetrics(
     wallet_restores: restores,
     signed_transactions: transactions,
   };
-}
-
-/** the parts from exact (unrounded) window values; mean of the 7-day and 30-day value of each */
-function scoreParts(users: UsersRow, app: ActivityRow): ScoreParts {
-  const mean = (week: number, month: number) => (week + month) / 2;
-  return {
-    reach: mean(scaled(users.users7, TARGETS.activeUsers), scaled(users.users30, TARGETS.activeUsers)),
-    retention: mean(shareOrZero(users.returning7, users.users7), shareOrZero(users.returning30, users.users30)),
-    engagement: mean(
-      scaled(shareOrZero(app.events7, users.users7), TARGETS.eventsPerUser),
-      scaled(shareOrZero(app.events30, users.users30), TARGETS.eventsPerUser),
-    ),
-    wallet_connections: mean(
-      scaled(app.connections7, TARGETS.walletConnections),
-      scaled(app.connections30, TARGETS.walletConnections),
-    ),
-    signed_transactions: mean(
-      scaled(app.transactions7, TARGETS.signedTransactions),
-      scaled(app.transactions30, TARGETS.signedTransactions),
-    ),
-  };
-}
-
-function scoreOf(parts: ScoreParts): number {
-  return (
-    100 *
-    (WEIGHTS.reach * parts.reach +
-      WEIGHTS.retention * parts.retention +
-      WEIGHTS.engagement * parts.engagement +
-      WEIGHTS.walletConnections * parts.wallet_connections +
-      WEIGHTS.signedTransactions * parts.signed_transactions)
-  );
 }
 
 function byName(a: { appName: string }, b: { appName: string }): number {
@@ -323,7 +226,7 @@ export async function computeRanking(
 
   const results: RankedApp[] = activity.map((app) => {
     const u = users.get(app.app_id) ?? { app_id: app.app_id, ...NO_USERS };
-    const parts = scoreParts(u, app);
+    const parts = scoreParts({ ...u, ...app });
     const unranked =
       u.users30 < MIN_ACTIVE_USERS_30D
         ? `Fewer than ${MIN_ACTIVE_USERS_30D} active users in the last 30 days (${u.users30}).`

@@ -6,7 +6,8 @@ import { escapeHtml } from '../html.ts';
 import { page } from '../page-shell.ts';
 import { utcTime } from '../time-format.ts';
 import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
-import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS, type WindowMetrics } from './compute.ts';
+import type { WindowMetrics } from './compute.ts';
+import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS } from './formula.ts';
 import { RANKING_EVERY_MS } from './schedule.ts';
 
 const CACHE = 'public, max-age=60';

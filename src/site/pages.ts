@@ -20,6 +20,7 @@ const CLIENT_FILES = new Set([
   '/apps.js',
   '/read-keys.js',
   '/dashboard.js',
+  '/insight-tables.js',
   '/insights.js',
   '/common.js',
   '/webapp.js',
@@ -160,7 +161,7 @@ ${FILTERS}
 <div class="card" id="data-controls" data-app="${name}" hidden></div>
 <div class="card" id="alerts" data-app="${name}" hidden></div>
 <div class="card" id="share" data-app="${name}" hidden></div>
-<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script><script src="/assets/share.js"></script>`,
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insight-tables.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script><script src="/assets/share.js"></script>`,
       });
     },
   );

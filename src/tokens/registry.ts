@@ -4,8 +4,13 @@
 import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
+import { type AppRecord, type AppRow, type AuthorizedApp, toRecord, WITH_ACTIVE_TOKEN } from './app-record.ts';
 import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 import { allows, refusal, type AppRole, type MemberRole, type Permission } from './policy.ts';
+import { RegistryError } from './registry-error.ts';
+
+export type { AppRecord } from './app-record.ts';
+export { RegistryError, type RegistryErrorCode } from './registry-error.ts';
 
 /** who acts, from which surface; telegramId is hashed before it is stored */
 export interface Actor {
@@ -18,59 +23,13 @@ export interface Actor {
 /** the operator at the command line */
 export const OPERATOR: Actor = { surface: 'cli', isAdmin: true };
 
-export interface AppRecord {
-  appId: number;
-  appName: string;
-  bot: string;
-  domains: string[];
-  ownerKey: string | null;
-  createdAt: Date;
-  /** display prefix of the active token, null when revoked */
-  tokenPrefix: string | null;
-  tokenCreatedAt: Date | null;
-  /** what the actor is to the app: its owner, a member, or an administrator acting on it */
-  role: AppRole;
-}
-
 /** names one app: by its name (site, CLI) or its id (bot buttons) */
 export type AppRef = { appName: string } | { appId: number };
-
-export type RegistryErrorCode =
-  | 'app_exists'
-  | 'app_not_found'
-  | 'domain_exists'
-  | 'last_domain'
-  | 'domain_not_found'
-  | 'not_allowed'
-  // a member whose role does not allow the action (policy.ts); non-members get app_not_found
-  | 'forbidden'
-  // teams (members.ts): an unknown, used or expired invite, an unknown member, the owner joining their own app
-  | 'invite_not_found'
-  | 'invite_used'
-  | 'invite_expired'
-  | 'member_not_found'
-  | 'own_app'
-  // the team changed while a transfer or removal waited (another one went first)
-  | 'team_changed'
-  // read keys (read-keys.ts): none matches, several match, already revoked, too many active
-  | 'key_not_found'
-  | 'key_ambiguous'
-  | 'key_revoked'
-  | 'key_limit';
 
 /** an app's own quotas as an administrator set them; null: the service's default */
 export interface QuotaOverrides {
   eventsPerDay: number | null;
   bytesPerDay: number | null;
-}
-
-export class RegistryError extends Error {
-  constructor(
-    readonly code: RegistryErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface NewApp {
@@ -84,21 +43,6 @@ export interface AppFilter {
   ownerTelegramId?: string;
   appName?: string;
 }
-
-type AppRow = {
-  id: number;
-  appName: string;
-  bot: string;
-  domains: string[];
-  ownerKey: string | null;
-  createdAt: Date;
-  tokens: { prefix: string; createdAt: Date }[];
-};
-
-/** an app row with what the actor is to it */
-type AuthorizedApp = AppRow & { role: AppRole };
-
-const WITH_ACTIVE_TOKEN = { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } } as const;
 
 /** what is stored of a new token: its hash and display prefix, never the token itself */
 const tokenRow = (token: string) => ({ hash: hashToken(token), prefix: displayPrefix(token), checksummed: true });
@@ -388,19 +332,4 @@ export class TokenRegistry {
       ...(detail ? { detail } : {}),
     };
   }
-}
-
-function toRecord(app: AuthorizedApp): AppRecord {
-  const token = app.tokens[0];
-  return {
-    appId: app.id,
-    appName: app.appName,
-    bot: app.bot,
-    domains: app.domains,
-    ownerKey: app.ownerKey,
-    createdAt: app.createdAt,
-    tokenPrefix: token?.prefix ?? null,
-    tokenCreatedAt: token?.createdAt ?? null,
-    role: app.role,
-  };
 }

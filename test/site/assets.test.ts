@@ -16,6 +16,7 @@ describe('site assets', () => {
     for (const [file, type] of [
       ['/assets/common.js', /^application\/javascript/],
       ['/assets/dashboard.js', /^application\/javascript/],
+      ['/assets/insight-tables.js', /^application\/javascript/],
       ['/assets/uplot/uPlot.iife.min.js', /^application\/javascript/],
       ['/assets/uplot/uPlot.min.css', /^text\/css/],
     ] as const) {

@@ -1,5 +1,5 @@
-// Opens the log's LMDB file and checks every record in it; a file LMDB cannot read is rolled back one transaction,
-// or moved aside for a fresh log, so the service always starts.
+// The durable log's LMDB file: its settings, and the checked open of it (every record read once; a file LMDB cannot
+// read is rolled back one transaction, or moved aside for a fresh log, so the service always starts).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,7 +26,7 @@ export interface ScannedRecord {
   appendedAt: number;
 }
 
-export interface OpenedStore {
+export interface OpenedLogDatabase {
   db: LogDatabase;
   /** records waiting, in order */
   records: ScannedRecord[];
@@ -36,7 +36,7 @@ export interface OpenedStore {
   numberedThrough: number;
 }
 
-export interface OpenStoreOptions {
+export interface OpenLogDatabaseOptions {
   /** LMDB's initial map: address space, not disk */
   mapSize: number;
   /** the store holds every record through this sequence number */
@@ -44,15 +44,32 @@ export interface OpenStoreOptions {
   logger: DurableLogLogger;
 }
 
-interface Scanned extends OpenedStore {
+interface Scanned extends OpenedLogDatabase {
   /** records to delete before the log is used: damaged ones, and released ones a stopped release left behind */
   toDelete: number[];
   /** the watermark record must be written before the log is used */
   watermarkStale: boolean;
 }
 
-/** the settings every open uses; why each one is chosen is in durable-log.ts */
-export function openDatabase(dir: string, mapSize: number, usePreviousSnapshot: boolean): LogDatabase {
+/**
+ * The LMDB file with the settings every open uses, without the checks openLogDatabase makes (compact.ts reopens the
+ * copy it has just written). Why each setting:
+ * - overlappingSync: false — LMDB's own commit: write the pages, fdatasync the file, then write the meta page through
+ *   an O_DSYNC descriptor; a put resolves after all of it (test/log/strace-durability.test.ts checks each step in the
+ *   system calls). lmdb's default (overlappingSync on Linux) moves the flush out of the write lock and documents put
+ *   promises as resolving at commit, before the flush; lmdb 3.5.6 in fact resolves them after its flush too, but
+ *   that is not its contract, and it also decides after a crash whether the latest commit counts from the boot id.
+ * - eventTurnBatching: false — puts still share a transaction: everything queued while the previous transaction
+ *   is being written and synced goes into the next one (group commit, one fdatasync for all of it; bench/log.ts counts
+ *   them). With event-turn batching on, lmdb keeps a promise of its own per batch that nobody awaits, so a
+ *   transaction failing for a full disk becomes an unhandled rejection and ends the process.
+ * - the default key encoding with number keys, and binary values: the caller's bytes behind a small header
+ *   (record-format.ts), which durable-log.ts puts with MDB_APPEND since keys only grow (full pages instead of
+ *   half-split ones).
+ * - mapSize: address space only. Without a writable map LMDB grows the file page by page as it writes (nothing is
+ *   preallocated), and lmdb-js enlarges the map by itself if the file outgrows it.
+ */
+export function openLogDatabaseUnchecked(dir: string, mapSize: number, usePreviousSnapshot: boolean): LogDatabase {
   const options: RootDatabaseOptionsWithPath & { usePreviousSnapshot?: boolean } = {
     path: dir,
     encoding: 'binary',
@@ -189,7 +206,7 @@ async function tryOpen(
   }
   let db: LogDatabase | undefined;
   try {
-    db = openDatabase(dir, mapSize, usePreviousSnapshot);
+    db = openLogDatabaseUnchecked(dir, mapSize, usePreviousSnapshot);
     return scan(db, dir, logger);
   } catch (error) {
     await db?.close().catch(() => undefined);
@@ -207,7 +224,7 @@ function moveAside(dir: string): string {
 }
 
 /** the newest state of the log that can be read: the latest transaction, the one before it, or a new empty log */
-async function openReadable(dir: string, options: OpenStoreOptions): Promise<Scanned> {
+async function openReadable(dir: string, options: OpenLogDatabaseOptions): Promise<Scanned> {
   const { mapSize, logger } = options;
   const fresh = !fs.existsSync(path.join(dir, DATA_FILE));
   const latest = await tryOpen(dir, mapSize, logger, false);
@@ -244,7 +261,7 @@ async function openReadable(dir: string, options: OpenStoreOptions): Promise<Sca
 }
 
 /** records the store already holds are released now; numbering continues above them even if the log lost them */
-function applyLoadedThrough(opened: Scanned, options: OpenStoreOptions): void {
+function applyLoadedThrough(opened: Scanned, options: OpenLogDatabaseOptions): void {
   const { loadedThrough, logger } = options;
   if (loadedThrough <= opened.releasedThrough) return;
   if (loadedThrough > opened.numberedThrough) {
@@ -275,7 +292,11 @@ function commitOpenChanges(opened: Scanned, logger: DurableLogLogger): void {
   }
 }
 
-export async function openStore(dir: string, options: OpenStoreOptions): Promise<OpenedStore> {
+/**
+ * Opens (or creates) the log's LMDB file in dir and checks every record in it; never refuses because of damage (see
+ * openReadable). Records the store already holds (loadedThrough) are released before it is used.
+ */
+export async function openLogDatabase(dir: string, options: OpenLogDatabaseOptions): Promise<OpenedLogDatabase> {
   fs.mkdirSync(dir, { recursive: true });
   const opened = await openReadable(dir, options);
   applyLoadedThrough(opened, options);

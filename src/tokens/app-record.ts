@@ -1,0 +1,48 @@
+// An app as the surfaces see it: its row, the display prefix of its active token, and what the actor is to it.
+import type { AppRole } from './policy.ts';
+
+export interface AppRecord {
+  appId: number;
+  appName: string;
+  bot: string;
+  domains: string[];
+  ownerKey: string | null;
+  createdAt: Date;
+  /** display prefix of the active token, null when revoked */
+  tokenPrefix: string | null;
+  tokenCreatedAt: Date | null;
+  /** what the actor is to the app: its owner, a member, or an administrator acting on it */
+  role: AppRole;
+}
+
+/** an app row as the registry reads it, with its active token (WITH_ACTIVE_TOKEN) */
+export type AppRow = {
+  id: number;
+  appName: string;
+  bot: string;
+  domains: string[];
+  ownerKey: string | null;
+  createdAt: Date;
+  tokens: { prefix: string; createdAt: Date }[];
+};
+
+/** an app row with what the actor is to it */
+export type AuthorizedApp = AppRow & { role: AppRole };
+
+/** the include that reads an app row's active token */
+export const WITH_ACTIVE_TOKEN = { tokens: { where: { revokedAt: null }, orderBy: { id: 'desc' }, take: 1 } } as const;
+
+export function toRecord(app: AuthorizedApp): AppRecord {
+  const token = app.tokens[0];
+  return {
+    appId: app.id,
+    appName: app.appName,
+    bot: app.bot,
+    domains: app.domains,
+    ownerKey: app.ownerKey,
+    createdAt: app.createdAt,
+    tokenPrefix: token?.prefix ?? null,
+    tokenCreatedAt: token?.createdAt ?? null,
+    role: app.role,
+  };
+}
