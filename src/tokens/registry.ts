@@ -60,7 +60,7 @@ export class TokenRegistry {
     readonly secrets: Secrets,
     /** told the hash of every token whose grant changed, so caches drop it at once */
     private readonly onTokenChanged: (hash: string) => void = () => {},
-    /** told when an app row is gone, so its events and rollups are purged (src/events/purge.ts) */
+    /** told when an app row is gone, so its events and rollups are purged (src/events/lifecycle/deleted-app-purge.ts) */
     private readonly onAppDeleted: () => void = () => {},
   ) {}
 
