@@ -14,7 +14,7 @@ import {
 } from '../helpers/service-process.ts';
 import { startTestService, tempDir } from '../helpers/service.ts';
 
-/** a hang guard, not a speed check: a CLI process starts Node, tsx and the store, which a loaded machine slows */
+/** a hang guard, not a speed check: a CLI process starts Node and the store, which a loaded machine slows */
 const CLI_DEADLINE_MS = 180_000;
 /** a test of several CLI processes one after another */
 const TEST_TIMEOUT_MS = 900_000;

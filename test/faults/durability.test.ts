@@ -1,6 +1,6 @@
 // Durability: a service process killed with SIGKILL while under load has every event that got 201 in
 // the store, and none duplicated after the client retries the requests that were not acknowledged.
-// The real service runs as a child process (`node --import tsx src/main.ts`); the app and token are
+// The real service runs as a child process (the build, `node dist/server/main.js`); the app and token are
 // made, and the totals read, with the operator CLI; the store is then checked directly.
 import fs from 'node:fs';
 import path from 'node:path';

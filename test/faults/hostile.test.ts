@@ -1,7 +1,7 @@
 // Abuse: a generated corpus of more than 10,000 hostile requests (invalid JSON, deep nesting, 10 MB
 // bodies, gzip/deflate/brotli bombs, wrong content types, huge strings, NUL and lone surrogates,
 // __proto__ keys, trickled and abandoned bodies, header and protocol abuse) against the real service
-// process (`node --import tsx src/main.ts`, embedded store). Every answer is a clean 4xx (or 201 for the
+// process (the build, `node dist/server/main.js`, embedded store). Every answer is a clean 4xx (or 201 for the
 // valid-but-odd requests), never a 5xx or a hang; the process stays up, keeps serving meanwhile, and its
 // resident memory (VmRSS from /proc) stays bounded.
 import crypto from 'node:crypto';

@@ -1,6 +1,6 @@
 // The real PostgreSQL server stopped for 30 s under load. A private server (initdb in a temporary
 // directory, pg_ctl on a free port) so stopping it disturbs nobody; the service is the real process
-// (`node --import tsx src/main.ts`). While the server is down every request is still answered 201: the
+// (the build, `node dist/server/main.js`). While the server is down every request is still answered 201: the
 // events wait in the node's durable log (never another answer, never a hang), /healthz says the store is
 // unavailable and how much waits, memory stays bounded; once the server is back the loader catches up by
 // itself. Every event that got 201 is stored once, and the rollups equal the raw rows.

@@ -1,4 +1,4 @@
-// Scale-out with real processes: two ingest services (`node --import tsx src/main.ts`) on one PostgreSQL
+// Scale-out with real processes: two ingest services (the build, `node dist/server/main.js`) on one PostgreSQL
 // and one Redis with the same SECRET, behind a "load balancer" (requests alternate or are spread; the
 // client address comes in X-Forwarded-For, TRUST_PROXY=true). The rate limit is one shared budget, a
 // revocation made with the operator CLI reaches both processes within 5 s, and after concurrent load on

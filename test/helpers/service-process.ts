@@ -1,5 +1,5 @@
-// Runs the real service (`node --import tsx src/main.ts`) and the operator CLI as child processes, the
-// way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
+// Runs the real service and the operator CLI as child processes from the build the global setup makes
+// (`node --enable-source-maps dist/server/main.js`, as `npm start` runs it), the way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
 // test process kills them on exit even when a suite never got that far.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -155,8 +155,12 @@ function listensOn(pid: number, port: number): boolean {
   return false;
 }
 
+/** the service's and the CLI's built entry points: a start through tsx spends seconds transforming every module */
+const SERVICE_ARGS = ['--enable-source-maps', 'dist/server/main.js'];
+const CLI_ARGS = ['--enable-source-maps', 'dist/server/cli.js'];
+
 /**
- * Starts `node --import tsx src/main.ts` with the given settings (PORT is chosen here unless given) and
+ * Starts the built service (`node --enable-source-maps dist/server/main.js`) with the given settings (PORT is chosen here unless given) and
  * resolves once GET /healthz answers 200 from the child itself. Rejects (and kills the child) when it exits
  * or is not ready in time.
  *
@@ -166,18 +170,26 @@ function listensOn(pid: number, port: number): boolean {
  * a child that lost its port is started again on another one.
  */
 export function startServiceProcess(env: Record<string, string>, readyTimeoutMs = 180_000): Promise<ServiceProcess> {
-  return startNodeServer('src/main.ts', env, readyTimeoutMs);
+  return startServer(SERVICE_ARGS, env, readyTimeoutMs);
 }
 
-/** startServiceProcess for any HTTP server script of the project that serves GET /healthz (the bench's too) */
-export async function startNodeServer(
+/** startServiceProcess for any HTTP server script of the project that serves GET /healthz (the bench's), through tsx */
+export function startNodeServer(
   script: string,
   env: Record<string, string>,
   readyTimeoutMs = 180_000,
 ): Promise<ServiceProcess> {
+  return startServer(['--import', 'tsx', script], env, readyTimeoutMs);
+}
+
+async function startServer(
+  nodeArgs: string[],
+  env: Record<string, string>,
+  readyTimeoutMs: number,
+): Promise<ServiceProcess> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServerOnce(script, env, readyTimeoutMs);
+      return await startServerOnce(nodeArgs, env, readyTimeoutMs);
     } catch (error) {
       if (!(error instanceof PortTakenError) || env.PORT || attempt >= 3) throw error;
     }
@@ -187,13 +199,13 @@ export async function startNodeServer(
 class PortTakenError extends Error {}
 
 async function startServerOnce(
-  script: string,
+  nodeArgs: string[],
   env: Record<string, string>,
   readyTimeoutMs: number,
 ): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = track(
-    spawn(process.execPath, ['--import', 'tsx', script], {
+    spawn(process.execPath, nodeArgs, {
       cwd: PROJECT_ROOT,
       env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -224,6 +236,7 @@ async function startServerOnce(
     },
   };
 
+  const script = nodeArgs.at(-1);
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (!running()) {
@@ -250,11 +263,11 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node --import tsx src/cli/main.ts <args>` (what `npm run -s cli --` runs) with the given settings. */
+/** Runs `node --enable-source-maps dist/server/cli.js <args>` (what `npm run -s cli --` runs) with the given settings. */
 export function runCli(env: Record<string, string>, args: string[], timeoutMs = 180_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = track(
-      spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      spawn(process.execPath, [...CLI_ARGS, ...args], {
         cwd: PROJECT_ROOT,
         env: childEnv({ LOG_LEVEL: 'warn', ...env }),
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 // Daily quotas per app: set by the operator CLI, answered 429 with the spec's message beyond them, nothing
 // beyond them stored, the reason shown to the owner, counts kept across a restart and shared by two nodes,
 // and a new UTC day accepts again.
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { describeRejection } from '../../src/bot/texts.ts';
 import { runCommand } from '../../src/cli/commands.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -134,9 +134,17 @@ describe('daily quotas', () => {
     expect((await send(1)).status).toBe(429);
     expect(await service.storedEvents('quota_app')).toBe(10);
   });
+});
+
+describe('daily quotas set by the CLI', () => {
+  // one service for these tests, each on an app of its own (the clock is never moved here)
+  let service: Awaited<ReturnType<typeof startService>>;
+  beforeAll(async () => {
+    service = await startService(await embeddedDataDir());
+  });
+  afterAll(() => service?.close());
 
   it("counts the bytes of the events too, and --default gives the app the service's quotas back", async () => {
-    const service = (running = await startService(await embeddedDataDir()));
     const { token } = await service.services.registry.createApp(
       { appName: 'bytes_app', bot: '@bytes_app_bot', domains: ['app.example.com'] },
       { surface: 'cli' },
@@ -170,7 +178,6 @@ describe('daily quotas', () => {
   });
 
   it('refuses bad quotas with a clear message and changes nothing', async () => {
-    const service = (running = await startService(await embeddedDataDir()));
     await service.services.registry.createApp(
       { appName: 'strict_app', bot: '@strict_app_bot', domains: ['app.example.com'] },
       { surface: 'cli' },

@@ -4,7 +4,7 @@
 // fails is retried until it answers again.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/db/store.ts';
 import { IngestLog, type IngestLogOptions } from '../../../src/events/write/ingest-log.ts';
 import { InsightsReader } from '../../../src/events/read/insights.ts';
@@ -81,19 +81,22 @@ class FlakyStore implements EventStore {
 
 for (const backend of STORE_BACKENDS) {
   describe(`loader, ${backend.name}`, () => {
+    // one store per backend: each test loads into an app and a log (a node of its own) of its own, so none sees
+    // another's rows or offsets, and the copy of a store is not paid per test
     let opened: { store: Store; cleanup: () => Promise<void> } | undefined;
     const logs: IngestLog[] = [];
     const dirs: string[] = [];
+    beforeAll(async () => {
+      opened = await backend.open();
+    });
     afterEach(async () => {
       for (const log of logs.splice(0)) await log.close(1_000).catch(() => undefined);
-      await opened?.cleanup();
-      opened = undefined;
       for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
     });
+    afterAll(() => opened?.cleanup());
 
     async function setUp() {
-      opened = await backend.open();
-      const { store } = opened;
+      const { store } = opened!;
       const app = await store.prisma.app.create({
         data: {
           appName: `loader_${crypto.randomUUID().slice(0, 8)}`,
