@@ -1,5 +1,5 @@
 // Erasure bench: what making an erased user's bytes leave the files costs on a lived-in app. Stores N events of U
-// users over D days (app-inits, wallet connections and custom events with properties, through the event store's own
+// users over D days (app-inits, wallet connections and custom events with properties, through the event plane's own
 // insert) on each store, then per store times
 //   - the erase alone (eraseUser: the user's rows deleted),
 //   - the baseline: VACUUM (ANALYZE) of the tables an erase touches (what the purges run on the embedded store),
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { scrubDeletedRows } from '../src/db/scrub.ts';
 import { openStore, type Store } from '../src/db/store.ts';
 import { Pseudonymiser } from '../src/events/request/pseudonym.ts';
-import { SqlEventStore, type EventRow } from '../src/events/write/event-store.ts';
+import { SqlEventPlane, type EventRow } from '../src/events/write/event-plane.ts';
 import { ERASED_TABLES, eraseUser } from '../src/events/lifecycle/user-erasure.ts';
 import { DurableLog } from '../src/log/durable-log.ts';
 import { Secrets } from '../src/secret.ts';
@@ -77,7 +77,7 @@ async function seed(store: Store): Promise<number> {
     `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('bench_erase', '@bench_bot', '{}', now()) RETURNING id`,
   );
   const appId = app!.id;
-  const events = new SqlEventStore(store.sql);
+  const events = new SqlEventPlane(store.sql);
   const start = Date.now() - DAYS * 86_400_000;
   for (let from = 0; from < EVENTS; from += BATCH) {
     const rows = Array.from({ length: Math.min(BATCH, EVENTS - from) }, (_, i) => eventOf(appId, from + i, start));

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
 import { named } from '../src/db/named-sql.ts';
-import { SqlEventStore } from '../src/events/write/event-store.ts';
+import { SqlEventPlane } from '../src/events/write/event-plane.ts';
 import { insertEventsSql, insertValues } from '../src/events/write/insert-statement.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsRecords, type Mix } from './lib/insights-batches.ts';
@@ -62,7 +62,7 @@ async function measure(insights: boolean): Promise<void> {
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
     if (insights && SETUP) for (const statement of SETUP.split(';;')) await store.sql.query(statement);
-    const events = new SqlEventStore(store.sql, { insights });
+    const events = new SqlEventPlane(store.sql, { insights });
     const batches = insightsRecords(app.id, MIX, (WARM + 1) * BATCH, BATCH, insights).map((records, index) =>
       batchOf(records, { node: 'bench', through: index + 1 }),
     );
@@ -101,7 +101,7 @@ async function alternate(): Promise<void> {
     const app = await store.prisma.app.create({
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
-    const stores = [true, false].map((insights) => new SqlEventStore(store.sql, { insights }));
+    const stores = [true, false].map((insights) => new SqlEventPlane(store.sql, { insights }));
     const batches = insightsRecords(app.id, MIX, 2 * (2 * WARM) * BATCH, BATCH).map((records, index) =>
       batchOf(records, { node: 'bench', through: index + 1 }),
     );

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
-import { SqlEventStore } from '../src/events/write/event-store.ts';
+import { SqlEventPlane } from '../src/events/write/event-plane.ts';
 import { available } from '../test/helpers/environment.ts';
 import { checkpoint, createTestDatabase } from '../test/helpers/postgres.ts';
 import { insightsMixBodies, writeBodyFile } from './lib/bodies.ts';
@@ -71,7 +71,7 @@ async function measure(
     const app = await store.prisma.app.create({
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
-    const events = new SqlEventStore(store.sql, { insights });
+    const events = new SqlEventPlane(store.sql, { insights });
     const work = insightsRecords(app.id, mix, EVENTS, BATCH, insights);
     // the first batch prepares the statement and warms the tables; it is not timed
     // each batch with its log offset, as the loader commits it (the statement's plan depends on it)

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { openStore } from '../src/db/store.ts';
 import type { SqlReader } from '../src/db/sql.ts';
 import { readRevenue } from '../src/events/read/revenue.ts';
-import { type EventRow, SqlEventStore } from '../src/events/write/event-store.ts';
+import { type EventRow, SqlEventPlane } from '../src/events/write/event-plane.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';
 
@@ -111,7 +111,7 @@ const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-revenue-'));
 const database = ENGINE === 'postgres' ? await createTestDatabase() : undefined;
 const store = await openStore({ dataDir, databaseUrl: database?.url });
 try {
-  const events = new SqlEventStore(store.sql);
+  const events = new SqlEventPlane(store.sql);
   const apps: Record<string, number> = {};
   for (const [name, traffic] of [
     ['quiet_app', TRAFFIC],

@@ -15,7 +15,7 @@ import { DailyQuota } from './events/request/quota.ts';
 import { RefusalLog } from './events/request/refusal-log.ts';
 import { RetentionPurger } from './events/lifecycle/retention-purge.ts';
 import { StoreHealth } from './events/write/store-health.ts';
-import { SqlEventStore, type EventStore, type SqlEventStoreOptions } from './events/write/event-store.ts';
+import { SqlEventPlane, type EventPlane, type SqlEventPlaneOptions } from './events/write/event-plane.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { loadSecrets, type Secrets } from './secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
@@ -32,7 +32,7 @@ export interface Services {
   config: Config;
   store: Store;
   secrets: Secrets;
-  events: EventStore;
+  events: EventPlane;
   tokens: TokenCache;
   /** refuses made-up tokens before any lookup */
   tokenScreen: CredentialScreen;
@@ -80,8 +80,8 @@ export interface ServicesOptions {
   /** open the durable log and load it (the service); false: the operator CLI, which reads and manages only */
   ingest?: boolean;
   onBackgroundError?: (error: unknown, what?: string) => void;
-  /** how the event store is kept (default: with the insights' aggregates) */
-  events?: SqlEventStoreOptions;
+  /** how the event plane is kept (default: with the insights' aggregates) */
+  events?: SqlEventPlaneOptions;
 }
 
 /** the longest a read from a surface waits for the loader (beyond it, it shows what the store has) */
@@ -102,7 +102,7 @@ const LOAD_INTERVAL_MS = 100;
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
   const secrets = await loadSecrets(config, store.sql);
-  const events = new SqlEventStore(store.sql, { ...options.events, reads: store.reads });
+  const events = new SqlEventPlane(store.sql, { ...options.events, reads: store.reads });
   const metrics = createMetrics();
   if (store.embeddedMemory) metrics.watchEmbeddedMemory(store.embeddedMemory);
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));

@@ -20,7 +20,7 @@ import { createServices, type ServicesOptions } from './services.ts';
  */
 const STOP_DEADLINE_MS = 20_000;
 
-/** `events`: how the event store is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
+/** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
   const config = loadConfig();
   // listening first: while the store opens and migrations apply, /healthz answers "starting"

@@ -1,6 +1,6 @@
 // The management bot (grammY): Analytics menu, new-token dialog, "My tokens" with last event times,
 // per-app revoke / regenerate / domains / delete, administrator commands. UI only: every decision and
-// every write goes through the token registry and the event store.
+// every write goes through the token registry and the event plane.
 import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { Bot, HttpError, type Context, type Transformer } from 'grammy';

@@ -4,7 +4,7 @@ import { type AppSummary, rejectedAfterLastEvent } from '../events/read/app-summ
 import type { ErasureResult } from '../events/lifecycle/data-controls.ts';
 import { rejectionReason } from '../events/request/refusals.ts';
 import { firstKeptDay, retentionText, type RetentionDays } from '../events/lifecycle/retention.ts';
-import type { RejectionRow } from '../events/write/event-store.ts';
+import type { RejectionRow } from '../events/write/event-plane.ts';
 import { escapeTelegramHtml } from '../html.ts';
 import {
   initArgument,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { SqlEventStore } from '../../src/events/write/event-store.ts';
+import { SqlEventPlane } from '../../src/events/write/event-plane.ts';
 import { eventRow } from '../helpers/events.ts';
 import { available } from '../helpers/environment.ts';
 import { embeddedDataDir, migratedDatabase } from '../helpers/stores.ts';
@@ -46,7 +46,7 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
     const [{ id }] = (await sql.query<{ id: number }>(
       `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('plan_app', '@plan_bot', '{p.example}', now()) RETURNING id`,
     )) as [{ id: number }];
-    const events = new SqlEventStore(sql);
+    const events = new SqlEventPlane(sql);
     const custom = (n: number) => ({ custom_data: { name: `action_${n % 3}`, sku: `sku_${n % 5}` } });
     for (let batch = 0; batch < 8; batch++)
       await events.insert(
@@ -64,7 +64,7 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
     const [{ id }] = (await sql.query<{ id: number }>(
       `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('catalog_app', '@catalog_bot', '{c.example}', now()) RETURNING id`,
     )) as [{ id: number }];
-    const events = new SqlEventStore(sql);
+    const events = new SqlEventPlane(sql);
     const batch = (seed: number) =>
       events.insert(
         Array.from({ length: 40 }, (_, n) =>
@@ -101,7 +101,7 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
     const [{ id }] = (await sql.query<{ id: number }>(
       `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('probe_app', '@probe_bot', '{q.example}', now()) RETURNING id`,
     )) as [{ id: number }];
-    const events = new SqlEventStore(sql);
+    const events = new SqlEventPlane(sql);
     // 4 names and 9 values of one property: 36 property values, each in every batch
     const batch = () =>
       events.insert(

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import type { EventRow } from '../../src/events/write/event-store.ts';
+import type { EventRow } from '../../src/events/write/event-plane.ts';
 import { eventRow } from '../helpers/events.ts';
 import { seededRandom } from '../helpers/load.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

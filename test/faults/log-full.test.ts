@@ -2,7 +2,7 @@
 // LOG_MAX_BYTES; beyond it "Failed to record" (nothing of those requests is stored later). Once the store
 // answers again the backlog is stored, the log empties and requests get 201 again; every 201 is stored once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStore } from '../../src/events/write/event-store.ts';
+import type { EventPlane } from '../../src/events/write/event-plane.ts';
 import { APP_ORIGIN, BatchFactory, FAILED, sendBody, SUCCESS, tallyAnswers, type Answer } from '../helpers/load.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -25,7 +25,7 @@ describe('a full durable log', () => {
   afterAll(() => service?.close());
 
   it('answers "Failed to record" beyond LOG_MAX_BYTES while the store is down, and 201 again once it caught up', async () => {
-    const events: EventStore = service.services.events;
+    const events: EventPlane = service.services.events;
     const insertBatch = events.insertBatch;
     events.insertBatch = () =>
       Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));

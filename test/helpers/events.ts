@@ -1,8 +1,8 @@
-// Builds events like the official client sends, and posts them like a browser would; and rows as the event store
+// Builds events like the official client sends, and posts them like a browser would; and rows as the event plane
 // takes them, for tests that store events directly.
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import type { EventRow } from '../../src/events/write/event-store.ts';
+import type { EventRow } from '../../src/events/write/event-plane.ts';
 
 /** a stored app-init of a new user and session, received now (or at overrides.receivedAt) and occurred then */
 export function eventRow(appId: number, overrides: Partial<EventRow> = {}): EventRow {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import { named } from '../../src/db/named-sql.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
-import { SqlEventStore, type EventRow } from '../../src/events/write/event-store.ts';
+import { SqlEventPlane, type EventRow } from '../../src/events/write/event-plane.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 import { readCatalog } from '../../src/ranking/catalog.ts';
 import { ACTIVITY_QUERY, USERS_QUERY, computeRanking, type RankedApp } from '../../src/ranking/compute.ts';
@@ -99,7 +99,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       // delta: too few users
       ...users(0, 4).map((u) => event(delta!, u, '2026-11-30')),
     ];
-    const events = new SqlEventStore(store.sql);
+    const events = new SqlEventPlane(store.sql);
     expect(await events.insert(rows)).toBe(rows.length);
     first = await computeRanking(store.sql, NOW);
   });

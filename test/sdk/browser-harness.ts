@@ -1,6 +1,6 @@
 // What the browser suites share: Debian Chromium through playwright-core (fail in CI when it is missing,
 // skip elsewhere), a tiny HTTP server for mini app pages on http://localhost, Telegram launch parameters
-// for the URL hash, and polling of the event store with a deadline.
+// for the URL hash, and polling of the event plane with a deadline.
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 // The SDK script in Debian Chromium against the real service: a mini app page on http://localhost with
 // Telegram launch parameters loads {service}/index.js cross-origin and calls telegramAnalytics.init in
-// onload; what it sends is read back from the event store.
+// onload; what it sends is read back from the event plane.
 import type { Browser, BrowserContext, ConsoleMessage, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';

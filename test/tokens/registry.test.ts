@@ -1,7 +1,7 @@
 // Who may see and change which app: owners, other users, administrators; domain edits and deletion take
 // effect on ingestion at once, and every change lands in the audit log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_PLANE_TABLES } from '../../src/events/write/event-store.ts';
+import { EVENT_PLANE_TABLES } from '../../src/events/write/event-plane.ts';
 import { OPERATOR, type Actor } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

@@ -2,7 +2,7 @@
 import { named } from '../../db/named-sql.ts';
 import { reclaimDeletedSpace } from '../../db/reclaim.ts';
 import type { SqlRunner } from '../../db/sql.ts';
-import { EVENT_PLANE_TABLES } from '../write/event-store.ts';
+import { EVENT_PLANE_TABLES } from '../write/event-plane.ts';
 
 /**
  * Rows deleted per statement: each takes ~0.1–0.2 s, far inside the server's statement timeout (one DELETE of

@@ -1,7 +1,7 @@
 // What every surface (the site's API, the CLI's `apps show`, the bot's app card) shows of an app's activity:
 // its last event, its events in total and its last refused request.
 import type { RefusalLog } from '../request/refusal-log.ts';
-import type { EventStore, RejectionRow } from '../write/event-store.ts';
+import type { EventPlane, RejectionRow } from '../write/event-plane.ts';
 
 export interface AppSummary {
   lastEventAt: Date | null;
@@ -22,7 +22,7 @@ export interface AppSummaryDocument {
   } | null;
 }
 
-type SummarySources = { events: Pick<EventStore, 'activities'>; rejections: Pick<RefusalLog, 'last'> };
+type SummarySources = { events: Pick<EventPlane, 'activities'>; rejections: Pick<RefusalLog, 'last'> };
 
 /** the apps' summaries in two reads, however many apps: a list of every app never floods the store with reads */
 export async function appSummaries(

@@ -1,7 +1,7 @@
 // Remembers why requests of an app were refused (status, message, reason, origin, time), so its owner can see
 // why data is missing. Aggregated in memory and written about once a second; never on the request path.
 import { REFUSALS, type RefusalCode } from './refusals.ts';
-import type { EventStore, RejectionRow } from '../write/event-store.ts';
+import type { EventPlane, RejectionRow } from '../write/event-plane.ts';
 
 const MAX_PENDING_KEYS = 10_000;
 const MAX_ORIGIN_LENGTH = 256;
@@ -12,7 +12,7 @@ export class RefusalLog {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: EventStore,
+    private readonly store: EventPlane,
     private readonly flushEveryMs = 1_000,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}

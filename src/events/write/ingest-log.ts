@@ -7,7 +7,7 @@ import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
 import { DurableLog, LogFullError, type LogStats } from '../../log/durable-log.ts';
 import { LogLoader, type LoaderCommit } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
-import type { EventStore } from './event-store.ts';
+import type { EventPlane } from './event-plane.ts';
 import type { EventRow } from './event-columns.ts';
 
 /** how long a refusal by the full disk counts as the log's state when no append has succeeded since */
@@ -61,7 +61,7 @@ export class IngestLog {
     private readonly insights: boolean,
   ) {}
 
-  static async open(dataDir: string, store: EventStore, options: IngestLogOptions): Promise<IngestLog> {
+  static async open(dataDir: string, store: EventPlane, options: IngestLogOptions): Promise<IngestLog> {
     const logDir = path.join(dataDir, 'log');
     const node = nodeName(logDir);
     const loadedThrough = await store.loadedThrough(node);

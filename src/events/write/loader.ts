@@ -5,7 +5,7 @@ import { setImmediate as yieldToIo, setTimeout as sleep } from 'node:timers/prom
 import { blamesData } from '../../db/errors.ts';
 import type { DurableLog, LogRecord, ReadLimits } from '../../log/durable-log.ts';
 import { batchOf, decodeRequest, rowBytesOf } from './log-record.ts';
-import type { EventBatch, EventStore } from './event-store.ts';
+import type { EventBatch, EventPlane } from './event-plane.ts';
 
 export interface LoaderOptions {
   /** this node's name in the store's log offsets */
@@ -64,7 +64,7 @@ export class LogLoader {
 
   constructor(
     private readonly log: DurableLog,
-    private readonly store: EventStore,
+    private readonly store: EventPlane,
     loadedThrough: number,
     private readonly options: LoaderOptions,
   ) {

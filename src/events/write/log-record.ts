@@ -4,7 +4,7 @@
 import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
 import { encodeRequestPostings } from './funnel-posting-format.ts';
 import { BatchPostings } from './batch-postings.ts';
-import type { EventBatch } from './event-store.ts';
+import type { EventBatch } from './event-plane.ts';
 import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';
 import { isoDayOf } from '../days.ts';
 

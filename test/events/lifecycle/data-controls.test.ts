@@ -14,7 +14,7 @@ import { InsightsReader } from '../../../src/events/read/insights.ts';
 import { firstKeptDay, parseRetention } from '../../../src/events/lifecycle/retention.ts';
 import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purge.ts';
 import { RetentionPurger } from '../../../src/events/lifecycle/retention-purge.ts';
-import { SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { eraseUser } from '../../../src/events/lifecycle/user-erasure.ts';
 import { Secrets } from '../../../src/secret.ts';
 import { RegistryError, TokenRegistry, type Actor } from '../../../src/tokens/registry.ts';
@@ -99,7 +99,7 @@ function watched(sql: SqlRunner, seen: (text: string, first: Record<string, unkn
 describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
-  let events: SqlEventStore;
+  let events: SqlEventPlane;
   let registry: TokenRegistry;
   let pseudonymiser: Pseudonymiser;
   let secrets: Secrets;
@@ -107,7 +107,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
 
   beforeAll(async () => {
     ({ store, cleanup } = await open());
-    events = new SqlEventStore(store.sql);
+    events = new SqlEventPlane(store.sql);
     secrets = new Secrets(Buffer.from('data-controls-test-secret-0123456789'));
     registry = new TokenRegistry(store.prisma, secrets);
     pseudonymiser = new Pseudonymiser(secrets);
@@ -526,7 +526,7 @@ describe.each(STORE_BACKENDS.filter(({ name }) => name === 'embedded PGlite'))('
     );
 
   it('reuses what a retention purge and a deleted app purge free for the events stored after them', async () => {
-    const events = new SqlEventStore(store.sql);
+    const events = new SqlEventPlane(store.sql);
     const [{ id: kept }, { id: deleted }] = await Promise.all(
       ['space_kept', 'space_deleted'].map((appName) =>
         store.prisma.app.create({ data: { appName, bot: '@space_bot', domains: ['s.example'] } }),

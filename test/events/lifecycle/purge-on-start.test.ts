@@ -2,7 +2,7 @@
 // events and rollups removed when the service starts again; other apps keep theirs.
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/store.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore } from '../../../src/events/write/event-store.ts';
+import { EVENT_PLANE_TABLES, SqlEventPlane } from '../../../src/events/write/event-plane.ts';
 import { available } from '../../helpers/environment.ts';
 import type { TestDatabase } from '../../helpers/postgres.ts';
 import { migratedDatabase } from '../../helpers/stores.ts';
@@ -39,7 +39,7 @@ describe.runIf(await available('PostgreSQL'))('purge of deleted apps at start', 
             (await store.prisma.app.create({ data: { appName, bot: '@x_bot', domains: ['x.example'] } })).id,
         ),
       );
-      const events = new SqlEventStore(store.sql);
+      const events = new SqlEventPlane(store.sql);
       for (const appId of [deleted, kept]) await events.insert(Array.from({ length: 40 }, () => event(appId)));
       const keptRows = await rowsOf(kept);
       // the deletion committed, then the process stopped before purging anything

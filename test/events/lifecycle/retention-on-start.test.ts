@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/db/store.ts';
 import { addDays } from '../../../src/events/days.ts';
-import { SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { available } from '../../helpers/environment.ts';
 import type { TestDatabase } from '../../helpers/postgres.ts';
 import { migratedDatabase } from '../../helpers/stores.ts';
@@ -56,7 +56,7 @@ describe.runIf(await available('PostgreSQL'))('retention purge at start', () => 
             ).id,
         ),
       );
-      const events = new SqlEventStore(store.sql);
+      const events = new SqlEventPlane(store.sql);
       for (const appId of [limited, unlimited])
         await events.insert(
           [0, 1, 28, 32, 45, 200].flatMap((daysAgo) => [event(appId, daysAgo), event(appId, daysAgo)]),

@@ -14,7 +14,7 @@ import {
 import { entryCount } from '../../../src/events/write/funnel-posting-format.ts';
 import { InsightsReader } from '../../../src/events/read/insights.ts';
 import { RollupReader } from '../../../src/events/read/dashboard.ts';
-import { SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { eventRow } from '../../helpers/events.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
 
@@ -123,13 +123,13 @@ interface RecordedQuery {
 describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
-  let events: SqlEventStore;
+  let events: SqlEventPlane;
   let insights: InsightsReader;
   let appId: number;
 
   beforeAll(async () => {
     ({ store, cleanup } = await open());
-    events = new SqlEventStore(store.sql);
+    events = new SqlEventPlane(store.sql);
     insights = new InsightsReader(store.sql);
     appId = (
       await store.prisma.app.create({ data: { appName: 'seeded_app', bot: '@seeded_bot', domains: ['s.example'] } })
@@ -738,13 +738,13 @@ describe.each(
     let bStore: Promise<number> | undefined;
     await store.sql.transaction(async (tx) => {
       // the first commit adds three names and holds its slots until it commits
-      await new SqlEventStore({ ...store.sql, query: tx.query.bind(tx) }).insert([
+      await new SqlEventPlane({ ...store.sql, query: tx.query.bind(tx) }).insert([
         named('a1', 'x1'),
         named('a2', 'x2'),
         named('a3', 'x3'),
       ]);
       // the second, from another node, adds one of them and three more meanwhile
-      bStore = new SqlEventStore(store.sql)
+      bStore = new SqlEventPlane(store.sql)
         .insert([named('b1', 'x1'), named('b2', 'y1'), named('b3', 'y2'), named('b4', 'y3')])
         .finally(() => (bDone = true));
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { IngestLog } from '../../../src/events/write/ingest-log.ts';
 import * as logRecord from '../../../src/events/write/log-record.ts';
-import type { EventBatch, EventStore } from '../../../src/events/write/event-store.ts';
+import type { EventBatch, EventPlane } from '../../../src/events/write/event-plane.ts';
 import { eventRow } from '../../helpers/events.ts';
 import { tempDir } from '../../helpers/service.ts';
 
@@ -15,7 +15,7 @@ vi.mock('../../../src/events/write/log-record.ts', async (original) => {
 const batchesMade = () => vi.mocked(logRecord.batchOf).mock.calls.length;
 
 /** a store that holds each batch until the test lets it go, and can refuse batches as a store that is down */
-class HeldStore implements EventStore {
+class HeldStore implements EventPlane {
   readonly taken: EventBatch[] = [];
   private release: (() => void)[] = [];
   down = false;

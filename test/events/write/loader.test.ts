@@ -10,11 +10,11 @@ import { IngestLog, type IngestLogOptions } from '../../../src/events/write/inge
 import { InsightsReader } from '../../../src/events/read/insights.ts';
 import { batchOf, decodeRequest, encodeRequest } from '../../../src/events/write/log-record.ts';
 import {
-  SqlEventStore,
+  SqlEventPlane,
   type EventBatch,
   type EventRow,
-  type EventStore,
-} from '../../../src/events/write/event-store.ts';
+  type EventPlane,
+} from '../../../src/events/write/event-plane.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
 import { tempDir } from '../../helpers/service.ts';
 
@@ -46,11 +46,11 @@ function row(appId: number, seq: number, overrides: Partial<EventRow> = {}): Eve
   };
 }
 
-/** an event store that refuses its next `failures` batches as an unreachable store does */
-class FlakyStore implements EventStore {
+/** an event plane that refuses its next `failures` batches as an unreachable store does */
+class FlakyStore implements EventPlane {
   failures = 0;
   attempts = 0;
-  constructor(private readonly inner: EventStore) {}
+  constructor(private readonly inner: EventPlane) {}
   insert(rows: EventRow[]) {
     return this.inner.insert(rows);
   }
@@ -68,7 +68,7 @@ class FlakyStore implements EventStore {
   activities(appIds: readonly number[]) {
     return this.inner.activities(appIds);
   }
-  addRejections(rows: Parameters<EventStore['addRejections']>[0]) {
+  addRejections(rows: Parameters<EventPlane['addRejections']>[0]) {
     return this.inner.addRejections(rows);
   }
   recentRejections(appId: number, limit: number) {
@@ -106,12 +106,12 @@ for (const backend of STORE_BACKENDS) {
       });
       const dataDir = tempDir('tma-loader-');
       dirs.push(dataDir);
-      return { store, appId: app.id, dataDir, events: new SqlEventStore(store.sql) };
+      return { store, appId: app.id, dataDir, events: new SqlEventPlane(store.sql) };
     }
 
     async function openLog(
       dataDir: string,
-      events: EventStore,
+      events: EventPlane,
       errors: string[] = [],
       options: Partial<IngestLogOptions> = {},
     ) {

@@ -1,4 +1,4 @@
-// The event store contract, run against embedded PGlite and a PostgreSQL server: inserts, duplicate
+// The event plane contract, run against embedded PGlite and a PostgreSQL server: inserts, duplicate
 // suppression, rollups that equal the raw rows, activity, rejections, migrations.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -10,7 +10,7 @@ import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purg
 import { RollupReader } from '../../../src/events/read/dashboard.ts';
 import { Secrets } from '../../../src/secret.ts';
 import { OPERATOR, TokenRegistry } from '../../../src/tokens/registry.ts';
-import { EVENT_PLANE_TABLES, SqlEventStore, type EventRow } from '../../../src/events/write/event-store.ts';
+import { EVENT_PLANE_TABLES, SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { tempDir } from '../../helpers/service.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
 import { eventRow } from '../../helpers/events.ts';
@@ -18,15 +18,15 @@ import { eventRow } from '../../helpers/events.ts';
 const row = (appId: number, overrides: Partial<EventRow> = {}) =>
   eventRow(appId, { receivedAt: new Date('2026-11-20T10:00:00Z'), ...overrides });
 
-describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
+describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
   let store: Store;
   let cleanup: () => Promise<void>;
-  let events: SqlEventStore;
+  let events: SqlEventPlane;
   let appId: number;
 
   beforeAll(async () => {
     ({ store, cleanup } = await open());
-    events = new SqlEventStore(store.sql);
+    events = new SqlEventPlane(store.sql);
     appId = (
       await store.prisma.app.create({ data: { appName: 'store_app', bot: '@store_bot', domains: ['a.example'] } })
     ).id;
@@ -291,7 +291,7 @@ describe.each(STORE_BACKENDS)('event store on $name', ({ name, open }) => {
       let deletion: Promise<void> | undefined;
       let deleted = false;
       await store.sql.transaction(async (tx) => {
-        const inFlight = new SqlEventStore({ ...store.sql, query: tx.query });
+        const inFlight = new SqlEventPlane({ ...store.sql, query: tx.query });
         expect(await inFlight.insert([row(doomed), row(doomed, { eventName: 'app-hide' })])).toBe(2);
         deletion = registry.deleteApp('racing_app', OPERATOR).then(() => {
           deleted = true;

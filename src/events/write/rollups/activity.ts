@@ -10,5 +10,5 @@ export const ACTIVITY: Rollup = {
   ON CONFLICT (app_id) DO UPDATE SET last_event_at = greatest(a.last_event_at, excluded.last_event_at),
                                      events_total = a.events_total + excluded.events_total
 )`,
-  readBy: ['src/events/write/event-store.ts (activities)'],
+  readBy: ['src/events/write/event-plane.ts (activities)'],
 };

@@ -1,4 +1,4 @@
-// The event store: inserts accepted events and maintains rollups in the same statement; reads activity.
+// The event plane: inserts accepted events and maintains rollups in the same statement; reads activity.
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
 import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
@@ -29,7 +29,7 @@ export interface RejectionRow {
   count: number;
 }
 
-export interface EventStore {
+export interface EventPlane {
   /** stores the rows not stored before (same app and event key) and counts them into the rollups */
   insert(rows: EventRow[]): Promise<number>;
   /** the same for a batch read from a node's durable log, with the log's offset in the same commit */
@@ -73,14 +73,14 @@ function dailyUsage(rows: EventRow[]): [number, string, number, number][] {
 const statementName = (text: string) =>
   `tma_insert_events_${crypto.createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
 
-export interface SqlEventStoreOptions {
+export interface SqlEventPlaneOptions {
   /** maintain the insights' aggregates (default); false only to measure what they cost */
   insights?: boolean;
   /** what the surfaces read (an app's activity, its refusals): within the read budget (default: the runner) */
   reads?: SqlReader;
 }
 
-export class SqlEventStore implements EventStore {
+export class SqlEventPlane implements EventPlane {
   private readonly insights: boolean;
   private readonly insertStatement: NumberedStatement;
   private readonly insertName: string;
@@ -88,7 +88,7 @@ export class SqlEventStore implements EventStore {
 
   constructor(
     private readonly sql: SqlRunner,
-    options: SqlEventStoreOptions = {},
+    options: SqlEventPlaneOptions = {},
   ) {
     this.insights = options.insights ?? true;
     this.reads = options.reads ?? sql;
