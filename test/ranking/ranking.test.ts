@@ -2,7 +2,7 @@
 // by hand, unranked apps, replaced and vanished rows, the public JSON and HTML, primary-key reads, the schedule.
 import crypto from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
 import { named } from '../../src/db/named-sql.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
@@ -64,13 +64,22 @@ const EXPECTED = {
 };
 
 describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
-  let store: Store;
-  let cleanup: () => Promise<void>;
-  const ids: Record<string, number> = {};
-  let first: RankedApp[];
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
 
-  beforeAll(async () => {
-    ({ store, cleanup } = await open());
+  /** a store of its own for one test */
+  async function fresh(): Promise<Store> {
+    const { store, cleanup } = await open();
+    cleanups.push(cleanup);
+    return store;
+  }
+
+  /** a store of its own holding the seeded apps and their events, and the ranking computed from them at NOW */
+  async function seeded(): Promise<{ store: Store; ids: Record<string, number>; first: RankedApp[] }> {
+    const store = await fresh();
+    const ids: Record<string, number> = {};
     for (const name of ['alpha', 'able', 'bravo', 'charlie', 'delta', 'echo', EVIL_NAME]) {
       const bot = name === EVIL_NAME ? '@foxtrot_bot' : `@${name}_app_bot`;
       ids[name] = (await store.prisma.app.create({ data: { appName: name, bot, domains: ['app.example.com'] } })).id;
@@ -101,11 +110,15 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     ];
     const events = new SqlEventPlane(store.sql);
     expect(await events.insert(rows)).toBe(rows.length);
-    first = await computeRanking(store.sql, NOW);
-  });
-  afterAll(() => cleanup?.());
+    return { store, ids, first: await computeRanking(store.sql, NOW) };
+  }
+
+  /** one seeded store for the tests that only read it (those that change it seed their own) */
+  let readOnlySeed: ReturnType<typeof seeded> | undefined;
+  const seededToRead = () => (readOnlySeed ??= seeded());
 
   it('ranks the seeded apps in the expected order with the expected components', async () => {
+    const { first } = await seededToRead();
     expect(first.map((app) => [app.rank, app.appName])).toEqual([
       [1, 'bravo'],
       [2, 'charlie'],
@@ -184,6 +197,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('lists apps with too little data as unranked, with the reason', async () => {
+    const { store, ids, first } = await seededToRead();
     const byName = Object.fromEntries(first.map((app) => [app.appName, app]));
     expect(byName.delta).toMatchObject({ rank: null, score: null });
     expect(byName.delta!.components.unranked_reason).toBe('Fewer than 20 active users in the last 30 days (5).');
@@ -197,12 +211,14 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('reads only rollups: the same answer without the raw events', async () => {
+    const { store, first } = await seeded();
     await store.sql.query('DELETE FROM events');
     const again = await computeRanking(store.sql, NOW);
     expect(again).toEqual(first);
   });
 
   it('readCatalog returns ranked apps by rank, then unranked apps by name, with components', async () => {
+    const { store, first } = await seededToRead();
     const catalog = await readCatalog(store.sql);
     expect(catalog.computedAt).toEqual(NOW);
     expect(catalog.apps.map((app) => [app.rank, app.appName, app.bot])).toEqual([
@@ -219,6 +235,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('serves /api/catalog and /catalog over HTTP, publicly, with escaped app names', async () => {
+    const { store } = await seededToRead();
     const app: FastifyInstance = Fastify();
     registerCatalogRoutes(app, store.sql);
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -292,6 +309,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('replaces the rows on recomputation and drops deleted apps', async () => {
+    const { store, ids } = await seeded();
     await store.prisma.app.delete({ where: { id: ids.charlie! } });
     const later = new Date('2026-11-30T12:15:00Z');
     const ranked = await computeRanking(store.sql, later);
@@ -311,6 +329,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('moves the windows with `now`: a month later every app is unranked, and with no apps the table empties', async () => {
+    const { store } = await seeded();
     const ranked = await computeRanking(store.sql, new Date('2026-12-31T00:00:00Z'));
     expect(ranked.every((app) => app.rank === null)).toBe(true);
     await store.sql.query('DELETE FROM apps');
@@ -319,6 +338,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('reads the rollups by their primary keys and stays fast on a larger data set', async () => {
+    const store = await fresh();
     // 40 apps × 60 days × 120 users a day written straight into the rollups (288,000 daily_users rows),
     // one app per statement to stay inside the server's statement timeout
     const bulk = await store.sql.query<{ id: number }>(
@@ -365,11 +385,12 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
   });
 
   it('the schedule computes soon after start, logs, and stops', async () => {
+    const { store } = await seeded();
     const log = { info: vi.fn(), error: vi.fn() };
     const stop = startRankingSchedule(store.sql, { everyMs: 60_000, firstRunMs: 10, log });
     try {
       await vi.waitFor(() => expect(log.info).toHaveBeenCalledTimes(1), { timeout: 60_000 });
-      expect(log.info.mock.calls[0]![0]).toMatchObject({ apps: 40 });
+      expect(log.info.mock.calls[0]![0]).toMatchObject({ apps: 7 });
       expect(log.error).not.toHaveBeenCalled();
     } finally {
       stop();

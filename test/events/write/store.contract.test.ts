@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { applyMigrations, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 import type { Store } from '../../../src/db/store.ts';
 import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purge.ts';
@@ -24,12 +24,16 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
   let events: SqlEventPlane;
   let appId: number;
 
+  let apps = 0;
+
   beforeAll(async () => {
     ({ store, cleanup } = await open());
     events = new SqlEventPlane(store.sql);
-    appId = (
-      await store.prisma.app.create({ data: { appName: 'store_app', bot: '@store_bot', domains: ['a.example'] } })
-    ).id;
+  });
+  // each test counts into an app of its own, so none sees another's rows whatever their order
+  beforeEach(async () => {
+    const appName = `store_app_${++apps}`;
+    appId = (await store.prisma.app.create({ data: { appName, bot: '@store_bot', domains: ['a.example'] } })).id;
   });
   afterAll(() => cleanup?.());
 
