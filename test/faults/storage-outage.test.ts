@@ -79,7 +79,8 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     await database?.drop();
   });
 
-  it('records while the store is reachable', async () => {
+  /** records while the store is reachable */
+  async function recordWhileReachable(): Promise<void> {
     const idle = idleEvents.next();
     const idleAnswer = await send(idle.body, idleToken);
     expect(idleAnswer.status, idleAnswer.text).toBe(201);
@@ -94,9 +95,10 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     });
     expect(tallyAnswers(outcomes)).toBe(`20 × 201 ${SUCCESS}`);
     acknowledged[APP].push(...outcomes.flatMap((outcome) => outcome.batch.seqs));
-  });
+  }
 
-  it('answers 201 under load while the store is down, promptly and with bounded memory', async () => {
+  /** answers 201 under load while the store is down, promptly and with bounded memory */
+  async function answerWhileDown(): Promise<void> {
     const lookups = vi.spyOn(service.services.tokens, 'lookup');
     // counted, not spied on: a spy would keep every batch it was called with (megabytes each) alive
     const events = service.services.events;
@@ -169,9 +171,10 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
       `[storage outage] ${requests} requests in ${OUTAGE_MS} ms, slowest ${Math.round(slowest)} ms, ` +
         `RSS ${Math.round(rssBefore / 1048576)} → max ${Math.round(rssMax / 1048576)} MiB`,
     );
-  });
+  }
 
-  it('stores the backlog within seconds of the store coming back, without a restart', async () => {
+  /** stores the backlog within seconds of the store coming back, without a restart */
+  async function storeBacklogOnReturn(): Promise<void> {
     proxy.restore();
     const drainedAfter = await backlogDrained(service, RECOVER_DEADLINE_MS);
 
@@ -196,9 +199,10 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     expect(((await health.json()) as { status: string }).status).toBe('ok');
     await service.loaded();
     console.info(`[storage outage] backlog stored ${Math.round(drainedAfter)} ms after the store came back`);
-  });
+  }
 
-  it('has every acknowledged event in the database once, and nothing else', async () => {
+  /** has every acknowledged event in the database once, and nothing else */
+  async function checkEveryEventOnce(): Promise<void> {
     const client = new pg.Client({ connectionString: database.url }); // directly, not through the proxy
     await client.connect();
     try {
@@ -229,6 +233,14 @@ describe.runIf(postgresUp)('storage outage, PostgreSQL connections reset', () =>
     } finally {
       await client.end();
     }
+  }
+
+  // one scenario in its phases' order: each phase starts from the state the one before it left
+  it('records while the store is reachable, answers 201 under load while it is down, stores the backlog once it is back, and has every acknowledged event once', async () => {
+    await recordWhileReachable();
+    await answerWhileDown();
+    await storeBacklogOnReturn();
+    await checkEveryEventOnce();
   });
 });
 
