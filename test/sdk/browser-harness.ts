@@ -10,6 +10,16 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 
 export { CHROMIUM_PATH, chromiumAvailable, launchChromium } from '../helpers/chromium.ts';
 
+/** the unmodified official client (@telegram-apps/analytics 1.6.4, a dev dependency) and the host it loads from */
+export const OFFICIAL_SCRIPT = 'node_modules/@telegram-apps/analytics/dist/index.js';
+export const OFFICIAL_HOST = 'tganalytics.xyz';
+
+/** fails a browser suite that would run (Chromium is there) when the official client is not installed */
+export function requireOfficialScript(): void {
+  if (!fs.existsSync(OFFICIAL_SCRIPT))
+    throw new Error(`${OFFICIAL_SCRIPT} is missing: npm ci installs @telegram-apps/analytics 1.6.4`);
+}
+
 /** what a browser suite runs against: the service (rate limit out of the way), the page server, Chromium */
 export interface BrowserSuite {
   service: TestService;

@@ -4,7 +4,6 @@
 // Playwright answers CORS preflights of routed requests itself (never handing them to the route handler),
 // so the browser's OPTIONS requests are recorded over CDP, and each one is replayed against our service
 // to check that our answer would have let the browser go on.
-import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -14,6 +13,9 @@ import {
   closeBrowserSuite,
   count,
   launchHash,
+  OFFICIAL_HOST,
+  OFFICIAL_SCRIPT,
+  requireOfficialScript,
   startBrowserSuite,
   waitForEvents,
   type PageServer,
@@ -22,12 +24,8 @@ import {
 declare const window: any;
 declare const document: any;
 
-const OFFICIAL_SCRIPT = 'node_modules/@telegram-apps/analytics/dist/index.js';
-const OFFICIAL_HOST = 'tganalytics.xyz';
-
 const enabled = chromiumAvailable();
-if (enabled && !fs.existsSync(OFFICIAL_SCRIPT))
-  throw new Error(`${OFFICIAL_SCRIPT} is missing: npm ci installs @telegram-apps/analytics 1.6.4`);
+if (enabled) requireOfficialScript();
 
 let service: TestService;
 let pages: PageServer;

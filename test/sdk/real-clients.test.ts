@@ -11,6 +11,9 @@ import {
   closeBrowserSuite,
   customEvents,
   launchHash,
+  OFFICIAL_HOST,
+  OFFICIAL_SCRIPT,
+  requireOfficialScript,
   type StoredEvent,
   startBrowserSuite,
   storedEvents,
@@ -23,12 +26,8 @@ declare const window: any;
 declare const document: any;
 declare const localStorage: any;
 
-const OFFICIAL_SCRIPT = 'node_modules/@telegram-apps/analytics/dist/index.js';
-const OFFICIAL_HOST = 'tganalytics.xyz';
-
 const enabled = chromiumAvailable();
-if (enabled && !fs.existsSync(OFFICIAL_SCRIPT))
-  throw new Error(`${OFFICIAL_SCRIPT} is missing: npm ci installs @telegram-apps/analytics 1.6.4`);
+if (enabled) requireOfficialScript();
 
 let service: TestService;
 let pages: PageServer;
