@@ -1,24 +1,10 @@
-// Starts everything the settings ask for: store, ingest API, SDK script, site, management bot; stops cleanly.
-import { startAlertSender } from './bot/alert-sender.ts';
-import { createBot } from './bot/bot.ts';
-import { receiveUpdates, webhookSecret } from './bot/updates.ts';
-import { startControlSocket } from './cli/control-socket.ts';
+// Starts the service: settings, the socket (answering "starting"), the store; the rest of the code loads while the
+// store opens, then src/serve.ts runs everything the settings ask for.
 import { ConfigError, loadConfig } from './config.ts';
-import { tryLeadership } from './db/leadership.ts';
-import { DataDirBusyError, controlSocketPath } from './db/owner-lock.ts';
+import { DataDirBusyError } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
-import { buildApp } from './http/app.ts';
 import { listenWhileStarting } from './http/starting.ts';
-import { errorSummary } from './error-summary.ts';
-import { startRankingSchedule } from './ranking/schedule.ts';
-import { secretInDataDir } from './secret.ts';
-import { createServices, type ServicesOptions } from './services.ts';
-
-/**
- * The longest a stop may take: requests in flight answered, the log loaded for at most 10 s (IngestLog.close), the
- * store closed; beyond it the process exits anyway.
- */
-const STOP_DEADLINE_MS = 20_000;
+import type { ServicesOptions } from './services.ts';
 
 /** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
@@ -29,7 +15,7 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     host: config.host,
     store: config.databaseUrl ? 'server' : 'embedded',
   });
-  const store = await openStore(config, {
+  const storeOpening = openStore(config, {
     clusterTemplate: config.embeddedClusterTemplate,
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
     onReadStopped: (ms) =>
@@ -37,95 +23,9 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     onClusterTemplateRefused: (reason) =>
       console.warn(`the prebuilt empty database was not used (${reason}): making a new one, which takes a while`),
   });
-  const services = await createServices(config, store, {
-    ...options,
-    onBackgroundError: (error, what) =>
-      app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
-  });
-  const bot = config.botToken
-    ? createBot(services, {
-        token: config.botToken,
-        apiRoot: config.telegramApiRoot,
-        // the bot serves the app's webhook route, so it exists first; it logs only once updates arrive
-        log: {
-          warn: (object, message) => app.log.warn(object, message),
-          error: (object, message) => app.log.error(object, message),
-        },
-      })
-    : undefined;
-  const secret = bot && webhookSecret(config, services.secrets);
-  const app = await buildApp(services, {
-    site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
-    botWebhook:
-      bot && secret && config.botWebhookUrl ? { bot, path: new URL(config.botWebhookUrl).pathname, secret } : undefined,
-    serverFactory: listening.serverFactory,
-  });
-  // once the app is closing (it answers "Connection: close"), the socket stops accepting and drops idle connections;
-  // the stop waits until every connection ended
-  let connectionsEnded = Promise.resolve();
-  app.addHook('preClose', async () => {
-    connectionsEnded = listening.close();
-  });
-  const stopControl =
-    store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
-  const stopRanking = startRankingSchedule(store.sql, { log: app.log, reads: store.reads });
-
-  const botStopped = new AbortController();
-  let stopAlerts: (() => Promise<void>) | undefined;
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'stopping: finishing requests in flight');
-    // a store that hangs (a stalled server, a wedged engine) must not keep the process: what was acknowledged is
-    // on disk in the log already, and the next start loads it
-    setTimeout(() => {
-      app.log.error({ signal }, `not stopped within ${STOP_DEADLINE_MS / 1000} s: exiting; the log keeps what waits`);
-      process.exit(1);
-    }, STOP_DEADLINE_MS);
-    botStopped.abort();
-    stopRanking();
-    await bot?.stop();
-    await stopAlerts?.();
-    await app.close(); // stops accepting (its preClose hook below), answers requests in flight, commits included
-    await connectionsEnded;
-    await services.stop();
-    await stopControl?.();
-    await store.close();
-    app.log.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-
-  const exposedSecret = config.production ? secretInDataDir(config) : null;
-  if (exposedSecret) {
-    app.log.warn(
-      { secretFile: exposedSecret },
-      'the pseudonym secret is kept in DATA_DIR: a copy of DATA_DIR can reverse user keys; give SECRET or a SECRET_FILE outside DATA_DIR',
-    );
-  }
-  await app.ready();
-  listening.handOver();
-  // alerts go out from one node, and only when there is a bot to send them
-  stopAlerts = bot
-    ? startAlertSender(bot.api, services.alertChecker, {
-        tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
-        now: () => new Date(),
-        log: app.log,
-      })
-    : undefined;
-  if (bot && secret)
-    void receiveUpdates(
-      bot,
-      config,
-      { webhookSecret: secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },
-      app.log,
-      botStopped.signal,
-    );
-  void services.purger.purgeDeletedApps(); // deletions a stop cut short
-  services.retention.start(); // now, then hourly: what apps' retention periods keep no longer
-  app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
+  // the rest of the service's code loads while the store opens (the embedded one on a thread of its own)
+  const [store, { serve }] = await Promise.all([storeOpening, import('./serve.ts')]);
+  await serve(config, store, listening, options);
 }
 
 /** start() for a command line: a known failure as one line, then exit 1 */

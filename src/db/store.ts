@@ -2,9 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { PrismaClient } from './prisma-client/index.js';
+import type { PrismaClient } from './prisma-client/index.js';
 import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS, DEFAULT_READ_CONNECTIONS } from '../config.ts';
 import { EMBEDDED_DIR, openEmbeddedDatabase, READ_QUEUE_LIMIT } from './embedded.ts';
 import { applyMigrations } from './migrate.ts';
@@ -67,6 +65,19 @@ function checkStoreKind(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
     );
 }
 
+/**
+ * Prisma's client and the adapters of both stores. They are a good part of the code a start loads, so they load while
+ * the store opens (the embedded one on a thread of its own), not before.
+ */
+async function loadPrisma() {
+  const [{ PrismaClient }, { PrismaPg }, { PrismaPGlite }] = await Promise.all([
+    import('./prisma-client/index.js'),
+    import('@prisma/adapter-pg'),
+    import('pglite-prisma-adapter'),
+  ]);
+  return { PrismaClient, PrismaPg, PrismaPGlite };
+}
+
 export async function openStore(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'readBudgetMs' | 'readConnections'>>,
   options: OpenStoreOptions = {},
@@ -74,6 +85,9 @@ export async function openStore(
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   checkStoreKind(config);
   const readBudgetMs = config.readBudgetMs ?? DEFAULT_READ_BUDGET_MS;
+  const prismaLoading = loadPrisma();
+  // awaited below unless the open fails first
+  prismaLoading.catch(() => {});
   let sql: SqlRunner;
   let reads: SqlReader;
   let prisma: PrismaClient;
@@ -92,6 +106,7 @@ export async function openStore(
     );
     reads = readRunner;
     const controlPool = serverPool(config.databaseUrl, { max: 4, onError: options.onPoolError });
+    const { PrismaClient, PrismaPg } = await prismaLoading;
     prisma = new PrismaClient({ adapter: new PrismaPg(controlPool) });
     release = async () => {
       await controlPool.end();
@@ -110,6 +125,7 @@ export async function openStore(
       reads = embedded.reads;
       embeddedMemory = () => embedded.pglite.memory();
       // the adapter uses query (array rows, its own parsers), exec and transaction: what the thread's handle has
+      const { PrismaClient, PrismaPGlite } = await prismaLoading;
       prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite as unknown as PGlite) });
     } catch (error) {
       unlock();
