@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { MAX_WAL_BYTES } from './embedded-layout.ts';
 
 /**
  * WAL segments a checkpoint no longer needs are deleted, not renamed to serve as future ones: a recycled segment
@@ -32,10 +33,6 @@ const MEMORY_PARAMS = [
   'maintenance_work_mem=16MB',
 ];
 
-/** the WAL's size on disk is bounded by max_wal_size (recycled segments), so the free space it may still take is known */
-export const MAX_WAL_BYTES = 128 * 1024 ** 2;
-/** PGlite's WAL segments, each allocated whole (zero-filled) before the first record goes in */
-export const WAL_SEGMENT_BYTES = 16 * 1024 ** 2;
 /**
  * PostgreSQL's default max_wal_size (1 GB) lets the WAL grow by up to a gigabyte between checkpoints, more free disk
  * than the durable log's guard could reasonably keep for it; a checkpoint every 128 MB of WAL bounds it.

@@ -2,8 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_READ_BUDGET_MS } from '../config.ts';
+import { EMBEDDED_DIR } from './embedded-layout.ts';
 import type { CreateClusterOptions } from './pglite-cluster.ts';
 import { startPGliteThread, type PGliteHandle, type PGliteReadOptions, type PGliteSession } from './pglite-thread.ts';
+import { READ_QUEUE_LIMIT } from './read-budget.ts';
 import type { QueryOptions, SqlQueryable, SqlReader, SqlRunner } from './sql.ts';
 
 function queryable(db: PGliteSession, execute?: PGliteHandle['execute']): SqlQueryable {
@@ -26,16 +28,6 @@ export interface EmbeddedDatabase {
   /** reads, behind the loader's and the control plane's statements, within their budget */
   reads: SqlReader;
 }
-
-/**
- * The most reads that wait for the store (its thread, or a server's read connections); the next is refused at once.
- * A page or a bot screen sends many small reads at once (an insights page: a dozen; a list of apps reads in two),
- * so the queue holds several of them; a read that waits past its budget is given up anyway.
- */
-export const READ_QUEUE_LIMIT = 64;
-
-/** the embedded store's directory in DATA_DIR */
-export const EMBEDDED_DIR = 'pgdata';
 
 /**
  * Opens (creating on first use, from the prebuilt cluster when it checks out) the PGlite cluster under dataDir/pgdata.

@@ -7,6 +7,13 @@ export const budgetText = (budgetMs: number): string => `${Number((budgetMs / 10
 export const readBudgetMessage = (budgetMs: number): string =>
   `This query took longer than ${budgetText(budgetMs)}; try a shorter period or fewer filters.`;
 
+/**
+ * The most reads that wait for the store (its thread, or a server's read connections); the next is refused at once.
+ * A page or a bot screen sends many small reads at once (an insights page: a dozen; a list of apps reads in two),
+ * so the queue holds several of them; a read that waits past its budget is given up anyway.
+ */
+export const READ_QUEUE_LIMIT = 64;
+
 /** a read refused before it ran: as many wait already as the store lets wait */
 export const READS_WAITING_MESSAGE = 'Too many queries are waiting; try again in a moment.';
 

@@ -4,10 +4,10 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PrismaClient } from './prisma-client/index.js';
 import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS, DEFAULT_READ_CONNECTIONS } from '../config.ts';
-import { EMBEDDED_DIR, openEmbeddedDatabase, READ_QUEUE_LIMIT } from './embedded.ts';
+import { EMBEDDED_DIR } from './embedded-layout.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
-import { openServerDatabase, openServerReads, serverPool } from './server.ts';
+import { READ_QUEUE_LIMIT } from './read-budget.ts';
 import type { ThreadMemory } from './pglite-thread-protocol.ts';
 import type { SqlReader, SqlRunner } from './sql.ts';
 
@@ -66,16 +66,14 @@ function checkStoreKind(config: Pick<Config, 'databaseUrl' | 'dataDir'>): void {
 }
 
 /**
- * Prisma's client and the adapters of both stores. They are a good part of the code a start loads, so they load while
- * the store opens (the embedded one on a thread of its own), not before.
+ * Prisma's client and one store's adapter. With the store's own code they are a good part of what a start loads, so
+ * each store loads only its own, and Prisma loads while the store opens (the embedded one on a thread of its own).
  */
-async function loadPrisma() {
-  const [{ PrismaClient }, { PrismaPg }, { PrismaPGlite }] = await Promise.all([
-    import('./prisma-client/index.js'),
-    import('@prisma/adapter-pg'),
-    import('pglite-prisma-adapter'),
-  ]);
-  return { PrismaClient, PrismaPg, PrismaPGlite };
+function loadPrisma<Adapter>(adapter: Promise<Adapter>) {
+  const loading = Promise.all([import('./prisma-client/index.js'), adapter]);
+  // awaited once the store is open, unless its open failed first
+  loading.catch(() => {});
+  return loading;
 }
 
 export async function openStore(
@@ -85,15 +83,14 @@ export async function openStore(
   fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   checkStoreKind(config);
   const readBudgetMs = config.readBudgetMs ?? DEFAULT_READ_BUDGET_MS;
-  const prismaLoading = loadPrisma();
-  // awaited below unless the open fails first
-  prismaLoading.catch(() => {});
   let sql: SqlRunner;
   let reads: SqlReader;
   let prisma: PrismaClient;
   let release = async () => {};
   let embeddedMemory: Store['embeddedMemory'];
   if (config.databaseUrl) {
+    const prismaLoading = loadPrisma(import('@prisma/adapter-pg'));
+    const { openServerDatabase, openServerReads, serverPool } = await import('./server.ts');
     sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
     const readRunner = openServerReads(
       config.databaseUrl,
@@ -106,7 +103,7 @@ export async function openStore(
     );
     reads = readRunner;
     const controlPool = serverPool(config.databaseUrl, { max: 4, onError: options.onPoolError });
-    const { PrismaClient, PrismaPg } = await prismaLoading;
+    const [{ PrismaClient }, { PrismaPg }] = await prismaLoading;
     prisma = new PrismaClient({ adapter: new PrismaPg(controlPool) });
     release = async () => {
       await controlPool.end();
@@ -116,6 +113,8 @@ export async function openStore(
     const unlock = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
     release = async () => unlock();
     try {
+      const { openEmbeddedDatabase } = await import('./embedded.ts');
+      const prismaLoading = loadPrisma(import('pglite-prisma-adapter'));
       const embedded = await openEmbeddedDatabase(
         config.dataDir,
         { budgetMs: readBudgetMs, queueLimit: options.readQueueLimit, onRestart: options.onReadStopped },
@@ -125,7 +124,7 @@ export async function openStore(
       reads = embedded.reads;
       embeddedMemory = () => embedded.pglite.memory();
       // the adapter uses query (array rows, its own parsers), exec and transaction: what the thread's handle has
-      const { PrismaClient, PrismaPGlite } = await prismaLoading;
+      const [{ PrismaClient }, { PrismaPGlite }] = await prismaLoading;
       prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite as unknown as PGlite) });
     } catch (error) {
       unlock();

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMBEDDED_DIR } from '../../src/db/embedded.ts';
+import { EMBEDDED_DIR } from '../../src/db/embedded-layout.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import { createCluster } from '../../src/db/pglite-cluster.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
