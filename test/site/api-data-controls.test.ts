@@ -9,7 +9,8 @@ import type { SiteClient } from './site-harness.ts';
 
 const ERASED_USER = 880000111;
 const KEPT_USER = 880000222;
-const NOT_FOUND = { message: 'There is no app named "alice_data".' };
+/** what a user who may not see an app is told: the same as for an app that does not exist */
+const notFound = (appName: string) => ({ message: `There is no app named "${appName}".` });
 const BAD_RETENTION = { message: 'Retention must be 30, 90, 180, 365 days or "forever".', field: 'days' };
 const BAD_USER = {
   message: 'A Telegram user id is a positive number such as 123456789.',
@@ -20,51 +21,69 @@ let service: TestService;
 let alice: SiteClient;
 let bob: SiteClient;
 let admin: SiteClient;
-let appId: number;
 
 beforeAll(async () => {
   ({ service, alice, bob, admin } = await startSiteApi());
-  const token = await create(alice, 'alice_data');
-  appId = (await service.store.prisma.app.findUniqueOrThrow({ where: { appName: 'alice_data' } })).id;
-  const sent = [ERASED_USER, ERASED_USER, KEPT_USER].map((user) => makeEvent('alice_data', { user_id: user }));
-  expect((await postEvents(service.url, sent, { token, origin: 'https://alice-data.example.com' })).status).toBe(201);
-  await service.loaded();
 });
 afterAll(() => service?.close());
 
-const retentionOf = async () =>
-  (await service.store.prisma.app.findUniqueOrThrow({ where: { id: appId }, select: { retentionDays: true } }))
+interface DataApp {
+  name: string;
+  id: number;
+}
+
+let appsMade = 0;
+
+/**
+ * A new app of Alice's with two events of ERASED_USER and one of KEPT_USER, retention "forever": every case
+ * changes the retention or erases users, so each gets an app of its own.
+ */
+async function aliceAppWithEvents(): Promise<DataApp> {
+  const name = `alice_data_${++appsMade}`;
+  const token = await create(alice, name);
+  const id = (await service.store.prisma.app.findUniqueOrThrow({ where: { appName: name } })).id;
+  const sent = [ERASED_USER, ERASED_USER, KEPT_USER].map((user) => makeEvent(name, { user_id: user }));
+  const origin = `https://${name.replace(/_/g, '-')}.example.com`;
+  expect((await postEvents(service.url, sent, { token, origin })).status).toBe(201);
+  await service.loaded();
+  return { name, id };
+}
+
+const retentionOf = async (app: DataApp) =>
+  (await service.store.prisma.app.findUniqueOrThrow({ where: { id: app.id }, select: { retentionDays: true } }))
     .retentionDays;
 
-async function eventsOf(user: number): Promise<number> {
-  const key = service.services.pseudonymiser.userKey(appId, String(user));
+async function eventsOf(app: DataApp, user: number): Promise<number> {
+  const key = service.services.pseudonymiser.userKey(app.id, String(user));
   const [row] = await service.store.sql.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM events WHERE app_id = $1 AND user_key = decode($2, 'base64')`,
-    [appId, key.toString('base64')],
+    [app.id, key.toString('base64')],
   );
   return row!.n;
 }
 
 describe('retention in the site API', () => {
   it('reads and sets the retention period, audited', async () => {
-    expect((await alice.get('/api/apps/alice_data/data-controls')).json).toEqual({
-      app_name: 'alice_data',
+    const app = await aliceAppWithEvents();
+    expect((await alice.get(`/api/apps/${app.name}/data-controls`)).json).toEqual({
+      app_name: app.name,
       retention_days: null,
       retention_choices: [30, 90, 180, 365, null],
     });
-    const set = await alice.post('/api/apps/alice_data/retention', { days: 90 });
+    const set = await alice.post(`/api/apps/${app.name}/retention`, { days: 90 });
     expect(set.status, set.text).toBe(200);
-    expect(set.json).toMatchObject({ app_name: 'alice_data', retention_days: 90 });
-    expect(await retentionOf()).toBe(90);
-    expect((await alice.post('/api/apps/alice_data/retention', { days: '180' })).json.retention_days).toBe(180);
-    expect((await alice.post('/api/apps/alice_data/retention', { days: 'forever' })).json.retention_days).toBeNull();
-    expect((await alice.post('/api/apps/alice_data/retention', { days: 30 })).json.retention_days).toBe(30);
-    expect((await alice.post('/api/apps/alice_data/retention', { days: null })).json.retention_days).toBeNull();
-    const audit = await service.store.prisma.auditLog.findMany({ where: { appId, action: 'app.retention' } });
+    expect(set.json).toMatchObject({ app_name: app.name, retention_days: 90 });
+    expect(await retentionOf(app)).toBe(90);
+    expect((await alice.post(`/api/apps/${app.name}/retention`, { days: '180' })).json.retention_days).toBe(180);
+    expect((await alice.post(`/api/apps/${app.name}/retention`, { days: 'forever' })).json.retention_days).toBeNull();
+    expect((await alice.post(`/api/apps/${app.name}/retention`, { days: 30 })).json.retention_days).toBe(30);
+    expect((await alice.post(`/api/apps/${app.name}/retention`, { days: null })).json.retention_days).toBeNull();
+    const audit = await service.store.prisma.auditLog.findMany({ where: { appId: app.id, action: 'app.retention' } });
     expect(audit.map((entry) => entry.surface)).toEqual(['site', 'site', 'site', 'site', 'site']);
   });
 
   it('answers a bad value 400 with the rule, and changes nothing', async () => {
+    const app = await aliceAppWithEvents();
     for (const body of [
       {},
       { days: 7 },
@@ -76,16 +95,17 @@ describe('retention in the site API', () => {
       'text',
       12,
     ]) {
-      const answer = await alice.post('/api/apps/alice_data/retention', body);
+      const answer = await alice.post(`/api/apps/${app.name}/retention`, body);
       expect(answer.status, JSON.stringify(body)).toBe(400);
       expect(answer.json, JSON.stringify(body)).toEqual(BAD_RETENTION);
     }
-    expect(await retentionOf()).toBeNull();
+    expect(await retentionOf(app)).toBeNull();
   });
 });
 
 describe("erasing a user's data in the site API", () => {
   it('answers a bad id 400 and deletes nothing', async () => {
+    const app = await aliceAppWithEvents();
     for (const body of [
       {},
       { telegram_user_id: 'abc' },
@@ -96,18 +116,19 @@ describe("erasing a user's data in the site API", () => {
       { telegram_user_id: 1.5 },
       null,
     ]) {
-      const answer = await alice.post('/api/apps/alice_data/users/erase', body);
+      const answer = await alice.post(`/api/apps/${app.name}/users/erase`, body);
       expect(answer.status, JSON.stringify(body)).toBe(400);
       expect(answer.json, JSON.stringify(body)).toEqual(BAD_USER);
     }
-    expect(await eventsOf(ERASED_USER)).toBe(2);
+    expect(await eventsOf(app, ERASED_USER)).toBe(2);
   });
 
   it("erases the user's events and per-user rows, keeps the other user's, and audits it without the id", async () => {
-    const answer = await alice.post('/api/apps/alice_data/users/erase', { telegram_user_id: String(ERASED_USER) });
+    const app = await aliceAppWithEvents();
+    const answer = await alice.post(`/api/apps/${app.name}/users/erase`, { telegram_user_id: String(ERASED_USER) });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json).toEqual({
-      app_name: 'alice_data',
+      app_name: app.name,
       user: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
       deleted: {
         events: 2,
@@ -120,16 +141,16 @@ describe("erasing a user's data in the site API", () => {
       },
       complete: true,
     });
-    expect(await eventsOf(ERASED_USER)).toBe(0);
-    expect(await eventsOf(KEPT_USER)).toBe(1);
+    expect(await eventsOf(app, ERASED_USER)).toBe(0);
+    expect(await eventsOf(app, KEPT_USER)).toBe(1);
     // the dashboard's totals keep counting the user
-    expect((await alice.get('/api/apps/alice_data/dashboard?days=7')).json.totals).toMatchObject({ events: 3 });
-    const audit = await service.store.prisma.auditLog.findMany({ where: { appId, action: 'user.erase' } });
+    expect((await alice.get(`/api/apps/${app.name}/dashboard?days=7`)).json.totals).toMatchObject({ events: 3 });
+    const audit = await service.store.prisma.auditLog.findMany({ where: { appId: app.id, action: 'user.erase' } });
     expect(audit.map((entry) => [entry.surface, entry.detail])).toEqual([
       ['site', { user: answer.json.user, deleted: answer.json.deleted, complete: true, admin: false }],
     ]);
     // a number names the same user: nothing left
-    const again = await alice.post('/api/apps/alice_data/users/erase', { telegram_user_id: ERASED_USER });
+    const again = await alice.post(`/api/apps/${app.name}/users/erase`, { telegram_user_id: ERASED_USER });
     expect(again.json.user).toBe(answer.json.user);
     expect(again.json.deleted.events).toBe(0);
   });
@@ -137,42 +158,45 @@ describe("erasing a user's data in the site API", () => {
 
 describe('who may use the data controls', () => {
   it('answers another user 404 as for a missing app on every route, and changes nothing', async () => {
+    const app = await aliceAppWithEvents();
     const routes: [string, string, unknown?][] = [
-      ['GET', '/api/apps/alice_data/data-controls'],
-      ['POST', '/api/apps/alice_data/retention', { days: 30 }],
-      ['POST', '/api/apps/alice_data/users/erase', { telegram_user_id: String(KEPT_USER) }],
+      ['GET', `/api/apps/${app.name}/data-controls`],
+      ['POST', `/api/apps/${app.name}/retention`, { days: 30 }],
+      ['POST', `/api/apps/${app.name}/users/erase`, { telegram_user_id: String(KEPT_USER) }],
     ];
     for (const [method, path, body] of routes) {
       const answer = await bob.request(method, path, { body });
       expect(answer.status, `${method} ${path}`).toBe(404);
-      expect(answer.json).toEqual(NOT_FOUND);
-      const missing = await bob.request(method, path.replace('alice_data', 'missing_app'), { body });
+      expect(answer.json).toEqual(notFound(app.name));
+      const missing = await bob.request(method, path.replace(app.name, 'missing_app'), { body });
       expect(missing.status).toBe(404);
-      expect(missing.json).toEqual({ message: 'There is no app named "missing_app".' });
+      expect(missing.json).toEqual(notFound('missing_app'));
     }
-    expect(await retentionOf()).toBeNull();
-    expect(await eventsOf(KEPT_USER)).toBe(1);
+    expect(await retentionOf(app)).toBeNull();
+    expect(await eventsOf(app, KEPT_USER)).toBe(1);
   });
 
   it('refuses writes from another origin or not in JSON with 403', async () => {
+    const app = await aliceAppWithEvents();
     for (const [path, body] of [
-      ['/api/apps/alice_data/retention', { days: 30 }],
-      ['/api/apps/alice_data/users/erase', { telegram_user_id: String(KEPT_USER) }],
+      [`/api/apps/${app.name}/retention`, { days: 30 }],
+      [`/api/apps/${app.name}/users/erase`, { telegram_user_id: String(KEPT_USER) }],
     ] as const) {
       const answer = await alice.request('POST', path, { body, origin: 'https://evil.example' });
       expect(answer.status, path).toBe(403);
       expect(answer.json).toEqual({ message: 'Cross-site or non-JSON request refused.' });
     }
-    expect(await retentionOf()).toBeNull();
-    expect(await eventsOf(KEPT_USER)).toBe(1);
+    expect(await retentionOf(app)).toBeNull();
+    expect(await eventsOf(app, KEPT_USER)).toBe(1);
   });
 
   it('lets an administrator set the retention and erase, marked as admin in the audit log', async () => {
-    expect((await admin.post('/api/apps/alice_data/retention', { days: 365 })).json.retention_days).toBe(365);
-    const erased = await admin.post('/api/apps/alice_data/users/erase', { telegram_user_id: String(KEPT_USER) });
+    const app = await aliceAppWithEvents();
+    expect((await admin.post(`/api/apps/${app.name}/retention`, { days: 365 })).json.retention_days).toBe(365);
+    const erased = await admin.post(`/api/apps/${app.name}/users/erase`, { telegram_user_id: String(KEPT_USER) });
     expect(erased.json.deleted.events).toBe(1);
     const audit = await service.store.prisma.auditLog.findMany({
-      where: { appId, surface: 'site' },
+      where: { appId: app.id, surface: 'site' },
       orderBy: { id: 'desc' },
       take: 2,
     });
@@ -183,8 +207,9 @@ describe('who may use the data controls', () => {
   });
 
   it('puts the data controls card and its script on the app page', async () => {
-    const page = await alice.get('/analytics/alice_data');
-    expect(page.text).toContain('<div class="card" id="data-controls" data-app="alice_data" hidden></div>');
+    const app = await aliceAppWithEvents();
+    const page = await alice.get(`/analytics/${app.name}`);
+    expect(page.text).toContain(`<div class="card" id="data-controls" data-app="${app.name}" hidden></div>`);
     expect(page.text).toContain('<script src="/assets/data-controls.js"></script>');
     const script = await fetch(`${service.url}/assets/data-controls.js`);
     expect(script.status).toBe(200);

@@ -16,28 +16,33 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
+/** the saved funnels' route of an app */
+const funnelsOf = (app: string) => `/api/apps/${app}/funnels`;
+
+/** a new app of Alice's with one session (app-init, then level_up twice), so saved steps answer as a funnel */
+async function appWithLevels(app: string): Promise<void> {
+  const token = await create(alice, app);
+  const session = crypto.randomUUID();
+  const events = ['app-init', 'custom-event', 'custom-event'].map((name, index) =>
+    makeEvent(app, {
+      event_name: name,
+      session_id: session,
+      user_id: 7300000001,
+      client_timestamp: String(Date.now() - 60_000 + index * 1000),
+      ...(name === 'custom-event' ? { custom_data: { name: 'level_up', level: index } } : {}),
+    }),
+  );
+  const origin = `https://${app.replace(/_/g, '-')}.example.com`;
+  expect((await postEvents(service.url, events, { token, origin })).status).toBe(201);
+  await service.loaded();
+}
+
+// every case works on an app of its own: the saved funnels one case makes would change what another lists
 describe('saved funnels', () => {
-  const APP = 'funnel_app';
-  const path = `/api/apps/${APP}/funnels`;
-
-  beforeAll(async () => {
-    const token = await create(alice, APP);
-    const session = crypto.randomUUID();
-    const events = ['app-init', 'custom-event', 'custom-event'].map((name, index) =>
-      makeEvent(APP, {
-        event_name: name,
-        session_id: session,
-        user_id: 7300000001,
-        client_timestamp: String(Date.now() - 60_000 + index * 1000),
-        ...(name === 'custom-event' ? { custom_data: { name: 'level_up', level: index } } : {}),
-      }),
-    );
-    expect((await postEvents(service.url, events, { token, origin: 'https://funnel-app.example.com' })).status).toBe(
-      201,
-    );
-  });
-
   it('lists the wallet funnel first; saves, edits and deletes funnels of the owner', async () => {
+    const APP = 'funnel_app';
+    const path = funnelsOf(APP);
+    await appWithLevels(APP);
     expect((await alice.get(path)).json).toEqual([DEFAULT_FUNNEL]);
     const saved = await alice.post(path, { name: 'Levels', steps: ['app-init', 'level_up[level=2]'], by: 'session' });
     expect(saved.status, saved.text).toBe(201);
@@ -63,6 +68,8 @@ describe('saved funnels', () => {
   });
 
   it('refuses a funnel without a name, with bad steps, NUL or under the default name; at most 20 per app', async () => {
+    const path = funnelsOf('funnel_limits');
+    await create(alice, 'funnel_limits');
     const refusals: [Record<string, unknown>, string, RegExp][] = [
       [{ steps: ['app-init', 'app-hide'] }, 'name', /needs a name/],
       [{ name: 'One step', steps: ['app-init'] }, 'steps', /"steps" must name 2 to 6/],
@@ -96,7 +103,11 @@ describe('saved funnels', () => {
   });
 
   it("keeps another user out of the app's funnels", async () => {
-    const [first] = (await alice.get(path)).json.filter((funnel: { id: number | null }) => funnel.id !== null);
+    const path = funnelsOf('funnel_private');
+    await create(alice, 'funnel_private');
+    const saved = await alice.post(path, { name: 'Private', steps: 'app-init,app-hide' });
+    expect(saved.status, saved.text).toBe(201);
+    const first = saved.json;
     for (const answer of [
       await bob.get(path),
       await bob.post(path, { name: 'Mine', steps: 'app-init,app-hide' }),
