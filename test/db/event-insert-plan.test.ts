@@ -1,7 +1,7 @@
 // The event insert is planned once per connection, on both engines: every batch runs the one generic plan, where
 // PostgreSQL left to choose plans it anew for each batch (and parses the batch once more to do so) as soon as its
 // estimates favour the parameters' values.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
@@ -37,10 +37,12 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   let sql: SqlRunner;
   let cleanup: () => Promise<void>;
 
-  beforeAll(async () => {
+  // a session of each test's own: the prepared statement's counters then count that test's batches alone, from the
+  // statement's first plan on
+  beforeEach(async () => {
     ({ sql, cleanup } = await open());
   });
-  afterAll(() => cleanup?.());
+  afterEach(() => cleanup?.());
 
   it('runs every batch with the generic plan it made once', async () => {
     const [{ id }] = (await sql.query<{ id: number }>(

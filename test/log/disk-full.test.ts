@@ -3,7 +3,7 @@
 // Mounting needs root; CI runs as root, elsewhere the suite skips when it cannot mount.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DurableLog, LogFullError } from '../../src/log/durable-log.ts';
 import { mountTmpfs } from '../helpers/tmpfs.ts';
 import { payload, recordingLogger } from './log-helpers.ts';
@@ -14,9 +14,12 @@ const mountPoint = disk?.dir ?? '';
 afterAll(() => disk?.unmount());
 
 describe.runIf(disk)('durable log on a full disk', () => {
-  let dir = '';
-  beforeAll(() => {
-    dir = path.join(mountPoint, 'log');
+  const dir = path.join(mountPoint, 'log');
+  const filler = path.join(mountPoint, 'filler');
+  // each test starts from an empty disk: no log records and no filler another test left behind
+  beforeEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(filler, { force: true });
   });
 
   it('fails appends while the disk is full, without damage, and takes them again once space returns', async () => {
@@ -27,7 +30,6 @@ describe.runIf(disk)('durable log on a full disk', () => {
     const append = async (id: string) => acknowledged.set(await log.append(payload(id, 4000)), id);
     for (let i = 0; i < 20; i++) await append(`before${i}`);
 
-    const filler = path.join(mountPoint, 'filler');
     disk!.fill('filler');
     const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => append(`full${i}`)));
     const failures = outcomes
@@ -55,7 +57,6 @@ describe.runIf(disk)('durable log on a full disk', () => {
   });
 
   it('stops taking appends before the disk would keep less than the headroom', async () => {
-    fs.rmSync(dir, { recursive: true, force: true });
     const headroom = 2 * 1024 ** 2;
     const log = await DurableLog.open(dir, { minFreeBytes: headroom });
     let refusal: unknown;
@@ -70,7 +71,6 @@ describe.runIf(disk)('durable log on a full disk', () => {
   });
 
   it('keeps free, on top of the headroom, what another writer on the same disk still needs', async () => {
-    fs.rmSync(dir, { recursive: true, force: true });
     const headroom = 512 * 1024;
     const reserve = 1536 * 1024;
     const log = await DurableLog.open(dir, { minFreeBytes: headroom, reserveBytes: () => reserve });

@@ -29,6 +29,13 @@ let siteSnippets: { install: string; package: string };
 
 const project = () => path.join(scratch, 'app');
 
+let installation: Promise<string> | undefined;
+/**
+ * runs the site's install line in the scratch project once for the suite, for whichever test needs it first: the
+ * test about the install checks it, the browser test bundles from it (returns the URL installed from)
+ */
+const installOnce = () => (installation ??= runInstallLine(siteSnippets.install, project()));
+
 const fillAsTheSiteDoes = (template: string) =>
   filledSnippet(template, { base: service.url, token, appName: APP_NAME });
 
@@ -69,7 +76,7 @@ describe('the SDK package installed from the running service', () => {
   it(
     'installs with the npm install line as shown: the version and files the service serves',
     async () => {
-      const url = await runInstallLine(siteSnippets.install, project());
+      const url = await installOnce();
       expectInstalledFrom(project(), {
         name: SDK_PACKAGE_NAME,
         url,
@@ -122,7 +129,7 @@ describe('the SDK package installed from the running service', () => {
     "sends the mini app's events to the service with the package snippet as shown, bundled from the install",
     async () => {
       expect(siteSnippets.package).toContain(`endpoint: '${service.url}'`);
-      // installed by the test above
+      await installOnce();
       expect(fs.existsSync(path.join(project(), 'node_modules', SDK_PACKAGE_NAME, 'index.js'))).toBe(true);
       const entry = path.join(project(), 'main.js');
       fs.writeFileSync(entry, `${siteSnippets.package}\ndocument.body.textContent = 'mini app';\n`);
