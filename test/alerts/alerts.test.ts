@@ -2,7 +2,7 @@
 // first event, silence and its end, a refusal spike whose button adds the refused domain, a quota reached, the weekly
 // digest; each told once until it clears; /alerts settings per app; and one message, not two, from two nodes.
 import { Api } from 'grammy';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MIN_REFUSALS } from '../../src/alerts/checker.ts';
 import { alertRound, sendAlerts } from '../../src/bot/alert-sender.ts';
 import { tryLeadership } from '../../src/db/leadership.ts';
@@ -45,9 +45,16 @@ describe('alerts of one app', () => {
   let token: string;
   let appId: number;
   let subscriptionId: number;
+  /** how many messages the owner's chat held when the test began (the emulator's chat outlives each test) */
+  let chatBefore: number;
   const owner = { surface: 'bot' as const, telegramId: String(OWNER) };
+  /** what the owner's chat received during this test */
+  const chatOfTest = () => ownerChat().slice(chatBefore);
 
-  beforeAll(async () => {
+  // a fresh service, store and app per test: what the checker has told, the app's events, domains, quota and
+  // alert settings all change as a test runs, and each test starts from an app that has not been told anything
+  beforeEach(async () => {
+    chatBefore = ownerChat().length;
     service = await startTestService();
     const created = await service.services.registry.createApp(
       { appName: 'alerted_app', bot: '@alerted_bot', domains: ['shop.example'], ownerTelegramId: String(OWNER) },
@@ -57,7 +64,7 @@ describe('alerts of one app', () => {
     appId = created.app.appId;
     subscriptionId = (await service.services.alertSubscriptions.subscribe(appId, String(OWNER))).id;
   });
-  afterAll(() => service?.close());
+  afterEach(() => service?.close());
 
   const round = async (at: Date) => sendAlerts(api, await service.services.alertChecker.check(at), silent);
   const sendEvent = async (origin = 'https://shop.example') =>
@@ -66,20 +73,20 @@ describe('alerts of one app', () => {
   it('says once that the integration works, then warns once about silence and once when events are back', async () => {
     const start = new Date();
     await round(start);
-    expect(ownerChat()).toEqual([]); // no traffic yet: nothing to say
+    expect(chatOfTest()).toEqual([]); // no traffic yet: nothing to say
 
     expect(await sendEvent()).toBe(201);
     await service.loaded();
     await round(new Date());
     await round(new Date());
-    expect(ownerChat().map((message) => message.text)).toEqual([
+    expect(chatOfTest().map((message) => message.text)).toEqual([
       '✅ Your integration works: the first event of <b>alerted_app</b> has arrived.',
     ]);
 
     // six hours later (the default) the app is silent; an hour later still, nothing more is said
     await round(new Date(start.getTime() + 7 * HOUR));
     await round(new Date(start.getTime() + 8 * HOUR));
-    const silence = ownerChat().slice(1);
+    const silence = chatOfTest().slice(1);
     expect(silence).toHaveLength(1);
     // the last event came a moment after the start: not quite seven hours before
     expect(silence[0]!.text).toContain('⚠️ <b>alerted_app</b> has received no events for 6 h.');
@@ -89,7 +96,7 @@ describe('alerts of one app', () => {
     await round(new Date());
     await round(new Date());
     expect(
-      ownerChat()
+      chatOfTest()
         .slice(2)
         .map((message) => message.text),
     ).toEqual(['✅ Events of <b>alerted_app</b> arrive again.']);
@@ -124,6 +131,9 @@ describe('alerts of one app', () => {
   });
 
   it('tells once a day that the daily quota is reached', async () => {
+    // today's one event fills a quota of one a day
+    expect(await sendEvent()).toBe(201);
+    await service.loaded();
     await service.services.registry.setQuotas('alerted_app', { eventsPerDay: 1 }, OPERATOR);
     await service.services.quota.sync();
     const before = ownerChat().length;
@@ -140,6 +150,9 @@ describe('alerts of one app', () => {
   });
 
   it('sends the weekly digest to whoever opted in, once a week', async () => {
+    // this week's one user and event, for the digest to count
+    expect(await sendEvent()).toBe(201);
+    await service.loaded();
     await service.services.alertSubscriptions.change(subscriptionId, String(OWNER), { digest: true });
     // next Tuesday, the digest covers this week: Monday to Sunday
     const now = new Date();

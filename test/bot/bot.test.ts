@@ -13,6 +13,8 @@ const ALICE = 1001;
 const BOB = 2002;
 const ADMIN = 9009;
 const CAROL = 3003;
+/** a user of one test alone, who has no app of his own */
+const DAVE = 4004;
 
 let service: TestService;
 let harness: BotHarness;
@@ -131,23 +133,26 @@ describe('new token dialog', () => {
   });
 
   it('refuses a taken app name and asks for another', async () => {
+    await register(ALICE, '@alice_taken_bot', 'taken.example.com', 'alice_taken');
     await harness.click(BOB, 'menu:new');
     await harness.send(BOB, '@bob_shop_bot');
     await harness.send(BOB, 'bob.example.com');
-    expect(textsOf(await harness.send(BOB, 'alice_shop'))).toContain(
-      'The app name "alice_shop" is already taken. Choose another name.',
+    expect(textsOf(await harness.send(BOB, 'alice_taken'))).toContain(
+      'The app name "alice_taken" is already taken. Choose another name.',
     );
     tokenIn(textsOf(await harness.send(BOB, 'bob_shop')));
   });
 
   it('leaves at any step with /cancel and creates nothing', async () => {
-    await harness.click(BOB, 'menu:new');
-    await harness.send(BOB, '@bob_other_bot');
-    expect(textsOf(await harness.send(BOB, '/cancel'))).toContain('Cancelled. Nothing was changed.');
-    expect(textsOf(await harness.send(BOB, 'bob-other'))).toContain('Use /analytics');
+    await harness.click(DAVE, 'menu:new');
+    await harness.send(DAVE, '@dave_other_bot');
+    expect(textsOf(await harness.send(DAVE, '/cancel'))).toContain('Cancelled. Nothing was changed.');
+    expect(textsOf(await harness.send(DAVE, 'dave-other'))).toContain('Use /analytics');
     expect(
-      (await service.services.registry.listApps({ surface: 'bot', telegramId: String(BOB) })).map((app) => app.appName),
-    ).toEqual(['bob_shop']);
+      (await service.services.registry.listApps({ surface: 'bot', telegramId: String(DAVE) })).map(
+        (app) => app.appName,
+      ),
+    ).toEqual([]);
   });
 
   it('survives a restart of the bot in the middle of the dialog', async () => {

@@ -39,29 +39,32 @@ describe.each(SERVICE_BACKENDS)('server keys on $name', ({ open }) => {
   });
 
   it('accepts server events without an Origin, pseudonymised like any other', async () => {
+    // an app of its own: the test reads back every event of the app, and other tests send bot_app events too
+    await service.createApp('counted_bot_app');
+    const { key } = await service.services.serverKeys.create('counted_bot_app', OPERATOR);
     expect(key).toMatch(/^tma_server_[A-Za-z0-9_-]{32}$/);
     const session = crypto.randomUUID();
     const sent = await post(key, [
-      makeEvent('bot_app', {
+      makeEvent('counted_bot_app', {
         event_name: 'bot-start',
         user_id: RAW_USER_ID,
         session_id: session,
         start_param: 'camp1',
       }),
-      makeEvent('bot_app', {
+      makeEvent('counted_bot_app', {
         event_name: 'successful-payment',
         user_id: RAW_USER_ID,
         session_id: session,
         custom_data: { amount: 50, currency: 'XTR', invoice_payload: 'gold' },
       }),
-      makeEvent('bot_app', { event_name: 'app-init', user_id: RAW_USER_ID, session_id: session }),
+      makeEvent('counted_bot_app', { event_name: 'app-init', user_id: RAW_USER_ID, session_id: session }),
     ]);
     expect(sent.status, sent.text).toBe(201);
     expect(sent.json).toEqual(SUCCESS);
     await service.loaded();
     const rows = await service.store.sql.query<{ event_name: string; start_param: string | null; text: string }>(
       `SELECT e.event_name, e.start_param, row_to_json(e)::text AS text FROM events e JOIN apps a ON a.id = e.app_id
-       WHERE a.app_name = 'bot_app' ORDER BY e.event_name`,
+       WHERE a.app_name = 'counted_bot_app' ORDER BY e.event_name`,
     );
     expect(rows.map((row) => [row.event_name, row.start_param])).toEqual([
       ['app-init', ''],
@@ -71,7 +74,7 @@ describe.each(SERVICE_BACKENDS)('server keys on $name', ({ open }) => {
     for (const row of rows) expect(row.text).not.toContain(String(RAW_USER_ID));
     // the same keyed hash as a token's event of that user: one user across bot and Mini App
     const [users] = await service.store.sql.query<{ n: number }>(
-      `SELECT count(DISTINCT e.user_key)::int AS n FROM events e JOIN apps a ON a.id = e.app_id WHERE a.app_name = 'bot_app'`,
+      `SELECT count(DISTINCT e.user_key)::int AS n FROM events e JOIN apps a ON a.id = e.app_id WHERE a.app_name = 'counted_bot_app'`,
     );
     expect(users!.n).toBe(1);
     const dump = await service.store.sql.query<{ text: string }>(

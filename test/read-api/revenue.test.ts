@@ -27,39 +27,35 @@ const invoice = (slug: string, amount: number, payload: string, currency = 'XTR'
 describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
   let service: TestService;
   let drop: () => Promise<void>;
-  let readKey: string;
-  let token: string;
+  /** the shop every test but one only reads */
+  let shop: Shop;
 
-  const client = (user: number, name: string, day: string, minutes: number, extra: Record<string, unknown> = {}) =>
-    makeEvent('shop_app', { user_id: user, event_name: name, client_timestamp: at(day, minutes), ...extra });
-  const bot = (user: number, name: string, day: string, minutes: number, data: Record<string, unknown>) =>
-    makeEvent('shop_app', {
-      user_id: user,
-      event_name: name,
-      session_id: crypto.randomUUID(),
-      client_timestamp: at(day, minutes),
-      custom_data: { currency: 'XTR', ...data },
-    });
-  const fromPage = async (events: unknown[]) => {
-    const response = await postEvents(service.url, events, { token });
-    expect(response.status, response.text).toBe(201);
-  };
-  const revenue = async (from: string, to: string, filter = '') => {
-    const response = await fetch(`${service.url}/api/v1/apps/shop_app/revenue?from=${from}&to=${to}${filter}`, {
-      headers: { authorization: `Bearer ${readKey}` },
-    });
-    expect(response.status).toBe(200);
-    return response.json();
-  };
-
-  beforeAll(async () => {
-    const backend = await open();
-    drop = backend.drop;
-    service = await startTestService(backend.env);
-    token = await service.createApp('shop_app');
-    const otherToken = await service.createApp('other_shop');
-    const { key: serverKey } = await service.services.serverKeys.create('shop_app', OPERATOR);
-    ({ key: readKey } = await service.services.readKeys.create('shop_app', OPERATOR));
+  /** an app seeded with the data set below; how to post more of its Mini App's events and read its revenue */
+  async function seedShop(app: string) {
+    const token = await service.createApp(app);
+    const { key: serverKey } = await service.services.serverKeys.create(app, OPERATOR);
+    const { key: readKey } = await service.services.readKeys.create(app, OPERATOR);
+    const client = (user: number, name: string, day: string, minutes: number, extra: Record<string, unknown> = {}) =>
+      makeEvent(app, { user_id: user, event_name: name, client_timestamp: at(day, minutes), ...extra });
+    const bot = (user: number, name: string, day: string, minutes: number, data: Record<string, unknown>) =>
+      makeEvent(app, {
+        user_id: user,
+        event_name: name,
+        session_id: crypto.randomUUID(),
+        client_timestamp: at(day, minutes),
+        custom_data: { currency: 'XTR', ...data },
+      });
+    const fromPage = async (events: unknown[]) => {
+      const response = await postEvents(service.url, events, { token });
+      expect(response.status, response.text).toBe(201);
+    };
+    const revenue = async (from: string, to: string, filter = '') => {
+      const response = await fetch(`${service.url}/api/v1/apps/${app}/revenue?from=${from}&to=${to}${filter}`, {
+        headers: { authorization: `Bearer ${readKey}` },
+      });
+      expect(response.status).toBe(200);
+      return response.json();
+    };
     const purchase = (user: number, slug: string, day: string, minutes: number, outcome = 'purchase-success') => [
       client(user, 'purchase-init', day, minutes, { slug }),
       client(user, outcome, day, minutes + 1, { slug }),
@@ -83,7 +79,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       ...purchase(3, 'silver', dayB, 30),
       // 4: paid, but its slug was never registered: a purchase, no Stars
       ...purchase(4, 'mystery', dayB, 40),
-      // 7: paid before its invoice arrives (posted below, after a first read)
+      // 7: paid before its invoice arrives (which one test posts, after a first read)
       ...purchase(7, 'late', dayB, 50),
       // 8: an invoice in another currency: a purchase, no Stars
       ...purchase(8, 'fiat', dayB, 60),
@@ -107,6 +103,16 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       { origin: null, headers: { authorization: `Bearer ${serverKey}` } },
     );
     expect(fromBot.status, fromBot.text).toBe(201);
+    return { client, fromPage, revenue };
+  }
+  type Shop = Awaited<ReturnType<typeof seedShop>>;
+
+  beforeAll(async () => {
+    const backend = await open();
+    drop = backend.drop;
+    service = await startTestService(backend.env);
+    shop = await seedShop('shop_app');
+    const otherToken = await service.createApp('other_shop');
     // another app's invoice of the same slug and purchases count for it alone
     const other = await postEvents(
       service.url,
@@ -125,7 +131,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
   });
 
   it('counts Stars from the bot and from the Mini App per day, each purchase once, with the conversion', async () => {
-    expect(await revenue(dayA, today)).toEqual({
+    expect(await shop.revenue(dayA, today)).toEqual({
       currency: 'XTR',
       stars: 130, // 100 + 50 + 50 + 30 paid, 100 refunded
       stars_paid: 230,
@@ -165,9 +171,13 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
   });
 
   it('prices a purchase by an invoice registered after it, once the invoice arrives', async () => {
-    await fromPage([client(7, 'register-invoice', today, 5, invoice('late', 70, 'late-pack'))]);
+    // a shop of its own: the invoice it posts changes the figures the other tests read
+    const late = await seedShop('late_shop');
     await service.loaded();
-    const after = await revenue(dayA, today);
+    expect(await late.revenue(dayA, today)).toMatchObject({ stars_from_mini_app: 100, purchase_success_unpriced: 3 });
+    await late.fromPage([late.client(7, 'register-invoice', today, 5, invoice('late', 70, 'late-pack'))]);
+    await service.loaded();
+    const after = await late.revenue(dayA, today);
     expect(after).toMatchObject({
       stars: 200,
       stars_paid: 300,
@@ -189,21 +199,21 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
     });
     // a period of day B alone: the gold invoice registered before it still prices nothing there (1 paid on day A),
     // and 3's purchase is still the bot's
-    expect(await revenue(dayB, dayB)).toMatchObject({
+    expect(await late.revenue(dayB, dayB)).toMatchObject({
       stars_from_bot: 80,
       stars_from_mini_app: 70,
       payments_from_mini_app: 1,
       purchase_success: 5,
     });
-    expect(await revenue(dayA, dayA)).toMatchObject({ stars_from_bot: 50, stars_from_mini_app: 100 });
+    expect(await late.revenue(dayA, dayA)).toMatchObject({ stars_from_bot: 50, stars_from_mini_app: 100 });
   });
 
   it('keeps the payments of the users first seen with the filter, of none when nobody was', async () => {
     // every buyer launched from tdesktop with Premium
-    const all = await revenue(dayA, today);
+    const all = await shop.revenue(dayA, today);
     expect(all.stars_paid).toBeGreaterThan(0);
-    expect(await revenue(dayA, today, '&platform=tdesktop&premium=true')).toEqual(all);
-    expect(await revenue(dayA, today, '&platform=android')).toMatchObject({
+    expect(await shop.revenue(dayA, today, '&platform=tdesktop&premium=true')).toEqual(all);
+    expect(await shop.revenue(dayA, today, '&platform=android')).toMatchObject({
       stars: 0,
       stars_paid: 0,
       payments: 0,
@@ -211,7 +221,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       purchase_init: 0,
       days: [],
     });
-    expect(await revenue(dayA, today, '&premium=false')).toMatchObject({ stars_paid: 0, paying_users: 0 });
+    expect(await shop.revenue(dayA, today, '&premium=false')).toMatchObject({ stars_paid: 0, paying_users: 0 });
   });
 
   it("names each figure's source in /openapi.json", async () => {
@@ -229,7 +239,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
   });
 
   it('is empty for a period without payment events, and refuses a key of nobody', async () => {
-    expect(await revenue(today, today)).toEqual({
+    expect(await shop.revenue(today, today)).toEqual({
       currency: 'XTR',
       stars: 0,
       stars_paid: 0,

@@ -2,7 +2,7 @@
 // store; real ones work, also those issued before checksums, until revoked; made-up ones are limited per client,
 // a read key's limit is one however "Bearer" is spelt, and a public link has a limit of its own. Both engines.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/tokens/format.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { SHARE_LINK_REQUESTS_PER_MINUTE } from '../../src/site/share-limit.ts';
@@ -53,7 +53,9 @@ describe.each(SERVICE_BACKENDS)('credentials on $name', ({ open }) => {
   let drop: () => Promise<void>;
   let env: Record<string, string>;
 
-  beforeAll(async () => {
+  // a fresh service (and store) per test: made-up credentials count against the client's address, which is this
+  // process in every test, in the service's memory; a test that floods them would leave the next test no budget
+  beforeEach(async () => {
     const backend = await open();
     drop = backend.drop;
     env = { ...backend.env, READ_API_RATE_LIMIT_MAX: '3' };
@@ -61,7 +63,7 @@ describe.each(SERVICE_BACKENDS)('credentials on $name', ({ open }) => {
     await service.createApp('creds_app');
     await service.createApp('legacy_app');
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await service?.close();
     await drop?.();
   });

@@ -1,6 +1,6 @@
 // The watch that reaches every node's durable log after an erase: a node compacts its log once per erase it has not
 // acted on, whichever process ran the erase, and at its start for any erase at all (it may have been down then).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/db/store.ts';
 import { ErasureWatch, markErasure } from '../../../src/events/lifecycle/erasure-watch.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
@@ -8,10 +8,11 @@ import { STORE_BACKENDS } from '../../helpers/stores.ts';
 describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
   let store: Store;
   let cleanup: () => Promise<void>;
-  beforeAll(async () => {
+  // a fresh store per test: the erase mark is store-wide, and a test must see "no erase ever ran" when it says so
+  beforeEach(async () => {
     ({ store, cleanup } = await backend.open());
   });
-  afterAll(() => cleanup());
+  afterEach(() => cleanup());
 
   it('compacts once per erase it has not acted on, and at start for any erase', async () => {
     let compactions = 0;
