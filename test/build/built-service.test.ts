@@ -72,7 +72,9 @@ describe('the built service', () => {
     expect(
       services.map((entry) => entry.command),
       described,
-    ).toEqual([expect.stringMatching(/(^|\/)node --enable-source-maps dist\/server\/main\.js$/)]);
+    ).toEqual([
+      expect.stringMatching(/(^|\/)node --enable-source-maps --max-semi-space-size=2 dist\/server\/main\.js$/),
+    ]);
     // npm is all else there is: the script's shell execs node
     expect(group.filter((other) => other !== services[0]).map((entry) => entry.command)).toEqual(['npm start']);
     expect(described).not.toMatch(/tsx|esbuild|\.ts\b/);
