@@ -101,29 +101,22 @@ const LOAD_INTERVAL_MS = 100;
 
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
-  const secrets = await loadSecrets(config, store.sql);
   const events = new SqlEventPlane(store.sql, { ...options.events, reads: store.reads });
   const metrics = createMetrics();
   if (store.embeddedMemory) metrics.watchEmbeddedMemory(store.embeddedMemory);
   const tokens = new TokenCache(prismaTokenLoader(store.prisma));
-  const tokenScreen = await CredentialScreen.load(store.prisma, secrets, 'token', TOKEN_FORMAT);
   const purger = new DeletedAppPurger(store.sql, onBackgroundError);
   // the service keeps the planner's statistics itself: PGlite runs no autovacuum, and a server's may be off
   const maintenance =
     options.ingest === false
       ? null
       : new TableMaintenance(store.sql, { onError: (error, what) => onBackgroundError(error, what) });
-  const registry = new TokenRegistry(
-    store.prisma,
-    secrets,
-    (hash) => tokens.invalidate(hash),
-    () => void purger.purgeDeletedApps().then(() => maintenance?.changed()),
-  );
   const storeHealth = new StoreHealth(store.sql, () => ingestLog?.loader.failure ?? null);
-  const ingestLog: IngestLog | null =
+  // the log opens (a separate process reads it through first) while the secrets are read
+  const ingestLogOpening: Promise<IngestLog | null> =
     options.ingest === false
-      ? null
-      : await IngestLog.open(config.dataDir, events, {
+      ? Promise.resolve(null)
+      : IngestLog.open(config.dataDir, events, {
           maxBytes: config.logMaxBytes,
           minFreeBytes: config.logMinFreeBytes,
           maxBatchBytes: LOAD_BATCH_BYTES,
@@ -141,6 +134,14 @@ export async function createServices(config: Config, store: Store, options: Serv
             for (const appendedAt of commit.appendedAt) metrics.freshnessSeconds.observe((now - appendedAt) / 1000);
           },
         });
+  const [secrets, ingestLog] = await Promise.all([loadSecrets(config, store.sql), ingestLogOpening]);
+  const tokenScreen = await CredentialScreen.load(store.prisma, secrets, 'token', TOKEN_FORMAT);
+  const registry = new TokenRegistry(
+    store.prisma,
+    secrets,
+    (hash) => tokens.invalidate(hash),
+    () => void purger.purgeDeletedApps().then(() => maintenance?.changed()),
+  );
   if (ingestLog) {
     metrics.watchBacklog(() => ingestLog.stats());
     storeHealth.start();

@@ -55,7 +55,8 @@ describe('PGlite on its own thread', () => {
   });
 
   it('reports database errors with their SQLSTATE, in raw SQL and through Prisma', async () => {
-    await expect(store.sql.query('INSERT INTO thread_check (id) VALUES (1)')).rejects.toMatchObject({ code: '23505' });
+    await store.sql.query('INSERT INTO thread_check (id) VALUES (10)');
+    await expect(store.sql.query('INSERT INTO thread_check (id) VALUES (10)')).rejects.toMatchObject({ code: '23505' });
     await store.prisma.setting.create({ data: { key: 'thread_check', value: 'a' } });
     const duplicate = await store.prisma.setting
       .create({ data: { key: 'thread_check', value: 'b' } })

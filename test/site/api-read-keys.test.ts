@@ -26,7 +26,9 @@ async function activeCount(appName: string): Promise<number> {
 
 describe('read API keys in the site API', () => {
   it('creates a key shown once, lists it without the key, revokes it at once', async () => {
-    const created = await alice.post('/api/apps/alice_reads/read-keys', {});
+    // an app of its own: the other tests make keys of alice_reads
+    await create(alice, 'alice_listed');
+    const created = await alice.post('/api/apps/alice_listed/read-keys', {});
     expect(created.status, created.text).toBe(201);
     expect(Object.keys(created.json)).toEqual(['key', 'prefix', 'app_name', 'created_at']);
     const { key, prefix } = created.json;
@@ -34,38 +36,38 @@ describe('read API keys in the site API', () => {
     expect(created.json).toEqual({
       key,
       prefix: key.slice(0, 17),
-      app_name: 'alice_reads',
+      app_name: 'alice_listed',
       created_at: expect.any(String),
     });
     expect(created.json.created_at).toMatch(ISO);
-    expect(await authenticate(key)).toMatchObject({ appName: 'alice_reads' });
+    expect(await authenticate(key)).toMatchObject({ appName: 'alice_listed' });
 
-    const listed = await alice.get('/api/apps/alice_reads/read-keys');
+    const listed = await alice.get('/api/apps/alice_listed/read-keys');
     expect(listed.status).toBe(200);
     expect(listed.text).not.toContain(key);
     expect(listed.json).toEqual([
       {
         prefix,
-        app_name: 'alice_reads',
+        app_name: 'alice_listed',
         created_at: created.json.created_at,
         revoked_at: null,
         made_by: { ref: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/), name: null, role: 'owner' },
       },
     ]);
 
-    const revoked = await alice.post('/api/apps/alice_reads/read-keys/revoke', { prefix });
+    const revoked = await alice.post('/api/apps/alice_listed/read-keys/revoke', { prefix });
     expect(revoked.status, revoked.text).toBe(200);
     expect(revoked.json).toEqual({
       prefix,
-      app_name: 'alice_reads',
+      app_name: 'alice_listed',
       created_at: created.json.created_at,
       revoked_at: expect.stringMatching(ISO),
       made_by: listed.json[0].made_by,
     });
     expect(await authenticate(key)).toBeNull();
-    expect((await alice.get('/api/apps/alice_reads/read-keys')).json).toEqual([revoked.json]);
+    expect((await alice.get('/api/apps/alice_listed/read-keys')).json).toEqual([revoked.json]);
 
-    const again = await alice.post('/api/apps/alice_reads/read-keys/revoke', { prefix });
+    const again = await alice.post('/api/apps/alice_listed/read-keys/revoke', { prefix });
     expect(again.status).toBe(409);
     expect(again.json.message).toContain('already revoked');
   });
