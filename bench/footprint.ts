@@ -81,8 +81,8 @@ function groupMembers(pgid: number): Member[] {
   return members;
 }
 
-const groupRss = (pgid: number) => groupMembers(pgid).reduce((sum, member) => sum + member.rss, 0);
-const groupAnon = (pgid: number) => groupMembers(pgid).reduce((sum, member) => sum + member.anon, 0);
+const sumOf = (members: Member[], field: 'rss' | 'anon') => members.reduce((sum, member) => sum + member[field], 0);
+const groupRss = (pgid: number) => sumOf(groupMembers(pgid), 'rss');
 
 /** a command run as the leader of a process group of its own, as a shell or a supervisor starts a service */
 interface Group {
@@ -246,12 +246,16 @@ async function main(): Promise<void> {
       path.join(work, 'single.bin'),
       singleEventBodies({ appName: APP, tag: 'footprint', count: 400_000 }),
     ).file;
-    let peak = groupRss(group.pgid);
-    let peakAnon = groupAnon(group.pgid);
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, groupRss(group.pgid));
-      peakAnon = Math.max(peakAnon, groupAnon(group.pgid));
-    }, 100);
+    let peak = 0;
+    let peakAnon = 0;
+    // one read of /proc per sample for both figures
+    const sample = () => {
+      const members = groupMembers(group.pgid);
+      peak = Math.max(peak, sumOf(members, 'rss'));
+      peakAnon = Math.max(peakAnon, sumOf(members, 'anon'));
+    };
+    sample();
+    const sampler = setInterval(sample, 100);
     const result = await runLoad({
       url: `${group.url}/events`,
       headers: { 'content-type': 'application/json', origin: `https://${DOMAIN}`, 'tga-auth-token': token },

@@ -21,7 +21,7 @@ import { createServices, type ServicesOptions } from './services.ts';
  */
 const STOP_DEADLINE_MS = 20_000;
 
-/** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
+/** everything on the store start() opened, on the socket it listens on; `events` as start() was given it */
 export async function serve(
   config: Config,
   store: Store,

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
-import { create, startSiteApi } from './api-harness.ts';
+import { create, domainOf, startSiteApi } from './api-harness.ts';
 import type { SiteClient } from './site-harness.ts';
 
 const ERASED_USER = 880000111;
@@ -43,7 +43,7 @@ async function aliceAppWithEvents(): Promise<DataApp> {
   const token = await create(alice, name);
   const id = (await service.store.prisma.app.findUniqueOrThrow({ where: { appName: name } })).id;
   const sent = [ERASED_USER, ERASED_USER, KEPT_USER].map((user) => makeEvent(name, { user_id: user }));
-  const origin = `https://${name.replace(/_/g, '-')}.example.com`;
+  const origin = `https://${domainOf(name)}`;
   expect((await postEvents(service.url, sent, { token, origin })).status).toBe(201);
   await service.loaded();
   return { name, id };

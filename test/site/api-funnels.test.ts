@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FUNNEL, MAX_SAVED_FUNNELS } from '../../src/events/read/saved-funnels.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
-import { create, startSiteApi } from './api-harness.ts';
+import { create, domainOf, startSiteApi } from './api-harness.ts';
 import type { SiteClient } from './site-harness.ts';
 
 let service: TestService;
@@ -32,7 +32,7 @@ async function appWithLevels(app: string): Promise<void> {
       ...(name === 'custom-event' ? { custom_data: { name: 'level_up', level: index } } : {}),
     }),
   );
-  const origin = `https://${app.replace(/_/g, '-')}.example.com`;
+  const origin = `https://${domainOf(app)}`;
   expect((await postEvents(service.url, events, { token, origin })).status).toBe(201);
   await service.loaded();
 }

@@ -63,11 +63,10 @@ export async function appRow(appName: string) {
 }
 
 /** creates an app through the site and returns its token */
-export async function create(
-  client: SiteClient,
-  appName: string,
-  domain = `${appName.replace(/_/g, '-')}.example.com`,
-): Promise<string> {
+/** the domain create() registers for an app unless given one */
+export const domainOf = (appName: string) => `${appName.replace(/_/g, '-')}.example.com`;
+
+export async function create(client: SiteClient, appName: string, domain = domainOf(appName)): Promise<string> {
   const answer = await client.post('/api/apps', { bot: `@${appName}_bot`, domain, app_name: appName });
   expect(answer.status, answer.text).toBe(201);
   return answer.json.token;
