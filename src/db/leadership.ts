@@ -2,7 +2,6 @@
 // connection of its own, and loses the job when that connection does. The embedded store has one node by design.
 import { named } from './named-sql.ts';
 import crypto from 'node:crypto';
-import pg from 'pg';
 
 export interface Leadership {
   /** resolves when the job is no longer this node's: the lock's connection failed or was released */
@@ -36,6 +35,8 @@ function soleLeadership(): Leadership {
  */
 export async function tryLeadership(databaseUrl: string | undefined, job: string): Promise<Leadership | null> {
   if (!databaseUrl) return soleLeadership();
+  // loaded here: the embedded store never needs PostgreSQL's client
+  const { default: pg } = await import('pg');
   const client = new pg.Client({
     connectionString: databaseUrl,
     connectionTimeoutMillis: 3_000,

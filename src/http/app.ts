@@ -17,6 +17,7 @@ import type { Services } from '../services.ts';
 import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
 import { answerErrors } from './errors.ts';
+import { lazySchemaController } from './lazy-schema-compilers.ts';
 import { registerOpenApi } from './openapi.ts';
 import { opsRoutes } from './ops.ts';
 
@@ -49,6 +50,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // "Connection: close"): the spec has no 503, and the store is open until every request is answered
     return503OnClosing: false,
     ...(options.serverFactory ? { serverFactory: options.serverFactory } : {}),
+    schemaController: lazySchemaController(),
     // per-request lines go out at debug level from the onResponse hook below, without client IPs
     logController: new LogController({ disableRequestLogging: true }),
     logger: {

@@ -3,7 +3,6 @@
 // describe them for GET /openapi.json; the pipeline's own steps check each request.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync } from 'fastify';
-import { Redis } from 'ioredis';
 import { describedOnly } from '../described-route.ts';
 import type { Services } from '../services.ts';
 import { postEventsSchema, sharedEventSchema, thresholdSchema } from './openapi.ts';
@@ -11,8 +10,9 @@ import { createSteps, credentialOf } from './steps.ts';
 
 export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { config } = services;
+  // loaded only when configured: most installations have no Redis
   const redis = config.redisUrl
-    ? new Redis(config.redisUrl, {
+    ? new (await import('ioredis')).Redis(config.redisUrl, {
         connectTimeout: 1_000,
         maxRetriesPerRequest: 1,
         enableOfflineQueue: false,

@@ -1,5 +1,6 @@
 // Validates a decoded request body against the event schema and says precisely what failed.
-import { Ajv, type ErrorObject } from 'ajv';
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { eventSchema, USER_ID_RULE } from './schema.ts';
 
 export type RawEvent = Record<string, unknown> & { app_name: string; user_id: number };
@@ -10,8 +11,20 @@ const MAX_REPORTED_ERRORS = 20;
 /** objects/arrays nested deeper than this inside one event are refused (storage and JSON stay bounded) */
 export const MAX_NESTING = 16;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validateEvent = ajv.compile(eventSchema);
+const require = createRequire(import.meta.url);
+let compiled: ValidateFunction | undefined;
+
+/**
+ * The event schema's validator, made on first use: loading Ajv and compiling the schema would take a tenth of a
+ * second of every start before /healthz answers "ok"; the first event pays it instead
+ */
+function eventValidator(): ValidateFunction {
+  if (!compiled) {
+    const { Ajv } = require('ajv') as typeof import('ajv');
+    compiled = new Ajv({ allErrors: true, strict: false }).compile(eventSchema);
+  }
+  return compiled;
+}
 
 const FRIENDLY_TYPES: Record<string, string> = {
   number: 'a number',
@@ -112,6 +125,7 @@ function shapeProblem(event: object, where: string, limit: number): string | nul
 }
 
 function checkEvent(event: unknown, where: string, errors: string[]): event is RawEvent {
+  const validateEvent = eventValidator();
   if (!validateEvent(event)) {
     for (const error of validateEvent.errors ?? []) {
       if (error.keyword === 'if') continue; // says only that a "then" failed, which its own errors tell better
