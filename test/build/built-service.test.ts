@@ -73,7 +73,9 @@ describe('the built service', () => {
       services.map((entry) => entry.command),
       described,
     ).toEqual([
-      expect.stringMatching(/(^|\/)node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 dist\/server\/main\.js$/),
+      expect.stringMatching(
+        /(^|\/)node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 dist\/server\/main\.js$/,
+      ),
     ]);
     // npm is all else there is: the script's shell execs node
     expect(group.filter((other) => other !== services[0]).map((entry) => entry.command)).toEqual(['npm start']);

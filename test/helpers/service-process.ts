@@ -156,7 +156,12 @@ function listensOn(pid: number, port: number): boolean {
 }
 
 /** the service's and the CLI's built entry points: a start through tsx spends seconds transforming every module */
-const SERVICE_ARGS = ['--enable-source-maps', '--max-semi-space-size=2', '--heap-growing-percent=50', 'dist/server/main.js'];
+const SERVICE_ARGS = [
+  '--enable-source-maps',
+  '--max-semi-space-size=2',
+  '--heap-growing-percent=50',
+  'dist/server/main.js',
+];
 const CLI_ARGS = ['--enable-source-maps', 'dist/server/cli.js'];
 
 /**
