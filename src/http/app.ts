@@ -18,7 +18,7 @@ import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
 import { answerErrors } from './errors.ts';
 import { lazySchemaController } from './lazy-schema-compilers.ts';
-import { registerOpenApi } from './openapi.ts';
+import { collectOpenApi } from './openapi.ts';
 import { opsRoutes } from './ops.ts';
 
 export interface AppOptions {
@@ -80,7 +80,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   registerNotFoundSecurityHeaders(app, config.publicUrl?.startsWith('https://') ?? false);
   // before the routes: it collects each one as it is added
-  await registerOpenApi(app);
+  const openApiDocument = collectOpenApi(app);
 
   await app.register(ingestRoutes, { services });
   await app.register(sdkScriptRoute);
@@ -90,7 +90,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     registerCatalogRoutes(browser, services.store.reads);
   });
   await app.register(readApiRoutes, { services });
-  await app.register(opsRoutes, { services });
+  await app.register(opsRoutes, { services, openApiDocument });
   if (options.botWebhook) await app.register(botWebhookRoute, options.botWebhook);
   return app;
 }

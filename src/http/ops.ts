@@ -77,7 +77,10 @@ const openApiSchema = {
 /** how long /healthz waits for a fresh probe of the store before it answers from the recorded state */
 const HEALTH_PROBE_WAIT_MS = 100;
 
-export const opsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const opsRoutes: FastifyPluginAsync<{ services: Services; openApiDocument: () => Promise<unknown> }> = async (
+  app,
+  { services, openApiDocument },
+) => {
   // the store being down delays loading, not ingestion: the node stays in service (200) while its log takes the
   // events, and says so; it answers 503 only when it cannot take events. It waits for the store a moment at most.
   app.get('/healthz', describedOnly(healthzSchema), async (_request, reply) => {
@@ -111,6 +114,6 @@ export const opsRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     return services.metrics.registry.metrics();
   });
 
-  // the document is complete once every route is registered; @fastify/swagger builds it once and keeps it
-  app.get('/openapi.json', describedOnly(openApiSchema), async () => app.swagger());
+  // the document is complete once every route is registered; it is made on the first request and kept
+  app.get('/openapi.json', describedOnly(openApiSchema), async () => openApiDocument());
 };
