@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { rssBytes, startNodeServer, type ServiceProcess } from '../../test/helpers/service-process.ts';
+import { rssParts, startNodeServer, type ServiceProcess } from '../../test/helpers/service-process.ts';
 
 export type NodeProcess = ServiceProcess;
 
@@ -35,10 +35,10 @@ export function startNode(script: string, env: Record<string, string>): Promise<
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** user + system CPU seconds a process has used so far (0 when it is gone) */
-export function cpuSeconds(pid: number): number {
+/** user + system CPU seconds a process (or, with owner, a thread of it) has used so far (0 when it is gone) */
+export function cpuSeconds(pid: number, owner?: number): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(owner === undefined ? `/proc/${pid}/stat` : `/proc/${owner}/task/${pid}/stat`, 'utf8');
     // fields after the command name (which may contain spaces) start at state = field 3
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime, stime
@@ -47,16 +47,52 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** samples a process's RSS every intervalMs; stop() returns the highest value seen */
-export function rssSampler(pid: number, intervalMs = 100): { stop(): number; max(): number } {
-  let max = rssBytes(pid);
-  const timer = setInterval(() => (max = Math.max(max, rssBytes(pid))), intervalMs);
+/** user + system CPU seconds of each thread of a process so far, by thread id (empty when it is gone) */
+export function threadCpuSeconds(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  try {
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) threads.set(Number(tid), cpuSeconds(Number(tid), pid));
+  } catch {
+    // gone
+  }
+  return threads;
+}
+
+/**
+ * A process's CPU in a span, split by thread: its main thread (the one whose id is the process's), its busiest other
+ * thread (in the service, the embedded store's) and all the rest (V8's helpers, libuv's pool, LMDB's writes).
+ */
+export function threadSplit(
+  before: Map<number, number>,
+  after: Map<number, number>,
+  pid: number,
+): { main: number; busiestOther: number; rest: number } {
+  const used = [...after].map(([tid, seconds]) => ({ tid, seconds: seconds - (before.get(tid) ?? 0) }));
+  const main = used.find((thread) => thread.tid === pid)?.seconds ?? 0;
+  const others = used.filter((thread) => thread.tid !== pid).sort((a, b) => b.seconds - a.seconds);
+  const busiestOther = others[0]?.seconds ?? 0;
+  const rest = others.slice(1).reduce((sum, thread) => sum + thread.seconds, 0);
+  return { main, busiestOther, rest };
+}
+
+/** samples a process's RSS every intervalMs; stop() returns the highest value seen, maxAnonymous() its anonymous part's */
+export function rssSampler(pid: number, intervalMs = 100): { stop(): number; max(): number; maxAnonymous(): number } {
+  let max = 0;
+  let maxAnonymous = 0;
+  const sample = () => {
+    const { anon, file } = rssParts(pid);
+    max = Math.max(max, anon + file);
+    maxAnonymous = Math.max(maxAnonymous, anon);
+  };
+  sample();
+  const timer = setInterval(sample, intervalMs);
   return {
     stop() {
       clearInterval(timer);
       return max;
     },
     max: () => max,
+    maxAnonymous: () => maxAnonymous,
   };
 }
 
