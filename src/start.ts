@@ -23,8 +23,13 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     onClusterTemplateRefused: (reason) =>
       console.warn(`the prebuilt empty database was not used (${reason}): making a new one, which takes a while`),
   });
-  // the rest of the service's code loads while the store opens (the embedded one on a thread of its own)
-  const [store, { serve }] = await Promise.all([storeOpening, import('./serve.ts')]);
+  // the rest of the service's code loads while the store opens (the embedded one on a thread of its own), and then the
+  // event validator is made, so the first events after the start do not wait for it
+  const loading = import('./serve.ts').then(async (module) => {
+    (await import('./events/request/validate.ts')).prepareEventValidator();
+    return module;
+  });
+  const [store, { serve }] = await Promise.all([storeOpening, loading]);
   await serve(config, store, listening, options);
 }
 

@@ -15,8 +15,8 @@ const require = createRequire(import.meta.url);
 let compiled: ValidateFunction | undefined;
 
 /**
- * The event schema's validator, made on first use: loading Ajv and compiling the schema would take a tenth of a
- * second of every start before /healthz answers "ok"; the first event pays it instead
+ * The event schema's validator, made on first use or by prepareEventValidator: loading Ajv and compiling the schema
+ * takes about a tenth of a second, which the start spends while the store opens (src/start.ts)
  */
 function eventValidator(): ValidateFunction {
   if (!compiled) {
@@ -161,4 +161,9 @@ export function checkBody(body: unknown, maxEvents: number): BodyCheck {
   return checkEvent(body, 'event', errors)
     ? { ok: true, events: [body] }
     : { ok: false, errors: errors.slice(0, MAX_REPORTED_ERRORS) };
+}
+
+/** makes the event validator now */
+export function prepareEventValidator(): void {
+  eventValidator();
 }
