@@ -8,7 +8,7 @@
 // time per batch: what the aggregates cost with the database process's state shared, which a store per statement
 // does not share.
 //
-//   node --import tsx bench/insert-plan.ts [--engine postgres|embedded] [--mix typical|custom-heavy] [--batch 10000]
+//   node --import tsx bench/insert-plan.ts [--engine postgres|embedded] [--mix typical|custom-heavy|single-events] [--batch 10000]
 //        [--warm 60] [--setup "SQL;;SQL"] [--plan] [--alternate]
 import fs from 'node:fs';
 import os from 'node:os';
@@ -18,13 +18,19 @@ import { named } from '../src/db/named-sql.ts';
 import { SqlEventPlane } from '../src/events/write/event-plane.ts';
 import { insertEventsSql, insertValues } from '../src/events/write/insert-statement.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
-import { insightsRecords, type Mix } from './lib/insights-batches.ts';
+import { insightsRecords, type Mix, singleEventRecords } from './lib/insights-batches.ts';
 import { batchOf } from '../src/events/write/log-record.ts';
 import { formatTable, parseArgs, round, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const ENGINE = args.get('engine') ?? 'postgres';
-const MIX = (args.get('mix') ?? 'typical') as Mix;
+/** an insights mix, or `single-events`: the ingest bench's single-event requests */
+const MIX = (args.get('mix') ?? 'typical') as Mix | 'single-events';
+/** the mix's records in batches of `batchEvents`; `insights`: with the insights' aggregates */
+const recordsOf = (appId: number, events: number, batchEvents: number, insights = true) =>
+  MIX === 'single-events'
+    ? singleEventRecords(appId, events, batchEvents, insights)
+    : insightsRecords(appId, MIX, events, batchEvents, insights);
 const BATCH = Number(args.get('batch') ?? 10_000);
 const WARM = Number(args.get('warm') ?? 60);
 const SETUP = args.get('setup');
@@ -63,7 +69,7 @@ async function measure(insights: boolean): Promise<void> {
     });
     if (insights && SETUP) for (const statement of SETUP.split(';;')) await store.sql.query(statement);
     const events = new SqlEventPlane(store.sql, { insights });
-    const batches = insightsRecords(app.id, MIX, (WARM + 1) * BATCH, BATCH, insights).map((records, index) =>
+    const batches = recordsOf(app.id, (WARM + 1) * BATCH, BATCH, insights).map((records, index) =>
       batchOf(records, { node: 'bench', through: index + 1 }),
     );
     const explained = batches.pop()!;
@@ -102,7 +108,7 @@ async function alternate(): Promise<void> {
       data: { appName: 'bench_insights', bot: '@bench_bot', domains: ['b.example'] },
     });
     const stores = [true, false].map((insights) => new SqlEventPlane(store.sql, { insights }));
-    const batches = insightsRecords(app.id, MIX, 2 * (2 * WARM) * BATCH, BATCH).map((records, index) =>
+    const batches = recordsOf(app.id, 2 * (2 * WARM) * BATCH, BATCH).map((records, index) =>
       batchOf(records, { node: 'bench', through: index + 1 }),
     );
     const times: [number[], number[]] = [[], []];

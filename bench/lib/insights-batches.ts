@@ -6,7 +6,7 @@ import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/even
 import { Pseudonymiser } from '../../src/events/request/pseudonym.ts';
 import { eventRows } from '../../src/events/request/rows.ts';
 import { Secrets } from '../../src/secret.ts';
-import { insightsMixBodies } from './bodies.ts';
+import { insightsMixBodies, singleEventBodies } from './bodies.ts';
 
 /** the event mixes measured: custom events with properties are what the insights' aggregates cost most */
 export const MIXES = {
@@ -50,5 +50,26 @@ export function insightsRecords(
   const requestsPerBatch = Math.max(1, Math.round(batchEvents / REQUEST_EVENTS));
   const batches: RequestRecord[][] = [];
   for (let n = 0; n < records.length; n += requestsPerBatch) batches.push(records.slice(n, n + requestsPerBatch));
+  return batches;
+}
+
+/**
+ * `events` single-event requests as the ingest bench sends them (bench/lib/bodies.ts: a custom event, users spread
+ * over 20,000, sessions of 8), as the log's records of the batches of `batchEvents` the loader reads; `insights` as
+ * for insightsRecords
+ */
+export function singleEventRecords(
+  appId: number,
+  events: number,
+  batchEvents: number,
+  insights = true,
+): RequestRecord[][] {
+  const receivedAt = new Date();
+  const records = singleEventBodies({ appName: 'bench_insights', tag: 'loader-single', count: events }).map((body) => {
+    const { rows, bytes } = eventRows(appId, [JSON.parse(body.toString('utf8'))], receivedAt, pseudonymiser);
+    return decodeRequest(encodeRequest(rows, bytes, insights));
+  });
+  const batches: RequestRecord[][] = [];
+  for (let n = 0; n < records.length; n += batchEvents) batches.push(records.slice(n, n + batchEvents));
   return batches;
 }
