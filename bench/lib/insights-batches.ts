@@ -5,6 +5,7 @@ import zlib from 'node:zlib';
 import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/events/write/log-record.ts';
 import { Pseudonymiser } from '../../src/events/request/pseudonym.ts';
 import { eventRows } from '../../src/events/request/rows.ts';
+import type { RawEvent } from '../../src/events/request/validate.ts';
 import { Secrets } from '../../src/secret.ts';
 import { insightsMixBodies, singleEventBodies } from './bodies.ts';
 
@@ -24,10 +25,27 @@ export const REQUEST_EVENTS = 20;
 const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('bench-insights-secret')));
 
 /**
- * `events` events of the mix for app `appId`, as the log's records of the batches of about `batchEvents` the loader
- * reads; `insights`: the records hold the funnel postings and custom events' counts, as a service keeping the insights
- * writes them
+ * Requests (each a list of events, as decoded from its body) made rows as the service makes them, as the log's records
+ * in the batches of `requestsPerBatch` the loader reads; `insights`: the records hold the funnel postings and custom
+ * events' counts, as a service keeping the insights writes them
  */
+function loaderBatches(
+  appId: number,
+  requests: RawEvent[][],
+  requestsPerBatch: number,
+  insights: boolean,
+): RequestRecord[][] {
+  const receivedAt = new Date();
+  const records = requests.map((events) => {
+    const { rows, bytes } = eventRows(appId, events, receivedAt, pseudonymiser);
+    return decodeRequest(encodeRequest(rows, bytes, insights));
+  });
+  const batches: RequestRecord[][] = [];
+  for (let n = 0; n < records.length; n += requestsPerBatch) batches.push(records.slice(n, n + requestsPerBatch));
+  return batches;
+}
+
+/** `events` events of the mix for app `appId`, in batches of about `batchEvents` (see loaderBatches) */
 export function insightsRecords(
   appId: number,
   mix: Mix,
@@ -35,28 +53,19 @@ export function insightsRecords(
   batchEvents: number,
   insights = true,
 ): RequestRecord[][] {
-  const receivedAt = new Date();
   const bodies = insightsMixBodies({
     appName: 'bench_insights',
     tag: `loader-${mix}`,
     count: events / REQUEST_EVENTS,
     ...MIXES[mix],
   });
-  const records = bodies.map((body) => {
-    const parsed = JSON.parse(zlib.gunzipSync(body).toString('utf8'));
-    const { rows, bytes } = eventRows(appId, parsed, receivedAt, pseudonymiser);
-    return decodeRequest(encodeRequest(rows, bytes, insights));
-  });
-  const requestsPerBatch = Math.max(1, Math.round(batchEvents / REQUEST_EVENTS));
-  const batches: RequestRecord[][] = [];
-  for (let n = 0; n < records.length; n += requestsPerBatch) batches.push(records.slice(n, n + requestsPerBatch));
-  return batches;
+  const requests = bodies.map((body) => JSON.parse(zlib.gunzipSync(body).toString('utf8')) as RawEvent[]);
+  return loaderBatches(appId, requests, Math.max(1, Math.round(batchEvents / REQUEST_EVENTS)), insights);
 }
 
 /**
  * `events` single-event requests as the ingest bench sends them (bench/lib/bodies.ts: a custom event, users spread
- * over 20,000, sessions of 8), as the log's records of the batches of `batchEvents` the loader reads; `insights` as
- * for insightsRecords
+ * over 20,000, sessions of 8), in batches of `batchEvents` (see loaderBatches)
  */
 export function singleEventRecords(
   appId: number,
@@ -64,12 +73,11 @@ export function singleEventRecords(
   batchEvents: number,
   insights = true,
 ): RequestRecord[][] {
-  const receivedAt = new Date();
-  const records = singleEventBodies({ appName: 'bench_insights', tag: 'loader-single', count: events }).map((body) => {
-    const { rows, bytes } = eventRows(appId, [JSON.parse(body.toString('utf8'))], receivedAt, pseudonymiser);
-    return decodeRequest(encodeRequest(rows, bytes, insights));
-  });
-  const batches: RequestRecord[][] = [];
-  for (let n = 0; n < records.length; n += batchEvents) batches.push(records.slice(n, n + batchEvents));
-  return batches;
+  const bodies = singleEventBodies({ appName: 'bench_insights', tag: 'loader-single', count: events });
+  return loaderBatches(
+    appId,
+    bodies.map((body) => [JSON.parse(body.toString('utf8')) as RawEvent]),
+    batchEvents,
+    insights,
+  );
 }

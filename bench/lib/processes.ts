@@ -35,10 +35,10 @@ export function startNode(script: string, env: Record<string, string>): Promise<
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** user + system CPU seconds a process (or, with owner, a thread of it) has used so far (0 when it is gone) */
-export function cpuSeconds(pid: number, owner?: number): number {
+/** user + system CPU seconds in a /proc stat file (of a process or one of its threads); 0 when it is gone */
+function cpuSecondsIn(statFile: string): number {
   try {
-    const stat = fs.readFileSync(owner === undefined ? `/proc/${pid}/stat` : `/proc/${owner}/task/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(statFile, 'utf8');
     // fields after the command name (which may contain spaces) start at state = field 3
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime, stime
@@ -47,11 +47,16 @@ export function cpuSeconds(pid: number, owner?: number): number {
   }
 }
 
+/** user + system CPU seconds a process has used so far (0 when it is gone) */
+export const cpuSeconds = (pid: number): number => cpuSecondsIn(`/proc/${pid}/stat`);
+
 /** user + system CPU seconds of each thread of a process so far, by thread id (empty when it is gone) */
 export function threadCpuSeconds(pid: number): Map<number, number> {
   const threads = new Map<number, number>();
   try {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) threads.set(Number(tid), cpuSeconds(Number(tid), pid));
+    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+      threads.set(Number(tid), cpuSecondsIn(`/proc/${pid}/task/${tid}/stat`));
+    }
   } catch {
     // gone
   }

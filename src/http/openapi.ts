@@ -45,25 +45,25 @@ type CollectedRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>
  */
 export function collectOpenApi(app: FastifyInstance): () => Promise<unknown> {
   const routes: CollectedRoute[] = [];
-  const instances: FastifyInstance[] = [app];
+  const plugins: FastifyInstance[] = [];
   // HEAD routes are left out of the document, as @fastify/swagger leaves them
   app.addHook('onRoute', ({ method, url, schema, config }) => {
     if (method !== 'HEAD') routes.push({ method, url, schema, config });
   });
   app.addHook('onRegister', (instance) => {
-    instances.push(instance);
+    plugins.push(instance);
   });
   let document: Promise<unknown> | undefined;
   return () => {
-    document ??= openApiDocument(routes, sharedSchemas(instances));
+    document ??= openApiDocument(routes, sharedSchemas([...plugins, app]));
     return document;
   };
 }
 
-/** every shared schema by $id; the root's last, as @fastify/swagger takes them */
+/** every shared schema by $id; a later instance's win, so the root goes last, as @fastify/swagger takes them */
 function sharedSchemas(instances: FastifyInstance[]): Map<string, unknown> {
   const schemas = new Map<string, unknown>();
-  for (const instance of [...instances.slice(1), instances[0]!]) {
+  for (const instance of instances) {
     for (const [id, schema] of Object.entries(instance.getSchemas())) schemas.set(id, schema);
   }
   return schemas;
