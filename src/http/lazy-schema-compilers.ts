@@ -51,7 +51,7 @@ export interface CompilerSources {
   serializers: () => Build<Serializer>;
 }
 
-const FASTIFY_DEFAULTS: CompilerSources = {
+export const FASTIFY_COMPILERS: CompilerSources = {
   // @fastify/ajv-compiler's selector makes one Ajv per set of external schemas, as Fastify does without this
   validators: () => (require('@fastify/ajv-compiler') as () => Build<CompiledValidator>)(),
   serializers: () => (require('@fastify/fast-json-stringify-compiler') as () => Build<Serializer>)(),
@@ -59,7 +59,7 @@ const FASTIFY_DEFAULTS: CompilerSources = {
 
 /** Fastify's `schemaController` option with lazy compilers (Fastify types them per Ajv and JTD; these serve both) */
 export function lazySchemaController(
-  sources: CompilerSources = FASTIFY_DEFAULTS,
+  sources: CompilerSources = FASTIFY_COMPILERS,
 ): FastifyServerOptions['schemaController'] {
   const buildValidator: Build<CompiledValidator> = (externalSchemas, ajvOptions) => {
     const compilerOf = once(() => sources.validators()(externalSchemas, ajvOptions));

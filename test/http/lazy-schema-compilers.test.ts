@@ -1,17 +1,13 @@
 // The lazy schema compilers: a start compiles no route schema, and a route's first request compiles its own and then
 // checks, coerces, reports and serialises exactly as Fastify's default compilers do.
-import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Build,
-  type CompiledValidator,
   type CompilerSources,
+  FASTIFY_COMPILERS,
   lazySchemaController,
-  type Serializer,
 } from '../../src/http/lazy-schema-compilers.ts';
-
-const require = createRequire(import.meta.url);
 
 /** Fastify's default compilers, counting each route schema they compile */
 function countingSources(): CompilerSources & { compiled: string[] } {
@@ -30,8 +26,8 @@ function countingSources(): CompilerSources & { compiled: string[] } {
     };
   return {
     compiled,
-    validators: counting(() => (require('@fastify/ajv-compiler') as () => Build<CompiledValidator>)()),
-    serializers: counting(() => (require('@fastify/fast-json-stringify-compiler') as () => Build<Serializer>)()),
+    validators: counting(FASTIFY_COMPILERS.validators),
+    serializers: counting(FASTIFY_COMPILERS.serializers),
   };
 }
 
