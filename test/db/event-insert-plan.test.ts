@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
+import { MAX_CUSTOM_VALUES } from '../../src/events/custom-events.ts';
 import { SqlEventPlane } from '../../src/events/write/event-plane.ts';
 import { eventRow } from '../helpers/events.ts';
 import { available } from '../helpers/environment.ts';
@@ -32,6 +33,16 @@ const ENGINES: { name: string; open(): Promise<{ sql: SqlRunner; cleanup(): Prom
       ]
     : []),
 ];
+
+/** the index scans of the custom event catalog so far, in the session's view */
+async function catalogProbes(sql: SqlRunner): Promise<number> {
+  await sql.query('SELECT pg_stat_force_next_flush()');
+  await sql.query('SELECT pg_stat_clear_snapshot()');
+  const [row] = await sql.query<{ scans: number }>(
+    `SELECT idx_scan::int AS scans FROM pg_stat_user_tables WHERE relname = 'custom_catalog'`,
+  );
+  return row!.scans;
+}
 
 describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   let sql: SqlRunner;
@@ -115,19 +126,37 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
         ),
       );
     await batch(); // the catalog takes them
-    const catalogProbes = async () => {
-      await sql.query('SELECT pg_stat_force_next_flush()');
-      await sql.query('SELECT pg_stat_clear_snapshot()');
-      const [row] = await sql.query<{ scans: number }>(
-        `SELECT idx_scan::int AS scans FROM pg_stat_user_tables WHERE relname = 'custom_catalog'`,
-      );
-      return row!.scans;
-    };
-    const before = await catalogProbes();
+    const before = await catalogProbes(sql);
     await batch();
-    const probes = (await catalogProbes()) - before;
+    const probes = (await catalogProbes(sql)) - before;
     // a probe per property value and per name (and none for the property of a value the catalog holds)
     expect(probes).toBeGreaterThanOrEqual(36);
     expect(probes).toBeLessThan(36 + 10);
+  });
+
+  it("counts a full property's room once per batch, not once per value it brings", async () => {
+    const [{ id }] = (await sql.query<{ id: number }>(
+      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('room_app', '@room_bot', '{r.example}', now()) RETURNING id`,
+    )) as [{ id: number }];
+    const events = new SqlEventPlane(sql);
+    // a property of unique values (an order number, say): the catalog's room for it fills in the first batch
+    let order = 0;
+    const batch = () =>
+      events.insert(
+        Array.from({ length: 300 }, () =>
+          eventRow(id, { eventName: 'custom-event', props: { custom_data: { name: 'paid', order: order++ } } }),
+        ),
+      );
+    await batch();
+    const [{ values }] = (await sql.query<{ values: number }>(
+      `SELECT count(*)::int AS values FROM custom_catalog WHERE app_id = ${id} AND property = 'order' AND value <> ''`,
+    )) as [{ values: number }];
+    expect(values).toBe(MAX_CUSTOM_VALUES);
+    const before = await catalogProbes(sql);
+    await batch();
+    const probes = (await catalogProbes(sql)) - before;
+    // each new value is probed, and its property (as the catalog does not hold the value); the room is counted once
+    expect(probes).toBeGreaterThanOrEqual(2 * 300);
+    expect(probes).toBeLessThan(2 * 300 + 10);
   });
 });

@@ -57,17 +57,24 @@ function tracked(known: string, keys: string[], alias: string, added: string): s
  * inserted into custom_catalog. Yields a CTE `name` listing what this statement added (app_id and the key columns).
  */
 function catalogLevel(name: string, source: string, known: string, level: number, keys: string[], limit: number) {
-  const parents = keys.slice(0, -1);
+  const parents = ['app_id', ...keys.slice(0, -1)];
   const filled = CATALOG_COLUMNS.map((column) => (keys.includes(column) ? `s.${column}` : `''`));
-  const parentMatch = ['x.app_id = s.app_id', ...parents.map((key) => `x.${key} = s.${key}`)].join(' AND ');
-  return `${name} AS (
+  const parentMatch = (left: string, right: string) =>
+    parents.map((key) => `${left}.${key} = ${right}.${key}`).join(' AND ');
+  return `${name}_room AS MATERIALIZED (
+  -- the room left under each parent of the candidates, counted once per parent rather than per candidate: a property
+  -- of unique values brings thousands of candidates under one
+  SELECT p.*, ${limit} - (SELECT count(*) FROM custom_catalog x WHERE x.level = ${level} AND ${parentMatch('x', 'p')}) AS room
+  FROM (SELECT DISTINCT ${parents.join(', ')} FROM ${source} WHERE NOT ${known}) p
+), ${name} AS (
   INSERT INTO custom_catalog AS c (app_id, level, name, property, value)
   SELECT s.app_id, ${level}, ${filled.join(', ')} FROM (
-    SELECT f.*, row_number() OVER (PARTITION BY ${['app_id', ...parents].join(', ')} ORDER BY ${keys.at(-1)}) AS place
+    SELECT f.*, r.room, row_number() OVER (PARTITION BY ${parents.map((key) => `f.${key}`).join(', ')} ORDER BY f.${keys.at(-1)}) AS place
     FROM (SELECT DISTINCT app_id, ${keys.join(', ')} FROM ${source} WHERE NOT ${known}) f
+    -- the candidates of a full parent are not even ordered
+    JOIN ${name}_room r ON ${parentMatch('r', 'f')} AND r.room > 0
   ) s
-  -- the count runs only for candidates that could fit at all: a property of unique values brings thousands
-  WHERE s.place <= ${limit} AND s.place + (SELECT count(*) FROM custom_catalog x WHERE x.level = ${level} AND ${parentMatch}) <= ${limit}
+  WHERE s.place <= s.room
   ORDER BY 1, 3, 4, 5
   -- a candidate a concurrent commit inserted meanwhile is returned by the update, so it is tracked here too
   ON CONFLICT (app_id, level, name, property, value) DO UPDATE SET level = excluded.level
