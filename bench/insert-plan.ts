@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore, type Store } from '../src/db/store.ts';
 import { named } from '../src/db/named-sql.ts';
+import { NAMED_STATEMENT_SETTINGS } from '../src/db/sql.ts';
 import { SqlEventPlane } from '../src/events/write/event-plane.ts';
 import { insertEventsSql, insertValues } from '../src/events/write/insert-statement.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
@@ -82,7 +83,8 @@ async function measure(insights: boolean): Promise<void> {
       [before!.lsn],
     );
     const rows = await store.sql.transaction(async (tx) => {
-      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      // the settings the service runs the statement with
+      await tx.query(NAMED_STATEMENT_SETTINGS);
       return tx.query<Record<string, string>>(
         ...named(`EXPLAIN (ANALYZE, COSTS OFF) ${insertEventsSql(insights)}`, insertValues(explained)),
       );

@@ -1,6 +1,7 @@
 // Named statements on PGlite, run on its own thread: PREPARE once, then EXECUTE with the parameters as constants
 // (PGlite's query() parses and plans every statement anew and has no named ones).
 import type { PGlite } from '@electric-sql/pglite';
+import { NAMED_STATEMENT_SETTINGS } from './sql.ts';
 
 /** SQLSTATE: no prepared statement of that name (26000); one already exists (42P05) */
 const NO_SUCH_STATEMENT = '26000';
@@ -51,10 +52,8 @@ export function namedStatements(db: Pick<PGlite, 'query' | 'transaction'>) {
     for (let attempt = 0; ; attempt++) {
       await prepare(name, text);
       try {
-        // with its generic plan, made once (left to choose, PostgreSQL may plan a large statement anew at every
-        // execution); the setting holds for this transaction alone
         return await db.transaction(async (tx) => {
-          await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+          await tx.query(NAMED_STATEMENT_SETTINGS);
           return tx.query<Row>(`EXECUTE ${name}(${params.map(literal).join(', ')})`);
         });
       } catch (error) {

@@ -3,7 +3,14 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { binaryCopyRows } from './binary-copy.ts';
 import { isStatementTimeout, ReadBudgetError } from './read-budget.ts';
-import { Utf8Text, type QueryOptions, type SqlQueryable, type SqlReader, type SqlRunner } from './sql.ts';
+import {
+  NAMED_STATEMENT_SETTINGS,
+  Utf8Text,
+  type QueryOptions,
+  type SqlQueryable,
+  type SqlReader,
+  type SqlRunner,
+} from './sql.ts';
 
 /** a Buffer parameter travels in binary format, which for a text parameter is its UTF-8 bytes */
 const wireValues = (params: unknown[] | undefined) =>
@@ -24,16 +31,13 @@ const STATEMENT_TIMEOUT_MS = 5_000;
 const QUERY_TIMEOUT_MARGIN_MS = 1_000;
 
 /**
- * A named statement runs with its generic plan, made once per connection: left to choose, PostgreSQL may plan a
- * large statement anew at every execution when its estimates favour the parameters' values (node-postgres
- * prepares the statement on each connection the first time it runs there). The setting holds for the transaction.
+ * A named statement runs with NAMED_STATEMENT_SETTINGS, its generic plan made once per connection (node-postgres
+ * prepares the statement on each connection the first time it runs there).
  */
 async function named(client: pg.PoolClient, name: string, text: string, values: unknown[] | undefined) {
-  await client.query(GENERIC_PLAN);
+  await client.query(NAMED_STATEMENT_SETTINGS);
   return client.query({ name, text, values });
 }
-
-const GENERIC_PLAN = 'SET LOCAL plan_cache_mode = force_generic_plan';
 
 /** rolls a failed transaction back; the error when even that fails, so the pool drops the connection on release */
 const rollBack = (client: pg.PoolClient): Promise<Error | undefined> =>

@@ -14,6 +14,17 @@ export class Utf8Text {
   constructor(readonly bytes: Buffer) {}
 }
 
+/**
+ * What a named statement runs with, for its transaction alone (both engines):
+ * - its generic plan, made once: left to choose, PostgreSQL may plan a large statement anew at every execution when
+ *   its estimates favour the parameters' values;
+ * - no sequential scan where an index serves: the plan is kept while tables grow, and for a table of a page or two
+ *   (an app's young custom event catalog, say) the planner prefers reading all of it to one index probe, which in a
+ *   statement probing once per entry of the batch means reading the whole table hundreds of times.
+ */
+export const NAMED_STATEMENT_SETTINGS =
+  "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)";
+
 export interface QueryOptions {
   /**
    * A statement run again and again (the event insert): prepared under this name once per connection and
