@@ -5,6 +5,7 @@
 // the durable log. After a failed load it does not ask the store again for 1 s.
 import type { PrismaClient } from '../db/store.ts';
 import { hashToken } from './format.ts';
+import { RecentAnswers } from './recent-answers.ts';
 
 export interface TokenGrant {
   appId: number;
@@ -43,6 +44,8 @@ export function prismaTokenLoader(prisma: PrismaClient): Loader<TokenGrant> {
 export class CredentialCache<Grant> {
   private readonly entries = new Map<string, Entry<Grant>>();
   private readonly loading = new Map<string, Promise<Grant | null>>();
+  /** the hashes of the credentials looked up lately (made-up ones are screened out before a lookup) */
+  private readonly hashes: RecentAnswers<string>;
   /** counts invalidations, so a load that raced one does not cache the answer it read before it */
   private invalidations = 0;
   private readonly freshMs: number;
@@ -64,6 +67,7 @@ export class CredentialCache<Grant> {
     this.failFastMs = options.failFastMs ?? 1_000;
     this.staleWaitMs = options.staleWaitMs ?? 1_000;
     this.now = options.now ?? Date.now;
+    this.hashes = new RecentAnswers(Math.min(this.maxEntries, 10_000));
   }
 
   /**
@@ -71,7 +75,7 @@ export class CredentialCache<Grant> {
    * nothing was cached for the token.
    */
   async lookup(token: string): Promise<Grant | null> {
-    const hash = hashToken(token);
+    const hash = this.hashes.get(token) ?? this.hashes.remember(token, hashToken(token));
     const entry = this.entries.get(hash);
     const age = entry ? this.now() - entry.loadedAt : Infinity;
     if (entry && age < this.freshMs) return entry.value;

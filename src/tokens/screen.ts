@@ -3,6 +3,7 @@
 // HMAC, before any lookup.
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
+import { RecentAnswers } from './recent-answers.ts';
 import { type CredentialFormat, hashToken, hasValidChecksum, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 
 /** the tables of credentials that may have been issued without a checksum */
@@ -11,7 +12,13 @@ type HashTable = {
   findMany(args: { where: { checksummed: false }; select: { hash: true } }): Promise<{ hash: string }[]>;
 };
 
+/** credentials in use whose checksum is remembered as valid: an app's token, or a server's key, each of them */
+const CONFIRMED_KEPT = 10_000;
+
 export class CredentialScreen {
+  /** only valid ones are kept: a flood of made-up credentials adds nothing and evicts nothing */
+  private readonly confirmed = new RecentAnswers<true>(CONFIRMED_KEPT);
+
   constructor(
     private readonly format: CredentialFormat,
     private readonly checksumKey: Buffer,
@@ -38,7 +45,8 @@ export class CredentialScreen {
   /** false: certainly not a credential of ours; true: worth a lookup (cached) */
   mayBeIssued(value: string): boolean {
     if (!this.format.pattern.test(value)) return false;
-    if (hasValidChecksum(value, this.checksumKey, this.format)) return true;
+    if (this.confirmed.get(value)) return true;
+    if (hasValidChecksum(value, this.checksumKey, this.format)) return this.confirmed.remember(value, true);
     return this.unchecksummedHashes.size > 0 && this.unchecksummedHashes.has(hashToken(value));
   }
 

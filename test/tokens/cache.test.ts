@@ -1,6 +1,7 @@
 // The token cache: served from memory while fresh, refreshed in the background, never trusted past
 // its maximum age; store failures surface instead of turning into "invalid token".
-import { describe, expect, it } from 'vitest';
+import crypto from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
 import { TokenCache, type TokenGrant } from '../../src/tokens/cache.ts';
 import { hashToken } from '../../src/tokens/format.ts';
 
@@ -35,6 +36,17 @@ describe('token cache', () => {
     h.advance(999);
     expect(await h.cache.lookup('tma_x')).toEqual(grant());
     expect(h.loads()).toBe(1);
+  });
+
+  it('hashes a token in use once, not at every lookup', async () => {
+    const h = harness();
+    const hashes = vi.spyOn(crypto, 'createHash');
+    try {
+      for (let i = 0; i < 50; i++) expect(await h.cache.lookup('tma_x')).toEqual(grant());
+      expect(hashes).toHaveBeenCalledTimes(1);
+    } finally {
+      hashes.mockRestore();
+    }
   });
 
   it('sees a revocation made elsewhere on the next lookup after 1 s, and never later than 4 s', async () => {

@@ -1,7 +1,7 @@
 // Made-up tokens are refused without asking the store: issued tokens carry a keyed checksum, tokens issued
 // without one are known to every node from start; everything else answers "Token is invalid." at once.
 import crypto from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateToken, hashToken, TOKEN_FORMAT } from '../../src/tokens/format.ts';
 import { CredentialScreen } from '../../src/tokens/screen.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
@@ -26,6 +26,22 @@ describe('token screen', () => {
     // one character changed anywhere breaks the checksum
     const changed = issued.slice(0, 10) + (issued[10] === 'a' ? 'b' : 'a') + issued.slice(11);
     expect(screen.mayBeIssued(changed)).toBe(false);
+  });
+
+  it('checks a token in use once, not on every request, and a flood of made-up tokens does not make it forget', () => {
+    const screen = new CredentialScreen(TOKEN_FORMAT, key, new Set());
+    const issued = generateToken(key);
+    const hmacs = vi.spyOn(crypto, 'createHmac');
+    try {
+      for (let i = 0; i < 100; i++) expect(screen.mayBeIssued(issued)).toBe(true);
+      expect(hmacs).toHaveBeenCalledTimes(1);
+      for (let i = 0; i < 20_000; i++) expect(screen.mayBeIssued(madeUp())).toBe(false);
+      hmacs.mockClear();
+      expect(screen.mayBeIssued(issued)).toBe(true);
+      expect(hmacs).not.toHaveBeenCalled();
+    } finally {
+      hmacs.mockRestore();
+    }
   });
 
   it('passes tokens issued without a checksum only when they are known', () => {
