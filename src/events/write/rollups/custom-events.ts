@@ -166,11 +166,7 @@ function customEventsSql(): string {
   SELECT app_id, day, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name, slot IS NOT NULL AS tracked,
          events, pairs
   FROM (SELECT s.*, ((SELECT slots FROM name_map) ->> (s.app_id || ' ' || s.name))::smallint AS slot FROM custom_summary s) s
-), custom_pairs AS (
-  -- a value in the catalog has its property there (a value is added only under a tracked property, and the catalog
-  -- loses entries only with its app): the property is probed only for the values the catalog does not hold
-  SELECT v.*, CASE WHEN v.value_known THEN true ELSE ${inCatalog(PROPERTY, ['name', 'property'], 'v')} END AS property_known
-  FROM (
+), custom_pair_values AS (
   -- counted first, so the catalog is checked once per property value of a day, not once per event
   SELECT p.*, ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
@@ -182,8 +178,16 @@ function customEventsSql(): string {
       SELECT s.app_id, s.day, s.name, ${CUSTOM_PAIR.select('v')}
       FROM custom_summary_named s CROSS JOIN LATERAL jsonb_array_elements(s.pairs) AS v WHERE s.tracked) AS pairs
     GROUP BY 1, 2, 3, 4, 5) p
-  -- kept a subquery of its own, so its probe is not copied into the expression above
-  OFFSET 0) v
+), custom_property_probes AS MATERIALIZED (
+  -- a value in the catalog has its property there (a value is added only under a tracked property, and the catalog
+  -- loses entries only with its app): a property is probed only when the catalog lacks some of its values, and once,
+  -- however many such values it brings
+  SELECT u.*, ${inCatalog(PROPERTY, ['name', 'property'], 'u')} AS known
+  FROM (SELECT DISTINCT app_id, name, property FROM custom_pair_values WHERE NOT value_known) u
+), custom_pairs AS (
+  SELECT v.*, v.value_known OR coalesce(k.known, false) AS property_known
+  FROM custom_pair_values v
+  LEFT JOIN custom_property_probes k ON k.app_id = v.app_id AND k.name = v.name AND k.property = v.property
 ), ${catalogLevel('custom_properties', 'custom_pairs', 'property_known', PROPERTY, ['name', 'property'], MAX_CUSTOM_PROPERTIES)}, custom_tracked_pairs AS (
   SELECT p.* FROM custom_pairs p WHERE ${tracked('property_known', ['name', 'property'], 'p', 'custom_properties')}
 ), ${catalogLevel('custom_values', 'custom_tracked_pairs', 'value_known', VALUE, ['name', 'property', 'value'], MAX_CUSTOM_VALUES)}, custom_counts AS (
