@@ -34,6 +34,24 @@ const ENGINES: { name: string; open(): Promise<{ sql: SqlRunner; cleanup(): Prom
     : []),
 ];
 
+/** a new app's id, named `${name}_app` */
+async function newApp(sql: SqlRunner, name: string): Promise<number> {
+  const [row] = await sql.query<{ id: number }>(
+    `INSERT INTO apps (app_name, bot, domains, updated_at)
+     VALUES ('${name}_app', '@${name}_bot', '{${name}.example}', now()) RETURNING id`,
+  );
+  return row!.id;
+}
+
+/** `count` custom events of 4 names and `skus` values of one property, taking turns */
+const purchases = (appId: number, count: number, skus: number) =>
+  Array.from({ length: count }, (_, n) =>
+    eventRow(appId, {
+      eventName: 'custom-event',
+      props: { custom_data: { name: `buy_${n % 4}`, sku: `sku_${n % skus}` } },
+    }),
+  );
+
 /** the index scans of the custom event catalog so far, in the session's view */
 async function catalogProbes(sql: SqlRunner): Promise<number> {
   await sql.query('SELECT pg_stat_force_next_flush()');
@@ -56,9 +74,7 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   afterEach(() => cleanup?.());
 
   it('runs every batch with the generic plan it made once', async () => {
-    const [{ id }] = (await sql.query<{ id: number }>(
-      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('plan_app', '@plan_bot', '{p.example}', now()) RETURNING id`,
-    )) as [{ id: number }];
+    const id = await newApp(sql, 'plan');
     const events = new SqlEventPlane(sql);
     const custom = (n: number) => ({ custom_data: { name: `action_${n % 3}`, sku: `sku_${n % 5}` } });
     for (let batch = 0; batch < 8; batch++)
@@ -74,9 +90,7 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   });
 
   it('reads only the batch entries of the custom event catalog, however large the catalog grew after its plan', async () => {
-    const [{ id }] = (await sql.query<{ id: number }>(
-      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('catalog_app', '@catalog_bot', '{c.example}', now()) RETURNING id`,
-    )) as [{ id: number }];
+    const id = await newApp(sql, 'catalog');
     const events = new SqlEventPlane(sql);
     const batch = (seed: number) =>
       events.insert(
@@ -111,20 +125,10 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   });
 
   it('probes the catalog once for a property value it holds, not again for its property', async () => {
-    const [{ id }] = (await sql.query<{ id: number }>(
-      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('probe_app', '@probe_bot', '{q.example}', now()) RETURNING id`,
-    )) as [{ id: number }];
+    const id = await newApp(sql, 'probe');
     const events = new SqlEventPlane(sql);
     // 4 names and 9 values of one property: 36 property values, each in every batch
-    const batch = () =>
-      events.insert(
-        Array.from({ length: 36 }, (_, n) =>
-          eventRow(id, {
-            eventName: 'custom-event',
-            props: { custom_data: { name: `buy_${n % 4}`, sku: `sku_${n % 9}` } },
-          }),
-        ),
-      );
+    const batch = () => events.insert(purchases(id, 36, 9));
     await batch(); // the catalog takes them
     const before = await catalogProbes(sql);
     await batch();
@@ -135,19 +139,9 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   });
 
   it('probes a small, analysed catalog through its index, not by reading all of it for each entry', async () => {
-    const [{ id }] = (await sql.query<{ id: number }>(
-      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('small_app', '@small_bot', '{s.example}', now()) RETURNING id`,
-    )) as [{ id: number }];
+    const id = await newApp(sql, 'small');
     const events = new SqlEventPlane(sql);
-    const batch = () =>
-      events.insert(
-        Array.from({ length: 100 }, (_, n) =>
-          eventRow(id, {
-            eventName: 'custom-event',
-            props: { custom_data: { name: `buy_${n % 4}`, sku: `sku_${n % 50}` } },
-          }),
-        ),
-      );
+    const batch = () => events.insert(purchases(id, 100, 50));
     await batch();
     // as the service's table maintenance does while the catalog is young: its statistics then say one page, and the
     // statement is planned anew with them
@@ -167,9 +161,7 @@ describe.each(ENGINES)('the event insert on $name', ({ open }) => {
   });
 
   it('probes a full property and counts its room once per batch, not once per value it brings', async () => {
-    const [{ id }] = (await sql.query<{ id: number }>(
-      `INSERT INTO apps (app_name, bot, domains, updated_at) VALUES ('room_app', '@room_bot', '{r.example}', now()) RETURNING id`,
-    )) as [{ id: number }];
+    const id = await newApp(sql, 'room');
     const events = new SqlEventPlane(sql);
     // a property of unique values (an order number, say): the catalog's room for it fills in the first batch
     let order = 0;
