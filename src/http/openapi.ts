@@ -41,9 +41,14 @@ type CollectedRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config'>
 
 /**
  * Collects the routes added to app from now on, and the schemas shared with addSchema in any of its plugins (as
- * @fastify/swagger does); returns the function that makes the document, once, on its first call after ready.
+ * @fastify/swagger does); returns the function that makes the document, once, on its first call after ready. A making
+ * that failed (a module that could not be read while the process was out of file descriptors, say) is tried again on
+ * the next call rather than answered as that failure until a restart. `make` is for the tests.
  */
-export function collectOpenApi(app: FastifyInstance): () => Promise<unknown> {
+export function collectOpenApi(
+  app: FastifyInstance,
+  make: typeof openApiDocument = openApiDocument,
+): () => Promise<unknown> {
   const routes: CollectedRoute[] = [];
   const plugins: FastifyInstance[] = [];
   // HEAD routes are left out of the document, as @fastify/swagger leaves them
@@ -55,7 +60,13 @@ export function collectOpenApi(app: FastifyInstance): () => Promise<unknown> {
   });
   let document: Promise<unknown> | undefined;
   return () => {
-    document ??= openApiDocument(routes, sharedSchemas([...plugins, app]));
+    if (!document) {
+      const making = make(routes, sharedSchemas([...plugins, app]));
+      making.catch(() => {
+        if (document === making) document = undefined;
+      });
+      document = making;
+    }
     return document;
   };
 }
@@ -69,7 +80,7 @@ function sharedSchemas(instances: FastifyInstance[]): Map<string, unknown> {
   return schemas;
 }
 
-async function openApiDocument(routes: CollectedRoute[], schemas: Map<string, unknown>): Promise<unknown> {
+export async function openApiDocument(routes: CollectedRoute[], schemas: Map<string, unknown>): Promise<unknown> {
   const [{ default: Fastify }, { default: swagger }] = await Promise.all([
     import('fastify'),
     import('@fastify/swagger'),
