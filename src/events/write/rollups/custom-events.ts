@@ -54,7 +54,8 @@ function tracked(known: string, keys: string[], alias: string, added: string): s
 /**
  * One level of the catalog inside the event insert: the rows of `source` (a CTE with app_id, the level's key
  * columns and `known`) not tracked yet that the level's room takes (per parent: the app, a name, a property),
- * inserted into custom_catalog. Yields a CTE `name` listing what this statement added (app_id and the key columns).
+ * inserted into custom_catalog. Yields a CTE `name` listing what this statement added (app_id and the key columns),
+ * after the CTE `${name}_room` it reads: the room left under each parent.
  */
 function catalogLevel(name: string, source: string, known: string, level: number, keys: string[], limit: number) {
   const parents = ['app_id', ...keys.slice(0, -1)];
