@@ -2,11 +2,14 @@
 // GET /events/threshold. The rate limit and its Redis connection belong to this plugin alone. The routes' schemas
 // describe them for GET /openapi.json; the pipeline's own steps check each request.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { describedOnly } from '../described-route.ts';
 import type { Services } from '../services.ts';
 import { postEventsSchema, sharedEventSchema, thresholdSchema } from './openapi.ts';
 import { createSteps, credentialOf } from './steps.ts';
+
+/** the client a rate limit counts: its IP with its token or server key */
+const clientOf = (request: FastifyRequest) => `${request.ip}\n${credentialOf(request)}`;
 
 export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { config } = services;
@@ -59,8 +62,9 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
       app.rateLimit({
         max: config.rateLimitMax,
         timeWindow: config.rateLimitWindowMs,
-        // one client = one IP with one token or server key; hashed so raw IPs never reach Redis
-        keyGenerator: (request) => services.secrets.shortHash('rate-limit', `${request.ip}\n${credentialOf(request)}`),
+        // one client = one IP with one token or server key; hashed when the counts are kept in Redis, so raw IPs
+        // never reach it (kept in this process's memory, the key is no more than the request itself holds)
+        keyGenerator: redis ? (request) => services.secrets.shortHash('rate-limit', clientOf(request)) : clientOf,
         errorResponseBuilder: (request) => steps.tooManyRequests(request),
       }),
       steps.dailyQuota,
