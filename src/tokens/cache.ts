@@ -42,7 +42,8 @@ export function prismaTokenLoader(prisma: PrismaClient): Loader<TokenGrant> {
 }
 
 export class CredentialCache<Grant> {
-  private readonly entries = new Map<string, Entry<Grant>>();
+  /** by the credential's hash; the oldest load is forgotten first */
+  private readonly entries: RecentAnswers<Entry<Grant>>;
   private readonly loading = new Map<string, Promise<Grant | null>>();
   /** the hashes of the credentials looked up lately (made-up ones are screened out before a lookup) */
   private readonly hashes: RecentAnswers<string>;
@@ -67,6 +68,7 @@ export class CredentialCache<Grant> {
     this.failFastMs = options.failFastMs ?? 1_000;
     this.staleWaitMs = options.staleWaitMs ?? 1_000;
     this.now = options.now ?? Date.now;
+    this.entries = new RecentAnswers(this.maxEntries);
     this.hashes = new RecentAnswers(Math.min(this.maxEntries, 10_000));
   }
 
@@ -96,7 +98,7 @@ export class CredentialCache<Grant> {
   /** Forget a token at once (this node changed it). */
   invalidate(hash: string): void {
     this.invalidations++;
-    this.entries.delete(hash);
+    this.entries.forget(hash);
     this.loading.delete(hash);
   }
 
@@ -114,9 +116,7 @@ export class CredentialCache<Grant> {
         .then(
           (value) => {
             if (this.invalidations !== invalidationsBefore) return value;
-            this.entries.delete(hash);
-            this.entries.set(hash, { value, loadedAt: this.now() });
-            if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+            this.entries.remember(hash, { value, loadedAt: this.now() });
             return value;
           },
           (error: unknown) => {

@@ -1,5 +1,6 @@
-// Answers remembered for the few credentials in use: an app's public token comes with every request of all its users,
-// so what is derived from it (its keyed checksum, its hash) is made once rather than on each request.
+// Answers remembered for the credentials in use, the oldest forgotten first: the cache's grants, and what is derived
+// from a credential (an app's public token comes with every request of all its users, so its keyed checksum and its
+// hash are made once rather than on each request).
 
 /** up to maxEntries answers by key; the oldest is forgotten first */
 export class RecentAnswers<T> {
@@ -11,10 +12,15 @@ export class RecentAnswers<T> {
     return this.answers.get(key);
   }
 
-  /** remembers the answer and returns it */
+  /** remembers the answer as the newest and returns it */
   remember(key: string, answer: T): T {
+    this.answers.delete(key);
     this.answers.set(key, answer);
     if (this.answers.size > this.maxEntries) this.answers.delete(this.answers.keys().next().value!);
     return answer;
+  }
+
+  forget(key: string): void {
+    this.answers.delete(key);
   }
 }
