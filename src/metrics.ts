@@ -12,7 +12,7 @@ export interface BacklogReading {
 
 export function createMetrics() {
   const registry = new client.Registry();
-  client.collectDefaultMetrics({ register: registry });
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   let readBacklog: () => BacklogReading = () => ({ records: 0, events: 0, bytes: 0, oldestAppendedAt: null });
   const backlogGauge = (name: string, help: string, value: (reading: BacklogReading) => number) =>
     new client.Gauge({
