@@ -551,6 +551,26 @@ async function main(): Promise<void> {
     logAndStoreMax.drainSec = await backlogDrainSeconds(logAndStore.url);
     await logAndStore.stop();
 
+    const recordOnly = await startNode('bench/record-reference-server.ts', {
+      DATA_DIR: fs.mkdtempSync(path.join(work, 'record-only-')),
+      SECRET,
+      GLIBC_TUNABLES: env.GLIBC_TUNABLES!,
+    });
+    cleanups.push(() => recordOnly.stop());
+    const recordOnlyUrl = `${recordOnly.url}/events`;
+    await warm({ url: recordOnlyUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
+    await backlogDrainSeconds(recordOnly.url);
+    const recordOnlyMax = await measure({
+      name: 'record-only reference, single event, max',
+      url: recordOnlyUrl,
+      headers: plain,
+      file: files.singleMax,
+      eventsPerRequest: 1,
+      service: recordOnly,
+    });
+    recordOnlyMax.drainSec = await backlogDrainSeconds(recordOnly.url);
+    await recordOnly.stop();
+
     targets.push(target('(c) embedded single-event req/s ÷ baseline', max.rps / baseSingle.rps, '×', '>=', 0.5));
     targets.push(
       target('(c) embedded single-event req/s ÷ log-only reference', max.rps / logSingle.rps, '×', '>=', 0.9),
@@ -581,6 +601,24 @@ async function main(): Promise<void> {
         max.rps / logAndStoreMax.rps,
         '×',
         "what the service's checks, rows and rollups cost",
+      ),
+    );
+    targets.push(
+      target(
+        '(c) ceiling: record-only reference ÷ baseline, single event',
+        recordOnlyMax.rps / baseSingle.rps,
+        '×',
+        '>=',
+        0.5,
+        "the service's rows, log and event insert with its rollups, no checks",
+      ),
+    );
+    targets.push(
+      figure(
+        '(c) embedded single-event req/s ÷ record-only reference',
+        max.rps / recordOnlyMax.rps,
+        '×',
+        "what the service's checks and hooks cost",
       ),
     );
     targets.push(...latencyTargets('embedded', max, half, logHalf));
