@@ -5,7 +5,9 @@
 //   (c) the real service, built and started as `npm start` runs it, embedded store, single-event plain JSON requests:
 //       req/s against (a) (target >= 0.5) and (b) (target >= 0.9); and the log-and-store reference (the log reference
 //       whose loader stores each body as a row in PGlite): the ceiling of any implementation that acknowledges from a
-//       durable log and keeps every event in the embedded store;
+//       durable log and keeps every event in the embedded store; and the record-only reference
+//       (bench/record-reference-server.ts): the service's own rows, log and event insert with its rollups behind the
+//       bare handler, no checks: the ceiling of any implementation that keeps the service's rows and rollups;
 //   (d) the real service on PostgreSQL, 20-event gzip batches with TGA-Auth-Token (the official client's shape):
 //       acknowledged events/s in a burst (target >= 150,000), then sustained for --sustain seconds, acknowledged
 //       and loaded into the store (target >= 100,000, the backlog not growing);
@@ -68,6 +70,10 @@ const JSON_OUT = args.get('json-out');
 const APP = 'bench_app';
 const DOMAIN = 'bench.example.com';
 const SECRET = 'bench-secret-'.padEnd(48, 'x');
+/** the trickles: a small app's rates (events a second), each for TRICKLE_SECONDS after a quiet TRICKLE_SETTLE_MS */
+const TRICKLE_RATES = [10, 100];
+const TRICKLE_SECONDS = 20;
+const TRICKLE_SETTLE_MS = 15_000;
 /** generous upper bounds of the service's rates, so a phase never runs out of distinct bodies */
 const SINGLE_RATE_CAP = Number(args.get('single-rate-cap') ?? 25_000);
 const BATCH_RATE_CAP = Number(args.get('batch-rate-cap') ?? 8_000);
@@ -399,6 +405,13 @@ async function main(): Promise<void> {
       'single-max',
       singleEventBodies({ appName: APP, tag: 'sm', count: SINGLE_RATE_CAP * DURATION }),
     ),
+    // a file per rate: a phase sending another's bodies again would have the store skip them as duplicates
+    singleTrickles: TRICKLE_RATES.map((rate) =>
+      bodyFile(
+        `single-trickle-${rate}`,
+        singleEventBodies({ appName: APP, tag: `st${rate}`, count: rate * TRICKLE_SECONDS * 2 }),
+      ),
+    ),
     singleHalf: bodyFile(
       'single-half',
       singleEventBodies({ appName: APP, tag: 'sh', count: Math.ceil((SINGLE_RATE_CAP * DURATION) / 2) }),
@@ -502,6 +515,24 @@ async function main(): Promise<void> {
       deduplicates: true,
       serviceUrl,
     });
+    // a small app's traffic, once the loads before have settled: what a commit's fixed cost comes to per event
+    await new Promise((resolve) => setTimeout(resolve, TRICKLE_SETTLE_MS));
+    const trickles: Phase[] = [];
+    for (const [index, trickleRate] of TRICKLE_RATES.entries())
+      trickles.push(
+        await measure({
+          name: `service embedded, single event, ${trickleRate}/s`,
+          url,
+          headers,
+          file: files.singleTrickles[index]!,
+          eventsPerRequest: 1,
+          rate: trickleRate,
+          durationSec: TRICKLE_SECONDS,
+          service,
+          deduplicates: true,
+          serviceUrl,
+        }),
+      );
     const logHalf = await measure({
       name: 'log-only reference, single event, same rate',
       url: logOnlyUrl,
@@ -512,7 +543,8 @@ async function main(): Promise<void> {
     });
     const shown = await runCliJson<{ events_total: number }>(env, ['apps', 'show', '--app-name', APP]);
     // every 201 is a distinct event (unless a body list ran out, see the notes)
-    const acknowledged = warmed + max.requests + half.requests;
+    const acknowledged =
+      warmed + max.requests + half.requests + trickles.reduce((sum, trickle) => sum + trickle.requests, 0);
     results.embedded = { eventsTotal: shown.events_total, acknowledged };
     if (max.bodyWraps + half.bodyWraps === 0 && !storedMatches(shown.events_total, acknowledged, 1)) {
       throw new Error(`embedded store holds ${shown.events_total} events, ${acknowledged} were acknowledged`);
@@ -633,6 +665,17 @@ async function main(): Promise<void> {
       ),
     );
     targets.push(figure('(f) embedded CPU per event at max (service process)', max.serviceCpuUsPerEvent ?? null, 'µs'));
+    for (const [index, trickle] of trickles.entries())
+      targets.push(
+        figure(
+          `(f) embedded CPU per event at ${TRICKLE_RATES[index]} events/s`,
+          trickle.serviceCpuUsPerEvent ?? null,
+          'µs',
+          trickle.serviceThreadsUsPerEvent
+            ? `main ${trickle.serviceThreadsUsPerEvent.main}, store ${trickle.serviceThreadsUsPerEvent.busiestOther}, the rest ${trickle.serviceThreadsUsPerEvent.rest}`
+            : undefined,
+        ),
+      );
     targets.push(
       figure(
         '(g) PGlite store reference, a raw body per request, req/s',

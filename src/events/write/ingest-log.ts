@@ -5,7 +5,7 @@ import path from 'node:path';
 import { readOrCreateFile } from '../../read-or-create.ts';
 import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
 import { DurableLog, LogFullError, type LogStats } from '../../log/durable-log.ts';
-import { LogLoader, type LoaderCommit } from './loader.ts';
+import { LogLoader, type LoaderCommit, type LoaderOptions } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
 import type { EventPlane } from './event-plane.ts';
 import type { EventRow } from './event-columns.ts';
@@ -23,6 +23,8 @@ export interface IngestLogOptions {
   maxBatchBytes: number;
   /** least time between the starts of two commits, unless a full batch or a reader waits */
   minCommitIntervalMs?: number;
+  /** while fewer bytes than this wait, the longer least time between commits (a small app's trickle) */
+  smallBatch?: LoaderOptions['smallBatch'];
   /** write each request's funnel postings and custom events' counts (default); false for a store keeping no insights */
   insights?: boolean;
   /** the embedded store's data directory: the log keeps free what the store may still need on the same disk */
@@ -83,6 +85,7 @@ export class IngestLog {
       node,
       maxBatchBytes: options.maxBatchBytes,
       minCommitIntervalMs: options.minCommitIntervalMs,
+      smallBatch: options.smallBatch,
       onError: options.onError,
       onCommit: (commit) => {
         waiting.events -= commit.events;

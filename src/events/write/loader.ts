@@ -23,6 +23,12 @@ export interface LoaderOptions {
    * and the log's release, is paid per commit, not per event). Default 0.
    */
   minCommitIntervalMs?: number;
+  /**
+   * While fewer than `bytes` of records wait, a commit starts only `waitMs` after the previous one began (unless
+   * someone waits to read): a small app's trickle of events is stored a few times a second, since a commit's fixed
+   * cost is most of what storing a handful of events costs. Once `bytes` wait, minCommitIntervalMs applies.
+   */
+  smallBatch?: { bytes: number; waitMs: number };
   /** a failure the loader goes on after (the store down, a record dropped) */
   onError?: (error: unknown, what: string) => void;
   /** after each commit */
@@ -61,6 +67,8 @@ export class LogLoader {
   private lastCommitAt = -Infinity;
   /** ends a wait between commits early */
   private hurry: (() => void) | undefined;
+  /** the wait in progress is a small batch's (smallBatch.waitMs): it ends once enough records arrive */
+  private waitingForSmallBatch = false;
 
   constructor(
     private readonly log: DurableLog,
@@ -85,9 +93,13 @@ export class LogLoader {
     this.running ??= this.run();
   }
 
-  /** a record was appended: load it now */
+  /** a record was appended: load it now, or once its batch is due */
   notify(): void {
     this.wake?.();
+    if (this.waitingForSmallBatch && !this.smallBatchWaits()) {
+      this.waitingForSmallBatch = false;
+      this.hurry?.();
+    }
   }
 
   /** resolves once the store holds every record appended before the call (or after timeoutMs: false) */
@@ -204,15 +216,32 @@ export class LogLoader {
     return this.log.stats().bytes - inFlightBytes >= this.options.maxBatchBytes;
   }
 
-  /** waits out the least interval between commits, unless a full batch or a reader waits */
+  /** whether what waits in the log is a small batch (options.smallBatch), which waits longer for its commit */
+  private smallBatchWaits(): boolean {
+    const small = this.options.smallBatch;
+    return small !== undefined && this.log.stats().bytes < small.bytes;
+  }
+
+  /**
+   * waits out the least interval between commits (a small batch's longer one), unless a full batch or a reader
+   * waits; a small batch grown past its size ends its longer wait (notify)
+   */
   private async pace(): Promise<void> {
-    const wait = this.lastCommitAt + (this.options.minCommitIntervalMs ?? 0) - performance.now();
-    if (wait <= 0 || this.waiters.length > 0 || this.stopping || this.fullBatchWaits()) return;
-    await Promise.race([
-      sleep(wait, undefined, { ref: false }),
-      new Promise<void>((resolve) => (this.hurry = resolve)),
-    ]);
-    this.hurry = undefined;
+    for (;;) {
+      if (this.waiters.length > 0 || this.stopping || this.fullBatchWaits()) return;
+      const small = this.smallBatchWaits();
+      const least = this.options.minCommitIntervalMs ?? 0;
+      const interval = small ? Math.max(least, this.options.smallBatch!.waitMs) : least;
+      const wait = this.lastCommitAt + interval - performance.now();
+      if (wait <= 0) return;
+      this.waitingForSmallBatch = small;
+      await Promise.race([
+        sleep(wait, undefined, { ref: false }),
+        new Promise<void>((resolve) => (this.hurry = resolve)),
+      ]);
+      this.hurry = undefined;
+      this.waitingForSmallBatch = false;
+    }
   }
 
   /** stores records (a run of the log, in order) as `batch`, with the offset of the last one */

@@ -202,6 +202,34 @@ for (const backend of STORE_BACKENDS) {
       expect(await counts(store, appId)).toMatchObject({ rows: 31, counted: 31 });
     });
 
+    it('lets a small batch wait longer for its commit, and commits it at the usual pace once it has grown', async () => {
+      const { store, appId, dataDir, events } = await setUp();
+      const commits: number[] = [];
+      // a small batch's wait far longer than the test: only its growth can end it, however slow the machine
+      const log = await openLog(dataDir, events, [], {
+        minCommitIntervalMs: 50,
+        smallBatch: { bytes: 8 * 1024, waitMs: 600_000 },
+        onCommit: (commit) => commits.push(commit.records),
+      });
+      const stored = async (count: number) => {
+        for (let i = 0; i < 3_000 && commits.length < count; i++)
+          await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      await log.append([row(appId, 0)], 100);
+      await stored(1);
+      expect(commits).toEqual([1]);
+      // a few requests, well under the small batch's size: they wait
+      for (let seq = 1; seq <= 3; seq++) await log.append([row(appId, seq)], 100);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(commits).toEqual([1]);
+      // grown past its size, the batch is committed
+      let seq = 4;
+      while (log.stats().bytes < 8 * 1024) await log.append([row(appId, seq++)], 100);
+      await stored(2);
+      expect(commits).toEqual([1, seq - 1]);
+      expect(await counts(store, appId)).toMatchObject({ rows: seq, counted: seq });
+    });
+
     it('stores every character of the events exactly: quotes, backslashes, and text of several bytes per character', async () => {
       const { store, appId, dataDir, events } = await setUp();
       const log = await openLog(dataDir, events);
