@@ -307,6 +307,35 @@ async function backlogDrainSeconds(url: string): Promise<number | null> {
   return null;
 }
 
+/**
+ * a reference that stores what it acknowledges behind its log (it serves GET /backlog), at max with single events once
+ * warmed up and drained, and how long its log took to empty after
+ */
+async function referenceAtMax(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  bodies: { warm: string; max: string },
+): Promise<Phase> {
+  const reference = await startNode(script, env);
+  cleanups.push(() => reference.stop());
+  const url = `${reference.url}/events`;
+  const headers = baseHeaders('tma_baseline');
+  await warm({ url, headers, file: bodies.warm, eventsPerRequest: 1 });
+  await backlogDrainSeconds(reference.url);
+  const phase = await measure({
+    name: `${name}, single event, max`,
+    url,
+    headers,
+    file: bodies.max,
+    eventsPerRequest: 1,
+    service: reference,
+  });
+  phase.drainSec = await backlogDrainSeconds(reference.url);
+  await reference.stop();
+  return phase;
+}
+
 /** the reference server on one of the stores: `requests` (a raw body per request) or `events` (bare event rows) */
 async function startReference(
   mode: 'requests' | 'events' | 'copy',
@@ -564,44 +593,26 @@ async function main(): Promise<void> {
     });
     await reference.stop();
 
-    const logAndStore = await startNode('bench/log-reference-server.ts', {
-      DATA_DIR: fs.mkdtempSync(path.join(work, 'log-and-store-')),
-      LOG_REFERENCE: 'log-and-store',
-    });
-    cleanups.push(() => logAndStore.stop());
-    const logAndStoreUrl = `${logAndStore.url}/events`;
-    await warm({ url: logAndStoreUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
-    await backlogDrainSeconds(logAndStore.url);
-    const logAndStoreMax = await measure({
-      name: 'log-and-store reference, single event, max',
-      url: logAndStoreUrl,
-      headers: plain,
-      file: files.singleMax,
-      eventsPerRequest: 1,
-      service: logAndStore,
-    });
-    logAndStoreMax.drainSec = await backlogDrainSeconds(logAndStore.url);
-    await logAndStore.stop();
-
-    const recordOnly = await startNode('bench/record-reference-server.ts', {
-      DATA_DIR: fs.mkdtempSync(path.join(work, 'record-only-')),
-      SECRET,
-      GLIBC_TUNABLES: env.GLIBC_TUNABLES!,
-    });
-    cleanups.push(() => recordOnly.stop());
-    const recordOnlyUrl = `${recordOnly.url}/events`;
-    await warm({ url: recordOnlyUrl, headers: plain, file: files.singleWarm, eventsPerRequest: 1 });
-    await backlogDrainSeconds(recordOnly.url);
-    const recordOnlyMax = await measure({
-      name: 'record-only reference, single event, max',
-      url: recordOnlyUrl,
-      headers: plain,
-      file: files.singleMax,
-      eventsPerRequest: 1,
-      service: recordOnly,
-    });
-    recordOnlyMax.drainSec = await backlogDrainSeconds(recordOnly.url);
-    await recordOnly.stop();
+    const singleBodies = { warm: files.singleWarm, max: files.singleMax };
+    const logAndStoreMax = await referenceAtMax(
+      'log-and-store reference',
+      'bench/log-reference-server.ts',
+      {
+        DATA_DIR: fs.mkdtempSync(path.join(work, 'log-and-store-')),
+        LOG_REFERENCE: 'log-and-store',
+      },
+      singleBodies,
+    );
+    const recordOnlyMax = await referenceAtMax(
+      'record-only reference',
+      'bench/record-reference-server.ts',
+      {
+        DATA_DIR: fs.mkdtempSync(path.join(work, 'record-only-')),
+        SECRET,
+        GLIBC_TUNABLES: env.GLIBC_TUNABLES!,
+      },
+      singleBodies,
+    );
 
     targets.push(target('(c) embedded single-event req/s ÷ baseline', max.rps / baseSingle.rps, '×', '>=', 0.5));
     targets.push(

@@ -13,5 +13,8 @@ export async function startTelegramEmulator(port?: number): Promise<TelegramServ
     storeTimeout: 600,
   });
   await server.start();
+  // longer than a client's kept-alive socket lives (Node's agents close an idle one after 5 s): with the server's own
+  // 5 s, a client could send on a socket the server was closing at that moment and read ECONNRESET
+  (server as unknown as { server: import('node:http').Server }).server.keepAliveTimeout = 60_000;
   return server;
 }
