@@ -14,6 +14,7 @@ import type { RawEvent } from '../src/events/request/validate.ts';
 import { IngestLog } from '../src/events/write/ingest-log.ts';
 import { SqlEventPlane } from '../src/events/write/event-plane.ts';
 import { loadSecrets } from '../src/secret.ts';
+import { LOADER_PACE } from '../src/services.ts';
 
 const dataDir = process.env.DATA_DIR ?? './data';
 const store = await openStore({ dataDir });
@@ -24,12 +25,10 @@ const [app] = await store.sql.query<{ id: number }>(
 const appId = app!.id;
 const pseudonymiser = new Pseudonymiser(await loadSecrets({ secret: process.env.SECRET, dataDir }, store.sql));
 const maintenance = new TableMaintenance(store.sql, { onError: (error, what) => console.error(what, error) });
-// the service's settings for its log and loader (src/services.ts)
 const ingestLog = await IngestLog.open(dataDir, new SqlEventPlane(store.sql), {
   maxBytes: 1024 ** 3,
   minFreeBytes: 0,
-  maxBatchBytes: 4 * 1024 ** 2,
-  minCommitIntervalMs: 100,
+  ...LOADER_PACE,
   onError: (error, what) => console.error(what, error),
   onCommit: () => maintenance.changed(),
 });

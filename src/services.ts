@@ -105,6 +105,12 @@ const LOAD_INTERVAL_MS = 100;
  * Fifty or more single events make a batch worth committing at the usual pace.
  */
 const SMALL_BATCH = { bytes: 32 * 1024, waitMs: 500 };
+/** how the loader sizes and paces its commits (the ingest bench's record-only reference loads with the same) */
+export const LOADER_PACE = {
+  maxBatchBytes: LOAD_BATCH_BYTES,
+  minCommitIntervalMs: LOAD_INTERVAL_MS,
+  smallBatch: SMALL_BATCH,
+};
 
 export async function createServices(config: Config, store: Store, options: ServicesOptions = {}): Promise<Services> {
   const onBackgroundError = options.onBackgroundError ?? (() => {});
@@ -126,9 +132,7 @@ export async function createServices(config: Config, store: Store, options: Serv
       : IngestLog.open(config.dataDir, events, {
           maxBytes: config.logMaxBytes,
           minFreeBytes: config.logMinFreeBytes,
-          maxBatchBytes: LOAD_BATCH_BYTES,
-          minCommitIntervalMs: LOAD_INTERVAL_MS,
-          smallBatch: SMALL_BATCH,
+          ...LOADER_PACE,
           insights: options.events?.insights !== false,
           embeddedStoreDir: store.kind === 'embedded' ? path.join(config.dataDir, EMBEDDED_DIR) : undefined,
           onError: onBackgroundError,
