@@ -1,7 +1,8 @@
 // The footprint bench's references, in plain JavaScript so no TypeScript loader is counted: an HTTP server answering
 // GET /healthz (node:http, or Fastify with HTTP=fastify), with one PGlite thread open on DATA_DIR/pgdata when
-// PGLITE_START_PARAMS (a JSON list, the service's) is given: the least any service on this design holds.
-//   PORT=… [HTTP=fastify] [DATA_DIR=… PGLITE_START_PARAMS='[…]'] node bench/footprint-floor.mjs
+// PGLITE_START_PARAMS (a JSON list, the service's) is given: the least any service on this design holds; with
+// LOAD_MODULES (a comma-separated list of packages or project files), those loaded too: the floor of a stack.
+//   PORT=… [HTTP=fastify] [DATA_DIR=… PGLITE_START_PARAMS='[…]'] [LOAD_MODULES=…] node bench/footprint-floor.mjs
 import http from 'node:http';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -27,6 +28,10 @@ if (process.env.PGLITE_START_PARAMS) {
     thread.once('message', resolve);
     thread.once('error', reject);
   });
+}
+
+for (const specifier of process.env.LOAD_MODULES?.split(',').filter(Boolean) ?? []) {
+  await import(specifier.startsWith('.') ? path.resolve(specifier) : specifier);
 }
 
 const port = Number(process.env.PORT ?? 0);

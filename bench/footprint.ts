@@ -33,6 +33,26 @@ const CONNECTIONS = Number(args.get('connections') ?? 32);
 const ONLY = new Set((args.get('only') ?? 'embedded,postgres,references').split(','));
 const JSON_OUT = args.get('json-out');
 
+/**
+ * A reference script run as the service's command runs: the same `env` settings and node options (V8's heap sizes
+ * and growth change an idle process's RSS by tens of MB), without a TypeScript loader when the script is JavaScript.
+ */
+function referenceCommand(script: string): string[] {
+  const nodeAt = COMMAND.findIndex((part) => part === 'node' || part.endsWith('/node'));
+  const options: string[] = [];
+  for (let at = nodeAt + 1; at < COMMAND.length - 1 && COMMAND[at]!.startsWith('--'); at++) {
+    if (COMMAND[at] === '--import' || COMMAND[at] === '--require') at++;
+    else options.push(COMMAND[at]!);
+  }
+  return [...COMMAND.slice(0, nodeAt), 'node', ...options, script];
+}
+
+/**
+ * What any service on this stack loads besides its own code, for the stack's floor: the HTTP framework, Prisma's
+ * client (the generated one, with its runtime), the durable log's store, the logger and the metrics client.
+ */
+const STACK_MODULES = ['fastify', './src/db/prisma-client/index.js', 'lmdb', 'pino', 'prom-client'];
+
 const APP = 'footprint_app';
 const DOMAIN = 'footprint.example.com';
 const MB = 1e6;
@@ -292,14 +312,19 @@ async function main(): Promise<void> {
       const { group } = await startGroup(COMMAND, serviceEnv(dataDir));
       await stopGroup(group, 'the service');
     }
-    const floor = await startGroup(['node', 'bench/footprint-floor.mjs'], {
-      DATA_DIR: dataDir,
-      PGLITE_START_PARAMS: JSON.stringify(START_PARAMS),
-    });
+    const floorEnv = { DATA_DIR: dataDir, PGLITE_START_PARAMS: JSON.stringify(START_PARAMS) };
+    const floor = await startGroup(referenceCommand('bench/footprint-floor.mjs'), floorEnv);
     readyMs.floor = floor.readyMs;
     idles.floor = await idle(floor.group, 'reference: node + one PGlite thread (reopened)');
     await stopGroup(floor.group, 'the floor reference');
-    const fastify = await startGroup(['node', 'bench/footprint-floor.mjs'], { HTTP: 'fastify' });
+    const stack = await startGroup(referenceCommand('bench/footprint-floor.mjs'), {
+      ...floorEnv,
+      HTTP: 'fastify',
+      LOAD_MODULES: STACK_MODULES.join(','),
+    });
+    idles.stack = await idle(stack.group, "reference: the stack's floor (reopened)");
+    await stopGroup(stack.group, "the stack's floor reference");
+    const fastify = await startGroup(referenceCommand('bench/footprint-floor.mjs'), { HTTP: 'fastify' });
     idles.fastify = await idle(fastify.group, 'reference: bare Fastify');
     await stopGroup(fastify.group, 'the Fastify reference');
     const fastifyTsx = await startGroup(['node', '--import', 'tsx', 'bench/baseline-server.ts'], {});
@@ -310,7 +335,7 @@ async function main(): Promise<void> {
   const mb = (bytes: number | undefined) => (bytes === undefined ? null : round(bytes / MB, 0));
   const s = (ms: number | undefined) => (ms === undefined ? null : round(ms / 1000, 2));
   const floorNote = idles.floor
-    ? `reference: node + one PGlite thread idles at ${mb(idles.floor.rss)} MB, bare Fastify at ${mb(idles.fastify?.rss)} MB`
+    ? `reference: node + one PGlite thread idles at ${mb(idles.floor.rss)} MB, with Fastify and the stack's libraries at ${mb(idles.stack?.rss)} MB, bare Fastify at ${mb(idles.fastify?.rss)} MB`
     : undefined;
   const startNote = (ms: number | undefined) =>
     ms !== undefined && readyMs.floor !== undefined
@@ -368,6 +393,7 @@ async function main(): Promise<void> {
     afterLoad: 'embedded, after the load',
     postgres: 'PostgreSQL',
     floor: 'reference: node + one PGlite thread',
+    stack: "reference: the stack's floor (node + one PGlite thread + Fastify answering + the stack's libraries loaded)",
     fastify: 'reference: bare Fastify',
     fastifyTsx: 'reference: bare Fastify under tsx',
   };

@@ -1,8 +1,5 @@
 // Runs the service on an open store: the services, the HTTP app on the socket that answered "starting", the
 // management bot, the control socket, the background work; and stops it all cleanly on SIGTERM or SIGINT.
-import { startAlertSender } from './bot/alert-sender.ts';
-import { createBot } from './bot/bot.ts';
-import { receiveUpdates, webhookSecret } from './bot/updates.ts';
 import { startControlSocket } from './cli/control-socket.ts';
 import type { Config } from './config.ts';
 import { tryLeadership } from './db/leadership.ts';
@@ -21,6 +18,16 @@ import { createServices, type ServicesOptions } from './services.ts';
  */
 const STOP_DEADLINE_MS = 20_000;
 
+/** the management bot's modules: grammY and its plugins are loaded only when BOT_TOKEN gives a bot to run */
+async function loadBotModules() {
+  const [{ createBot }, { receiveUpdates, webhookSecret }, { startAlertSender }] = await Promise.all([
+    import('./bot/bot.ts'),
+    import('./bot/updates.ts'),
+    import('./bot/alert-sender.ts'),
+  ]);
+  return { createBot, receiveUpdates, webhookSecret, startAlertSender };
+}
+
 /** everything on the store start() opened, on the socket it listens on; `events` as start() was given it */
 export async function serve(
   config: Config,
@@ -33,18 +40,20 @@ export async function serve(
     onBackgroundError: (error, what) =>
       app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
   });
-  const bot = config.botToken
-    ? createBot(services, {
-        token: config.botToken,
-        apiRoot: config.telegramApiRoot,
-        // the bot serves the app's webhook route, so it exists first; it logs only once updates arrive
-        log: {
-          warn: (object, message) => app.log.warn(object, message),
-          error: (object, message) => app.log.error(object, message),
-        },
-      })
-    : undefined;
-  const secret = bot && webhookSecret(config, services.secrets);
+  const botModules = config.botToken ? await loadBotModules() : undefined;
+  const bot =
+    botModules && config.botToken
+      ? botModules.createBot(services, {
+          token: config.botToken,
+          apiRoot: config.telegramApiRoot,
+          // the bot serves the app's webhook route, so it exists first; it logs only once updates arrive
+          log: {
+            warn: (object, message) => app.log.warn(object, message),
+            error: (object, message) => app.log.error(object, message),
+          },
+        })
+      : undefined;
+  const secret = bot && botModules?.webhookSecret(config, services.secrets);
   const app = await buildApp(services, {
     site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
     botWebhook:
@@ -99,15 +108,15 @@ export async function serve(
   await app.ready();
   listening.handOver();
   // alerts go out from one node, and only when there is a bot to send them
-  stopAlerts = bot
-    ? startAlertSender(bot.api, services.alertChecker, {
-        tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
-        now: () => new Date(),
-        log: app.log,
-      })
-    : undefined;
+  stopAlerts =
+    bot &&
+    botModules?.startAlertSender(bot.api, services.alertChecker, {
+      tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
+      now: () => new Date(),
+      log: app.log,
+    });
   if (bot && secret)
-    void receiveUpdates(
+    void botModules?.receiveUpdates(
       bot,
       config,
       { webhookSecret: secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },

@@ -41,10 +41,12 @@ export async function spawnThread(
   onBroken: (thread: Thread, reason: string) => void,
   openWaitMs?: number,
 ): Promise<Thread> {
-  // built: the thread's own entry point; from source, the thread loads TypeScript through tsx's API, whatever loader
-  // (or none) this thread runs under
+  // built: the thread's own entry point, with node's default options: --enable-source-maps would load PGlite's
+  // source maps there for good (about 9 MB), and no stack of this thread is ever shown (its errors reach this thread
+  // as messages); V8's flags are the process's all the same. From source, the thread loads TypeScript through tsx's
+  // API, whatever loader (or none) this thread runs under
   const worker = BUILT
-    ? new Worker(entryFile('pglite-thread-worker', import.meta.url), { workerData: { pgdata } })
+    ? new Worker(entryFile('pglite-thread-worker', import.meta.url), { workerData: { pgdata }, execArgv: [] })
     : new Worker(
         `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./pglite-thread-worker.ts', import.meta.url).href)}); })`,
         { eval: true, workerData: { pgdata } },

@@ -5,7 +5,7 @@
 // webhook when it has one.
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory } from 'fastify';
-import { type BotWebhookOptions, botWebhookRoute } from '../bot/webhook-route.ts';
+import type { BotWebhookOptions } from '../bot/webhook-route.ts';
 import { registerDecoder } from '../ingest/decode.ts';
 import { ingestRoutes } from '../ingest/routes.ts';
 import { sdkPackageRoutes } from '../ingest/sdk-package.ts';
@@ -91,6 +91,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   await app.register(readApiRoutes, { services });
   await app.register(opsRoutes, { services, openApiDocument });
-  if (options.botWebhook) await app.register(botWebhookRoute, options.botWebhook);
+  // grammY loads with the bot (src/serve.ts): the route's module only when there is one
+  if (options.botWebhook)
+    await app.register((await import('../bot/webhook-route.ts')).botWebhookRoute, options.botWebhook);
   return app;
 }

@@ -74,7 +74,7 @@ describe('the built service', () => {
       described,
     ).toEqual([
       expect.stringMatching(
-        /(^|\/)node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 dist\/server\/main\.js$/,
+        /(^|\/)node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist\/server\/main\.js$/,
       ),
     ]);
     // npm is all else there is: the script's shell execs node

@@ -1,5 +1,5 @@
 // Runs the real service and the operator CLI as child processes from the build the global setup makes
-// (`node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 dist/server/main.js`, as `npm start` runs it), the way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
+// (`node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist/server/main.js`, as `npm start` runs it), the way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
 // test process kills them on exit even when a suite never got that far.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -160,12 +160,13 @@ const SERVICE_ARGS = [
   '--enable-source-maps',
   '--max-semi-space-size=2',
   '--heap-growing-percent=50',
+  '--wasm-tiering-budget=180000000',
   'dist/server/main.js',
 ];
 const CLI_ARGS = ['--enable-source-maps', 'dist/server/cli.js'];
 
 /**
- * Starts the built service (`node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 dist/server/main.js`) with the given settings (PORT is chosen here unless given) and
+ * Starts the built service (`node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist/server/main.js`) with the given settings (PORT is chosen here unless given) and
  * resolves once GET /healthz answers 200 from the child itself. Rejects (and kills the child) when it exits
  * or is not ready in time.
  *

@@ -167,6 +167,13 @@ describe('the service imports', () => {
     expect([...modules].filter((name) => ['esbuild', 'typescript', 'src/build-sdk.ts'].includes(name))).toEqual([]);
   });
 
+  it('a service without a bot holds no grammY: the bot loads only when BOT_TOKEN is set', () => {
+    // type-only imports are erased: they load nothing
+    const modules = new Set([...reachable('src/main.ts', false), ...reachable('src/serve.ts', false)]);
+    expect(modules.has('src/http/app.ts'), 'the walk reaches the HTTP app').toBe(true);
+    expect([...modules].filter((name) => name === 'grammy' || name.startsWith('@grammyjs/'))).toEqual([]);
+  });
+
   it('the CLI loads no store, Prisma or command module before it knows the service answers the command', () => {
     // type-only imports are erased: they load nothing
     const modules = reachable('src/cli/main.ts', false);
