@@ -1,5 +1,6 @@
 // Runs the service on an open store: the services, the HTTP app on the socket that answered "starting", the
 // management bot, the control socket, the background work; and stops it all cleanly on SIGTERM or SIGINT.
+import type { BotOptions } from './bot/bot.ts';
 import { startControlSocket } from './cli/control-socket.ts';
 import type { Config } from './config.ts';
 import { tryLeadership } from './db/leadership.ts';
@@ -10,7 +11,7 @@ import type { StartingServer } from './http/starting.ts';
 import { errorSummary } from './error-summary.ts';
 import { startRankingSchedule } from './ranking/schedule.ts';
 import { secretInDataDir } from './secret.ts';
-import { createServices, type ServicesOptions } from './services.ts';
+import { createServices, type Services, type ServicesOptions } from './services.ts';
 
 /**
  * The longest a stop may take: requests in flight answered, the log loaded for at most 10 s (IngestLog.close), the
@@ -18,14 +19,19 @@ import { createServices, type ServicesOptions } from './services.ts';
  */
 const STOP_DEADLINE_MS = 20_000;
 
-/** the management bot's modules: grammY and its plugins are loaded only when BOT_TOKEN gives a bot to run */
-async function loadBotModules() {
+/**
+ * The management bot, when BOT_TOKEN gives one, with what runs it: grammY and its plugins are loaded only then.
+ * log is called once updates arrive (the bot exists before the app whose logger it writes to).
+ */
+async function managementBot(config: Config, services: Services, log: BotOptions['log']) {
+  if (!config.botToken) return undefined;
   const [{ createBot }, { receiveUpdates, webhookSecret }, { startAlertSender }] = await Promise.all([
     import('./bot/bot.ts'),
     import('./bot/updates.ts'),
     import('./bot/alert-sender.ts'),
   ]);
-  return { createBot, receiveUpdates, webhookSecret, startAlertSender };
+  const bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log });
+  return { bot, secret: webhookSecret(config, services.secrets), receiveUpdates, startAlertSender };
 }
 
 /** everything on the store start() opened, on the socket it listens on; `events` as start() was given it */
@@ -40,24 +46,17 @@ export async function serve(
     onBackgroundError: (error, what) =>
       app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
   });
-  const botModules = config.botToken ? await loadBotModules() : undefined;
-  const bot =
-    botModules && config.botToken
-      ? botModules.createBot(services, {
-          token: config.botToken,
-          apiRoot: config.telegramApiRoot,
-          // the bot serves the app's webhook route, so it exists first; it logs only once updates arrive
-          log: {
-            warn: (object, message) => app.log.warn(object, message),
-            error: (object, message) => app.log.error(object, message),
-          },
-        })
-      : undefined;
-  const secret = bot && botModules?.webhookSecret(config, services.secrets);
+  // the bot serves the app's webhook route, so it exists first
+  const managed = await managementBot(config, services, {
+    warn: (object, message) => app.log.warn(object, message),
+    error: (object, message) => app.log.error(object, message),
+  });
   const app = await buildApp(services, {
-    site: { botUsername: () => (bot?.isInited() ? bot.botInfo.username : undefined) },
+    site: { botUsername: () => (managed?.bot.isInited() ? managed.bot.botInfo.username : undefined) },
     botWebhook:
-      bot && secret && config.botWebhookUrl ? { bot, path: new URL(config.botWebhookUrl).pathname, secret } : undefined,
+      managed?.secret && config.botWebhookUrl
+        ? { bot: managed.bot, path: new URL(config.botWebhookUrl).pathname, secret: managed.secret }
+        : undefined,
     serverFactory: listening.serverFactory,
   });
   // once the app is closing (it answers "Connection: close"), the socket stops accepting and drops idle connections;
@@ -85,7 +84,7 @@ export async function serve(
     }, STOP_DEADLINE_MS);
     botStopped.abort();
     stopRanking();
-    await bot?.stop();
+    await managed?.bot.stop();
     await stopAlerts?.();
     await app.close(); // stops accepting (its preClose hook below), answers requests in flight, commits included
     await connectionsEnded;
@@ -108,18 +107,16 @@ export async function serve(
   await app.ready();
   listening.handOver();
   // alerts go out from one node, and only when there is a bot to send them
-  stopAlerts =
-    bot &&
-    botModules?.startAlertSender(bot.api, services.alertChecker, {
-      tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
-      now: () => new Date(),
-      log: app.log,
-    });
-  if (bot && secret)
-    void botModules?.receiveUpdates(
-      bot,
+  stopAlerts = managed?.startAlertSender(managed.bot.api, services.alertChecker, {
+    tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
+    now: () => new Date(),
+    log: app.log,
+  });
+  if (managed?.secret)
+    void managed.receiveUpdates(
+      managed.bot,
       config,
-      { webhookSecret: secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },
+      { webhookSecret: managed.secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },
       app.log,
       botStopped.signal,
     );
