@@ -30,7 +30,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/postgres.ts';
-import { runCliJson, startServiceProcess } from '../test/helpers/service-process.ts';
+import { NPM_START_TUNABLES, runCliJson, startServiceProcess } from '../test/helpers/service-process.ts';
 import { officialBatchBodies, singleEventBodies, writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad, type LoadResult } from './lib/loadgen.ts';
 import {
@@ -355,7 +355,7 @@ async function startService(
     DATA_DIR: dataDir,
     SECRET,
     // npm start's allocator setting (a child gets none of the bench's environment)
-    GLIBC_TUNABLES: 'glibc.malloc.arena_max=1:glibc.malloc.mmap_threshold=16384',
+    GLIBC_TUNABLES: NPM_START_TUNABLES,
     ...UNLIMITED_SERVICE_SETTINGS,
   };
   const service = await startServiceProcess(fullEnv);

@@ -1,5 +1,5 @@
 // Runs the real service and the operator CLI as child processes from the build the global setup makes
-// (`node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist/server/main.js`, as `npm start` runs it), the way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
+// (node with `npm start`'s arguments, read from package.json), the way an operator does. Every child is tracked so a suite can kill what is left in afterAll, and the
 // test process kills them on exit even when a suite never got that far.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -155,18 +155,20 @@ function listensOn(pid: number, port: number): boolean {
   return false;
 }
 
-/** the service's and the CLI's built entry points: a start through tsx spends seconds transforming every module */
-const SERVICE_ARGS = [
-  '--enable-source-maps',
-  '--max-semi-space-size=2',
-  '--heap-growing-percent=50',
-  '--wasm-tiering-budget=180000000',
-  'dist/server/main.js',
-];
+/** `npm start`'s script: `GLIBC_TUNABLES=${GLIBC_TUNABLES:-<setting>} exec node <arguments>` */
+const START_SCRIPT: string = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts
+  .start;
+/** the allocator setting `npm start` gives the service unless GLIBC_TUNABLES is set (a child gets none of it here) */
+export const NPM_START_TUNABLES = /GLIBC_TUNABLES:-([^}]+)\}/.exec(START_SCRIPT)![1]!;
+/**
+ * the service's and the CLI's built entry points, the service's with `npm start`'s node arguments: a start through
+ * tsx spends seconds transforming every module
+ */
+const SERVICE_ARGS = START_SCRIPT.split(' exec node ')[1]!.split(' ');
 const CLI_ARGS = ['--enable-source-maps', 'dist/server/cli.js'];
 
 /**
- * Starts the built service (`node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist/server/main.js`) with the given settings (PORT is chosen here unless given) and
+ * Starts the built service (node with `npm start`'s arguments) with the given settings (PORT is chosen here unless given) and
  * resolves once GET /healthz answers 200 from the child itself. Rejects (and kills the child) when it exits
  * or is not ready in time.
  *
