@@ -1,6 +1,7 @@
 // The ranking's formula: the targets, weights and minimum of active users, each scored part from an app's counts over
 // the two windows, the score, and the formula as the catalog publishes it.
 import { ratio } from '../events/ratio.ts';
+import { groupedNumber } from './number-text.ts';
 
 /** an app needs at least this many distinct users in the last 30 days to be ranked */
 export const MIN_ACTIVE_USERS_30D = 20;
@@ -25,8 +26,6 @@ export const WEIGHTS = {
   signedTransactions: 0.2,
 } as const;
 
-const count = (value: number) => value.toLocaleString('en-US');
-
 /** the weighted sum as printed: "0.25·reach + … + 0.20·signed transactions" */
 const WEIGHTED_PARTS = (
   [
@@ -44,8 +43,8 @@ export const FORMULA =
   `score = 100 × (${WEIGHTED_PARTS}); ` +
   'each part is the mean of its 7-day and 30-day values; retention is the share of active users seen on 2 or more days; ' +
   'counts are log-scaled, n(x) = min(1, ln(1+x)/ln(1+target)), ' +
-  `with targets of ${count(TARGETS.activeUsers)} active users, ${count(TARGETS.eventsPerUser)} events per user, ` +
-  `${count(TARGETS.walletConnections)} wallet connections and ${count(TARGETS.signedTransactions)} signed transactions; ` +
+  `with targets of ${groupedNumber(TARGETS.activeUsers)} active users, ${groupedNumber(TARGETS.eventsPerUser)} events per user, ` +
+  `${groupedNumber(TARGETS.walletConnections)} wallet connections and ${groupedNumber(TARGETS.signedTransactions)} signed transactions; ` +
   `apps with fewer than ${MIN_ACTIVE_USERS_30D} active users in 30 days are not ranked.`;
 
 /** the five scored parts, each 0..1 */

@@ -8,6 +8,7 @@ import { utcTime } from '../time-format.ts';
 import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
 import type { WindowMetrics } from './compute.ts';
 import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS } from './formula.ts';
+import { groupedNumber } from './number-text.ts';
 import { RANKING_EVERY_MS } from './schedule.ts';
 
 const CACHE = 'public, max-age=60';
@@ -46,8 +47,6 @@ export function catalogJson(catalog: Catalog) {
   };
 }
 
-const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
-const decimal = new Intl.NumberFormat('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const percent = (share: number) => `${Math.round(share * 100)}%`;
 
 const HEAD = `<style>
@@ -69,9 +68,9 @@ function appCell(app: CatalogEntry, summary: string): string {
 
 function summaryLine(month: WindowMetrics): string {
   return (
-    `<div class="summary"><span>30 days: ${integer.format(month.active_users)} users · ${percent(month.retention)} returning · ` +
-    `${decimal.format(month.events_per_user)} events/user</span><span>${integer.format(month.wallet_connections)} wallet connections · ` +
-    `${integer.format(month.signed_transactions)} signed tx</span></div>`
+    `<div class="summary"><span>30 days: ${groupedNumber(month.active_users)} users · ${percent(month.retention)} returning · ` +
+    `${groupedNumber(month.events_per_user, 1)} events/user</span><span>${groupedNumber(month.wallet_connections)} wallet connections · ` +
+    `${groupedNumber(month.signed_transactions)} signed tx</span></div>`
   );
 }
 
@@ -83,23 +82,23 @@ function rankedRow(app: CatalogEntry): string {
   const score = app.score ?? 0;
   return (
     `<tr><td class="num rank">${app.rank}</td>${appCell(app, summaryLine(month))}` +
-    `<td class="num score"><strong>${decimal.format(score)}</strong>` +
+    `<td class="num score"><strong>${groupedNumber(score, 1)}</strong>` +
     `<div class="bar-track" aria-hidden="true"><div class="bar-fill" style="width:${Math.max(0, Math.min(100, score)).toFixed(1)}%"></div></div></td>` +
-    cell(integer.format(month.active_users), integer.format(week.active_users), `reach: ${part(parts.reach)}`) +
+    cell(groupedNumber(month.active_users), groupedNumber(week.active_users), `reach: ${part(parts.reach)}`) +
     cell(percent(month.retention), percent(week.retention), `retention: ${part(parts.retention)}`) +
     cell(
-      decimal.format(month.events_per_user),
-      decimal.format(week.events_per_user),
+      groupedNumber(month.events_per_user, 1),
+      groupedNumber(week.events_per_user, 1),
       `engagement: ${part(parts.engagement)}`,
     ) +
     cell(
-      integer.format(month.wallet_connections),
-      integer.format(week.wallet_connections),
+      groupedNumber(month.wallet_connections),
+      groupedNumber(week.wallet_connections),
       `wallet connections: ${part(parts.wallet_connections)}`,
     ) +
     cell(
-      integer.format(month.signed_transactions),
-      integer.format(week.signed_transactions),
+      groupedNumber(month.signed_transactions),
+      groupedNumber(week.signed_transactions),
       `signed transactions: ${part(parts.signed_transactions)}`,
     ) +
     `</tr>`
@@ -109,7 +108,7 @@ function rankedRow(app: CatalogEntry): string {
 function unrankedRow(app: CatalogEntry): string {
   const month = app.components.window_30d;
   return (
-    `<tr>${appCell(app, '')}<td class="num">${integer.format(month.active_users)}</td>` +
+    `<tr>${appCell(app, '')}<td class="num">${groupedNumber(month.active_users)}</td>` +
     `<td>${escapeHtml(app.components.unranked_reason ?? 'Not enough data.')}</td></tr>`
   );
 }
@@ -123,9 +122,9 @@ function formulaParagraph(): string {
     `<strong>engagement</strong> (${w(WEIGHTS.engagement)}), events per active user; ` +
     `<strong>wallet connections</strong> (${w(WEIGHTS.walletConnections)}), completed TON Connect connections (automatic restores are shown in the data but not scored); ` +
     `and <strong>signed transactions</strong> (${w(WEIGHTS.signedTransactions)}). ` +
-    `Counts are log-scaled against a target, min(1, ln(1+x) / ln(1+target)), with targets of ${integer.format(TARGETS.activeUsers)} users, ` +
-    `${integer.format(TARGETS.eventsPerUser)} events per user, ${integer.format(TARGETS.walletConnections)} connections and ` +
-    `${integer.format(TARGETS.signedTransactions)} transactions: every tenfold growth adds about the same, so a very large app ` +
+    `Counts are log-scaled against a target, min(1, ln(1+x) / ln(1+target)), with targets of ${groupedNumber(TARGETS.activeUsers)} users, ` +
+    `${groupedNumber(TARGETS.eventsPerUser)} events per user, ${groupedNumber(TARGETS.walletConnections)} connections and ` +
+    `${groupedNumber(TARGETS.signedTransactions)} transactions: every tenfold growth adds about the same, so a very large app ` +
     `cannot flatten the others and an app's score depends on its own data only. ` +
     `Apps with fewer than ${MIN_ACTIVE_USERS_30D} active users in 30 days are listed as not ranked; equal scores are ordered by app name. ` +
     `The ranking is recomputed every ${Math.round(RANKING_EVERY_MS / 60_000)} minutes from the daily rollups.</p>`
