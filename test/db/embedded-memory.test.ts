@@ -13,12 +13,12 @@ const show = async (store: Awaited<ReturnType<typeof openStore>>, setting: strin
   Object.values((await store.sql.query<Record<string, string>>(`SHOW ${setting}`))[0]!)[0];
 
 describe('embedded store memory', () => {
-  it('runs with 16 MB of shared buffers and fsync on, on a new and on a reopened data directory', async () => {
+  it('runs with 4 MB of shared buffers and fsync on, on a new and on a reopened data directory', async () => {
     const dataDir = tempDir();
     for (const state of ['new', 'reopened']) {
       const store = await openStore({ dataDir });
       try {
-        expect(await show(store, 'shared_buffers'), state).toBe('16MB');
+        expect(await show(store, 'shared_buffers'), state).toBe('4MB');
         expect(await show(store, 'fsync'), state).toBe('on');
         expect(await show(store, 'wal_sync_method'), state).toBe('fsync');
       } finally {
