@@ -115,8 +115,8 @@ for (const script of ['start', 'dev'] as const) {
   const idle = group(started);
   const cli = await timeCommands({
     'node -e 0': ['node', ['-e', '0']],
-    'cli --help (built)': ['node', ['--enable-source-maps', 'dist/server/cli.js', '--help']],
-    'apps show --json (built)': ['node', ['--enable-source-maps', 'dist/server/cli.js', ...APP]],
+    'cli --help (built)': ['node', ['dist/server/cli.js', '--help']],
+    'apps show --json (built)': ['node', ['dist/server/cli.js', ...APP]],
     'npm run -s cli -- apps show --json': ['npm', ['run', '-s', 'cli', '--', ...APP]],
     'apps show --json (tsx src)': ['node', ['--import', 'tsx', 'src/cli/main.ts', ...APP]],
   });

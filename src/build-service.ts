@@ -1,5 +1,5 @@
 // Builds the service for plain node with esbuild into dist/server/: the entry points below as ES modules, the code
-// they share in chunks, source maps beside them (`node --enable-source-maps` names src/ lines in stack traces).
+// they share in chunks, source maps beside them (src/stack-traces.ts names src/ lines in stack traces with them).
 // Packages stay in node_modules, the generated Prisma client stays in src/db/prisma-client; modules a command loads
 // on demand (`import()`) become chunks of their own, so the CLI loads only what its command needs.
 import fs from 'node:fs';

@@ -18,13 +18,13 @@ export function entryFile(builtName: string, sourceUrl: string): string {
 }
 
 /**
- * How to run one of the service's modules as a process of its own: its built entry point (with source maps, as
- * `npm start` runs) when this code is built, else its source through tsx. `builtName` names the entry in
- * src/build-service.ts.
+ * How to run one of the service's modules as a process of its own: its built entry point with plain node (the entry
+ * maps its stack traces to src/, src/stack-traces.ts) when this code is built, else its source through tsx.
+ * `builtName` names the entry in src/build-service.ts.
  */
 export function entryPoint(builtName: string, sourceUrl: string): { file: string; execArgv: string[] } {
   return {
     file: entryFile(builtName, sourceUrl),
-    execArgv: BUILT ? ['--enable-source-maps'] : ['--import', import.meta.resolve('tsx')],
+    execArgv: BUILT ? [] : ['--import', import.meta.resolve('tsx')],
   };
 }

@@ -1,4 +1,5 @@
 // Operator CLI entry: prints what the run of its arguments (run.ts) prints and exits with its code.
+import '../stack-traces.ts';
 import { runCli } from './run.ts';
 
 // a reader that stops early (`| head`) closes the pipe: stop quietly, as Unix tools do, instead of

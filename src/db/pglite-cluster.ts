@@ -93,5 +93,6 @@ async function initdbInChild(pgdata: string): Promise<void> {
 
 // built, this module shares a chunk with the service's: the process runs it when it was started as its entry point
 if (process.argv[1] === entryFile('pglite-cluster', import.meta.url)) {
+  await import('../stack-traces.ts');
   await createClusterHere(path.resolve(process.argv[2]!));
 }

@@ -74,7 +74,7 @@ describe('the built service', () => {
       described,
     ).toEqual([
       expect.stringMatching(
-        /(^|\/)node --enable-source-maps --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist\/server\/main\.js$/,
+        /(^|\/)node --max-semi-space-size=2 --heap-growing-percent=50 --wasm-tiering-budget=180000000 dist\/server\/main\.js$/,
       ),
     ]);
     // npm is all else there is: the script's shell execs node
@@ -119,7 +119,7 @@ describe('the built service', () => {
 
   it('a stack trace from the build names the src/ file and line', async () => {
     // a DATA_DIR that cannot be made: the store's open fails with an error the start does not expect
-    const service = run('node', ['--enable-source-maps', 'dist/server/main.js'], {
+    const service = run('node', ['dist/server/main.js'], {
       PORT: String(await freePort()),
       HOST: '127.0.0.1',
       DATA_DIR: '/dev/null/data',

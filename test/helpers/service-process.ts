@@ -165,7 +165,7 @@ export const NPM_START_TUNABLES = /GLIBC_TUNABLES:-([^}]+)\}/.exec(START_SCRIPT)
  * tsx spends seconds transforming every module
  */
 const SERVICE_ARGS = START_SCRIPT.split(' exec node ')[1]!.split(' ');
-const CLI_ARGS = ['--enable-source-maps', 'dist/server/cli.js'];
+const CLI_ARGS = ['dist/server/cli.js'];
 
 /**
  * Starts the built service (node with `npm start`'s arguments) with the given settings (PORT is chosen here unless given) and
@@ -271,7 +271,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node --enable-source-maps dist/server/cli.js <args>` (what `npm run -s cli --` runs) with the given settings. */
+/** Runs `node dist/server/cli.js <args>` (what `npm run -s cli --` runs) with the given settings. */
 export function runCli(env: Record<string, string>, args: string[], timeoutMs = 180_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = track(

@@ -38,7 +38,7 @@ describe('a starting service', () => {
   it('answers /healthz 503 "starting" while it makes its store, and 200 "ok" once ready', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    service = spawn(process.execPath, ['--enable-source-maps', 'dist/server/main.js'], {
+    service = spawn(process.execPath, ['dist/server/main.js'], {
       cwd: PROJECT_ROOT,
       env: childEnv({
         HOST: '127.0.0.1',
