@@ -1,7 +1,11 @@
-// The service's table maintenance on each store: what a pass does to a table after inserts and deletes.
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/db/store.ts';
+// The service's table maintenance on each store: what a pass does to a table after inserts and deletes, and the pass a
+// service makes once it is in service over tables changed while it was stopped.
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/db/store.ts';
 import { TableMaintenance } from '../../src/db/table-maintenance.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
+import { tempDir } from '../helpers/service.ts';
+import { killAllChildren, startServiceProcess } from '../helpers/service-process.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 
 let cleanup: (() => Promise<void>) | undefined;
@@ -39,5 +43,27 @@ describe.each(STORE_BACKENDS)('table maintenance ($name)', (backend) => {
     expect(await statistics(store)).toEqual({ reltuples: 3_000, columns: 2 });
     expect((await maintenance.pass()).map((step) => step.table)).not.toContain('churn');
     await maintenance.stop();
+  });
+});
+
+describe('a service started on a table changed while it was stopped', () => {
+  afterAll(killAllChildren);
+
+  it('analyses and vacuums it once in service, with no commit to prompt it', async () => {
+    const database = await createTestDatabase();
+    const dataDir = tempDir();
+    const store = await openStore({ databaseUrl: database.url, dataDir });
+    try {
+      await churn(store, 5_000, 2_000);
+      await store.sql.exec(`ALTER TABLE churn SET (autovacuum_enabled = off)`);
+      const service = await startServiceProcess({ DATABASE_URL: database.url, DATA_DIR: dataDir });
+      await expect
+        .poll(() => statistics(store), { message: 'the started service maintains the table changed before it' })
+        .toEqual({ reltuples: 3_000, columns: 2 });
+      await service.stop();
+    } finally {
+      await store.close();
+      await database.drop();
+    }
   });
 });
