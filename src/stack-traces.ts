@@ -40,6 +40,11 @@ function frameText(site: NodeJS.CallSite): string {
 }
 
 if (BUILT) {
-  Error.prepareStackTrace = (error, sites) =>
-    [Error.prototype.toString.call(error), ...sites.map((site) => `    at ${frameText(site)}`)].join('\n');
+  // node's own formatting where it offers it (the header, with a node error's code), given each frame as mapped
+  const nodeFormat = Error.prepareStackTrace;
+  Error.prepareStackTrace = (error, sites) => {
+    const frames = sites.map((site) => ({ toString: () => frameText(site) }));
+    if (nodeFormat) return nodeFormat(error, frames as unknown as NodeJS.CallSite[]);
+    return [Error.prototype.toString.call(error), ...frames].join('\n    at ');
+  };
 }
