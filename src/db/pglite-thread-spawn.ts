@@ -43,8 +43,7 @@ export async function spawnThread(
 ): Promise<Thread> {
   // built: the thread's own entry point, with node's default options: no stack of this thread is ever shown (its
   // errors reach this thread as messages), so nothing there reads source maps; V8's flags are the process's all the
-  // same. From source, the thread loads TypeScript through tsx's
-  // API, whatever loader (or none) this thread runs under
+  // same. From source, the thread loads TypeScript through tsx's API, whatever loader (or none) this thread runs under
   const worker = BUILT
     ? new Worker(entryFile('pglite-thread-worker', import.meta.url), { workerData: { pgdata }, execArgv: [] })
     : new Worker(
