@@ -9,6 +9,7 @@ import type { Store } from './db/store.ts';
 import { buildApp } from './http/app.ts';
 import type { StartingServer } from './http/starting.ts';
 import { errorSummary } from './error-summary.ts';
+import { serviceLogger } from './logger.ts';
 import { startRankingSchedule } from './ranking/schedule.ts';
 import { secretInDataDir } from './secret.ts';
 import { createServices, type Services, type ServicesOptions } from './services.ts';
@@ -21,7 +22,7 @@ const STOP_DEADLINE_MS = 20_000;
 
 /**
  * The management bot, when BOT_TOKEN gives one, with what runs it: grammY and its plugins are loaded only then.
- * log is called once updates arrive (the bot exists before the app whose logger it writes to).
+ * log is the service's logger.
  */
 async function managementBot(config: Config, services: Services, log: BotOptions['log']) {
   if (!config.botToken) return undefined;
@@ -34,23 +35,23 @@ async function managementBot(config: Config, services: Services, log: BotOptions
   return { bot, secret: webhookSecret(config, services.secrets), receiveUpdates, startAlertSender };
 }
 
-/** everything on the store start() opened, on the socket it listens on; `events` as start() was given it */
+/**
+ * everything on the store start() opened, on the socket it listens on; `events` as start() was given it, and the
+ * check of the log that start() began
+ */
 export async function serve(
   config: Config,
   store: Store,
   listening: StartingServer,
-  options: Pick<ServicesOptions, 'events'> = {},
+  options: Pick<ServicesOptions, 'events' | 'logProbed'> = {},
 ): Promise<void> {
+  const log = serviceLogger(config.logLevel);
   const services = await createServices(config, store, {
     ...options,
-    onBackgroundError: (error, what) =>
-      app.log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
+    onBackgroundError: (error, what) => log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
   });
   // the bot serves the app's webhook route, so it exists first
-  const managed = await managementBot(config, services, {
-    warn: (object, message) => app.log.warn(object, message),
-    error: (object, message) => app.log.error(object, message),
-  });
+  const managed = await managementBot(config, services, log);
   const app = await buildApp(services, {
     site: { botUsername: () => (managed?.bot.isInited() ? managed.bot.botInfo.username : undefined) },
     botWebhook:
@@ -58,6 +59,7 @@ export async function serve(
         ? { bot: managed.bot, path: new URL(config.botWebhookUrl).pathname, secret: managed.secret }
         : undefined,
     serverFactory: listening.serverFactory,
+    logger: log,
   });
   // once the app is closing (it answers "Connection: close"), the socket stops accepting and drops idle connections;
   // the stop waits until every connection ended
@@ -67,7 +69,7 @@ export async function serve(
   });
   const stopControl =
     store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
-  const stopRanking = startRankingSchedule(store.sql, { log: app.log, reads: store.reads });
+  const stopRanking = startRankingSchedule(store.sql, { log, reads: store.reads });
 
   const botStopped = new AbortController();
   let stopAlerts: (() => Promise<void>) | undefined;
@@ -75,11 +77,11 @@ export async function serve(
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'stopping: finishing requests in flight');
+    log.info({ signal }, 'stopping: finishing requests in flight');
     // a store that hangs (a stalled server, a wedged engine) must not keep the process: what was acknowledged is
     // on disk in the log already, and the next start loads it
     setTimeout(() => {
-      app.log.error({ signal }, `not stopped within ${STOP_DEADLINE_MS / 1000} s: exiting; the log keeps what waits`);
+      log.error({ signal }, `not stopped within ${STOP_DEADLINE_MS / 1000} s: exiting; the log keeps what waits`);
       process.exit(1);
     }, STOP_DEADLINE_MS);
     botStopped.abort();
@@ -91,7 +93,7 @@ export async function serve(
     await services.stop();
     await stopControl?.();
     await store.close();
-    app.log.info('stopped');
+    log.info('stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
@@ -99,7 +101,7 @@ export async function serve(
 
   const exposedSecret = config.production ? secretInDataDir(config) : null;
   if (exposedSecret) {
-    app.log.warn(
+    log.warn(
       { secretFile: exposedSecret },
       'the pseudonym secret is kept in DATA_DIR: a copy of DATA_DIR can reverse user keys; give SECRET or a SECRET_FILE outside DATA_DIR',
     );
@@ -110,17 +112,17 @@ export async function serve(
   stopAlerts = managed?.startAlertSender(managed.bot.api, services.alertChecker, {
     tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),
     now: () => new Date(),
-    log: app.log,
+    log,
   });
   if (managed?.secret)
     void managed.receiveUpdates(
       managed.bot,
       config,
       { webhookSecret: managed.secret, tryPollingLeadership: () => tryLeadership(config.databaseUrl, 'bot-polling') },
-      app.log,
+      log,
       botStopped.signal,
     );
   void services.purger.purgeDeletedApps(); // deletions a stop cut short
   services.retention.start(); // now, then hourly: what apps' retention periods keep no longer
-  app.log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
+  log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
 }

@@ -8,6 +8,7 @@ import type { Store } from './db/store.ts';
 import { TableMaintenance } from './db/table-maintenance.ts';
 import { DataControls } from './events/lifecycle/data-controls.ts';
 import { IngestLog } from './events/write/ingest-log.ts';
+import type { ProbeOutcome } from './log/probe.ts';
 import { ErasureWatch } from './events/lifecycle/erasure-watch.ts';
 import { Pseudonymiser } from './events/request/pseudonym.ts';
 import { DeletedAppPurger } from './events/lifecycle/deleted-app-purge.ts';
@@ -82,6 +83,8 @@ export interface ServicesOptions {
   onBackgroundError?: (error: unknown, what?: string) => void;
   /** how the event plane is kept (default: with the insights' aggregates) */
   events?: SqlEventPlaneOptions;
+  /** the check of the durable log's file, started while the store opened (probeIngestLog with the config's) */
+  logProbed?: Promise<ProbeOutcome>;
 }
 
 /** the longest a read from a surface waits for the loader (beyond it, it shows what the store has) */
@@ -125,7 +128,8 @@ export async function createServices(config: Config, store: Store, options: Serv
       ? null
       : new TableMaintenance(store.sql, { onError: (error, what) => onBackgroundError(error, what) });
   const storeHealth = new StoreHealth(store.sql, () => ingestLog?.loader.failure ?? null);
-  // the log opens (a separate process reads it through first) while the secrets are read
+  // the log opens (a separate process reads it through first, unless start() had it do so already) while the
+  // secrets are read
   const ingestLogOpening: Promise<IngestLog | null> =
     options.ingest === false
       ? Promise.resolve(null)
@@ -135,6 +139,7 @@ export async function createServices(config: Config, store: Store, options: Serv
           ...LOADER_PACE,
           insights: options.events?.insights !== false,
           embeddedStoreDir: store.kind === 'embedded' ? path.join(config.dataDir, EMBEDDED_DIR) : undefined,
+          probed: options.logProbed,
           onError: onBackgroundError,
           onCommit: (commit) => {
             storeHealth.committed();

@@ -3,7 +3,9 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirBusyError } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
+import { probeIngestLog } from './events/write/log-dir.ts';
 import { listenWhileStarting } from './http/starting.ts';
+import type { ProbeOutcome } from './log/probe.ts';
 import type { ServicesOptions } from './services.ts';
 
 /** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
@@ -15,7 +17,11 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     host: config.host,
     store: config.databaseUrl ? 'server' : 'embedded',
   });
+  let logProbed: Promise<ProbeOutcome> | undefined;
   const storeOpening = openStore(config, {
+    // the durable log's check (a separate process reading its file through) runs while the store opens; it writes
+    // to the log, so only once DATA_DIR is this service's
+    whileOpening: () => (logProbed = probeIngestLog(config.dataDir, config.logMaxBytes)),
     clusterTemplate: config.embeddedClusterTemplate,
     onPoolError: (error) => console.error(`database connection lost: ${error.message}`),
     onReadStopped: (ms) =>
@@ -29,8 +35,12 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     (await import('./events/request/validate.ts')).prepareEventValidator();
     return module;
   });
-  const [store, { serve }] = await Promise.all([storeOpening, loading]);
-  await serve(config, store, listening, options);
+  const [store, { serve }] = await Promise.all([storeOpening, loading]).catch(async (error: unknown) => {
+    // a failed start exits at once: not while the check may still be writing to the log
+    await logProbed;
+    throw error;
+  });
+  await serve(config, store, listening, { ...options, logProbed });
 }
 
 /** start() for a command line: a known failure as one line, then exit 1 */

@@ -10,6 +10,7 @@ import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
 import { READ_QUEUE_LIMIT } from './read-budget.ts';
 import type { ThreadMemory } from './pglite-thread-protocol.ts';
 import type { SqlReader, SqlRunner } from './sql.ts';
+import type { EmbeddedDatabase } from './embedded.ts';
 
 export type { PrismaClient };
 
@@ -38,6 +39,11 @@ export interface OpenStoreOptions {
   clusterTemplate?: string | null;
   /** the prebuilt cluster exists but could not be used (initdb ran instead), and why */
   onClusterTemplateRefused?: (reason: string) => void;
+  /**
+   * Called before the store opens, once no other service may use DATA_DIR: the embedded store's owner lock is held
+   * (a server store's DATA_DIR has no owner lock: at once).
+   */
+  whileOpening?: () => void;
 }
 
 /** in DATA_DIR: which store the directory serves when it is not the embedded one */
@@ -76,6 +82,28 @@ function loadPrisma<Adapter>(adapter: Promise<Adapter>) {
   return loading;
 }
 
+/**
+ * The embedded store's handle as Prisma's adapter uses it (query with array rows and its own parsers, exec,
+ * transaction), made before the store's thread is ready: each call waits for it.
+ */
+function handleOnceOpen(opening: Promise<EmbeddedDatabase>) {
+  type Handle = EmbeddedDatabase['pglite'];
+  return {
+    query: async (...args: Parameters<Handle['query']>) => (await opening).pglite.query(...args),
+    exec: async (...args: Parameters<Handle['exec']>) => (await opening).pglite.exec(...args),
+    transaction: async (...args: Parameters<Handle['transaction']>) => (await opening).pglite.transaction(...args),
+  };
+}
+
+/**
+ * Prisma's query compiler (WebAssembly, made with the whole schema) is made at its first connect, which would
+ * otherwise be the first query after the store opened: this makes it while the store opens. A failure here is the
+ * first query's to report.
+ */
+function warmUp(prisma: PrismaClient): void {
+  prisma.$connect().catch(() => {});
+}
+
 export async function openStore(
   config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'readBudgetMs' | 'readConnections'>>,
   options: OpenStoreOptions = {},
@@ -89,6 +117,7 @@ export async function openStore(
   let release = async () => {};
   let embeddedMemory: Store['embeddedMemory'];
   if (config.databaseUrl) {
+    options.whileOpening?.();
     const prismaLoading = loadPrisma(import('@prisma/adapter-pg'));
     const { openServerDatabase, openServerReads, serverPool } = await import('./server.ts');
     sql = openServerDatabase(config.databaseUrl, { onError: options.onPoolError });
@@ -105,6 +134,7 @@ export async function openStore(
     const controlPool = serverPool(config.databaseUrl, { max: 4, onError: options.onPoolError });
     const [{ PrismaClient }, { PrismaPg }] = await prismaLoading;
     prisma = new PrismaClient({ adapter: new PrismaPg(controlPool) });
+    warmUp(prisma);
     release = async () => {
       await controlPool.end();
       await readRunner.close();
@@ -112,20 +142,23 @@ export async function openStore(
   } else {
     const unlock = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
     release = async () => unlock();
+    options.whileOpening?.();
     try {
       const { openEmbeddedDatabase } = await import('./embedded.ts');
       const prismaLoading = loadPrisma(import('pglite-prisma-adapter'));
-      const embedded = await openEmbeddedDatabase(
+      const opening = openEmbeddedDatabase(
         config.dataDir,
         { budgetMs: readBudgetMs, queueLimit: options.readQueueLimit, onRestart: options.onReadStopped },
         { template: options.clusterTemplate, onTemplateRefused: options.onClusterTemplateRefused },
       );
+      opening.catch(() => {}); // awaited below, once Prisma is made
+      const [{ PrismaClient }, { PrismaPGlite }] = await prismaLoading;
+      prisma = new PrismaClient({ adapter: new PrismaPGlite(handleOnceOpen(opening) as unknown as PGlite) });
+      warmUp(prisma);
+      const embedded = await opening;
       sql = embedded.sql;
       reads = embedded.reads;
       embeddedMemory = () => embedded.pglite.memory();
-      // the adapter uses query (array rows, its own parsers), exec and transaction: what the thread's handle has
-      const [{ PrismaClient }, { PrismaPGlite }] = await prismaLoading;
-      prisma = new PrismaClient({ adapter: new PrismaPGlite(embedded.pglite as unknown as PGlite) });
     } catch (error) {
       unlock();
       throw error;

@@ -13,6 +13,7 @@ import { sdkScriptRoute } from '../ingest/sdk-script.ts';
 import { TOKEN_HEADERS } from '../ingest/steps.ts';
 import { registerCatalogRoutes } from '../ranking/routes.ts';
 import { readApiRoutes } from '../read-api/routes.ts';
+import { serviceLogger, type ServiceLogger } from '../logger.ts';
 import type { Services } from '../services.ts';
 import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
@@ -27,6 +28,8 @@ export interface AppOptions {
   botWebhook?: BotWebhookOptions;
   /** the socket the service listened on while it started (src/http/starting.ts), instead of a server of its own */
   serverFactory?: FastifyServerFactory;
+  /** the service's logger (default: one at the configured level) */
+  logger?: ServiceLogger;
 }
 
 /** mini app pages on any origin call /events and load /index.js; the catalog's JSON is public too */
@@ -53,12 +56,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     schemaController: lazySchemaController(),
     // per-request lines go out at debug level from the onResponse hook below, without client IPs
     logController: new LogController({ disableRequestLogging: true }),
-    logger: {
-      level: config.logLevel,
-      // client IPs and token values never reach the logs
-      serializers: { req: (request) => ({ method: request.method, url: request.url.split('?')[0] }) },
-      redact: ['req.headers', 'headers'],
-    },
+    loggerInstance: options.logger ?? serviceLogger(config.logLevel),
   });
 
   // on the root before any route, so that every scope inherits them

@@ -8,11 +8,13 @@ import { Backlog } from './backlog.ts';
 import { compactLogFile, removeCompactionLeftover } from './compact.ts';
 import { commitFailure, LogClosedError, LogFullError, LogWriteError } from './errors.ts';
 import { openLogDatabase, type DurableLogLogger, type LogDatabase, type OpenedLogDatabase } from './log-database.ts';
+import { logMapSize, type ProbeOutcome } from './probe.ts';
 import { HEADER_BYTES, decodeRecord, encodeRecord, encodeWatermark } from './record-format.ts';
 import { deleteReleased } from './release.ts';
 
 export { LogClosedError, LogFullError, LogWriteError, type LogFullReason } from './errors.ts';
 export type { DurableLogLogger } from './log-database.ts';
+export type { ProbeOutcome } from './probe.ts';
 
 export const DEFAULT_MAX_BYTES = 1024 ** 3;
 export const DEFAULT_MIN_FREE_BYTES = 256 * 1024 ** 2;
@@ -32,6 +34,8 @@ export interface DurableLogOptions {
   loadedThrough?: number;
   /** damage found at open, records dropped, a file moved aside: said loudly here (default: stderr) */
   logger?: DurableLogLogger;
+  /** the check of the file that probeLog (probe.ts) started for this open, with the same dir and maxBytes */
+  probed?: Promise<ProbeOutcome>;
 }
 
 export interface LogRecord {
@@ -116,13 +120,13 @@ export class DurableLog {
   static async open(dir: string, options: DurableLogOptions = {}): Promise<DurableLog> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     if (!(maxBytes > 0)) throw new RangeError('maxBytes must be positive');
-    // records can take twice their size in pages (see disk-space.ts), plus branch and free pages
-    const mapSize = 2 * maxBytes + 256 * 1024 ** 2;
+    const mapSize = logMapSize(maxBytes);
     removeCompactionLeftover(dir);
     const opened = await openLogDatabase(dir, {
       mapSize,
       loadedThrough: options.loadedThrough ?? 0,
       logger: options.logger ?? stderrLogger,
+      probed: options.probed,
     });
     const log = new DurableLog(opened.db, opened, dir, mapSize, options);
     await log.space.refresh();

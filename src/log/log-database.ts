@@ -1,15 +1,14 @@
 // The durable log's LMDB file: its settings, and the checked open of it (every record read once; a file LMDB cannot
 // read is rolled back one transaction, or moved aside for a fresh log, so the service always starts).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
-import { ROOT } from '../project-paths.ts';
+import { DATA_FILE, DamagedLogError, probeLogFile, type ProbeOutcome } from './probe.ts';
 import { decodeRecord, decodeWatermark, encodeWatermark } from './record-format.ts';
 
 /** the key of the watermark record; records use keys from 1 */
 export const WATERMARK_KEY = 0;
-export const DATA_FILE = 'data.mdb';
+export { DATA_FILE };
 const LOCK_FILE = 'lock.mdb';
 
 export type LogDatabase = RootDatabase<Buffer, number>;
@@ -42,6 +41,8 @@ export interface OpenLogDatabaseOptions {
   /** the store holds every record through this sequence number */
   loadedThrough: number;
   logger: DurableLogLogger;
+  /** the check of the latest state, started before (probeLog with the same dir and map size) */
+  probed?: Promise<ProbeOutcome>;
 }
 
 interface Scanned extends OpenedLogDatabase {
@@ -81,8 +82,6 @@ export function openLogDatabaseUnchecked(dir: string, mapSize: number, usePrevio
   };
   return open<Buffer, number>(options);
 }
-
-class DamagedLogError extends Error {}
 
 /**
  * A sequence number above any a lost log can have handed out, without knowing that log: numbers come from the
@@ -149,60 +148,20 @@ function scan(db: LogDatabase, dir: string, logger: DurableLogLogger): Scanned {
   return { db, records, releasedThrough, numberedThrough, toDelete, watermarkStale: watermark === null };
 }
 
-const PROBE = path.join(ROOT, 'src', 'log', 'probe.mjs');
-/** the probe's exit codes for a file it cannot open (see probe.mjs); a crash by signal says the same */
-const PROBE_FOUND_DAMAGE = new Set([3, 4]);
-
-/**
- * null when a separate process could open the file and read it through, or when the probe itself could not run
- * (that is no evidence against the file: it is opened here then, without the safety net); the reason otherwise.
- */
-function probe(
-  dir: string,
-  mapSize: number,
-  usePreviousSnapshot: boolean,
-  logger: DurableLogLogger,
-): Promise<Error | null> {
-  // reading runs at about 200k records a second; a probe far slower than that is stuck on a damaged file
-  const timeoutMs = 60_000 + (fs.statSync(path.join(dir, DATA_FILE)).size / 1024 ** 3) * 60_000;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [PROBE, dir, usePreviousSnapshot ? 'previous' : 'latest', String(mapSize)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    const unusable = (reason: string) => {
-      logger.warn(
-        { reason },
-        'durable log: the probe that opens the log in a separate process could not run; opening it directly',
-      );
-      resolve(null);
-    };
-    child.once('error', (error) => (clearTimeout(timer), unusable(error.message)));
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(null);
-      else if (signal !== null || PROBE_FOUND_DAMAGE.has(code!)) {
-        resolve(
-          new DamagedLogError(
-            `opening it in a separate process ended with ${signal ?? `exit code ${code}`}: ${stderr.trim()}`,
-          ),
-        );
-      } else unusable(`exit code ${code}: ${stderr.trim()}`);
-    });
-  });
-}
-
 async function tryOpen(
   dir: string,
   mapSize: number,
   logger: DurableLogLogger,
   usePreviousSnapshot: boolean,
+  probed = probeLogFile(dir, mapSize, usePreviousSnapshot),
 ): Promise<Scanned | Error> {
-  if (fs.existsSync(path.join(dir, DATA_FILE))) {
-    const probeError = await probe(dir, mapSize, usePreviousSnapshot, logger);
-    if (probeError) return probeError;
+  const { damage, unusable } = await probed;
+  if (damage) return damage;
+  if (unusable) {
+    logger.warn(
+      { reason: unusable },
+      'durable log: the probe that opens the log in a separate process could not run; opening it directly',
+    );
   }
   let db: LogDatabase | undefined;
   try {
@@ -227,7 +186,7 @@ function moveAside(dir: string): string {
 async function openReadable(dir: string, options: OpenLogDatabaseOptions): Promise<Scanned> {
   const { mapSize, logger } = options;
   const fresh = !fs.existsSync(path.join(dir, DATA_FILE));
-  const latest = await tryOpen(dir, mapSize, logger, false);
+  const latest = await tryOpen(dir, mapSize, logger, false, options.probed);
   if (!(latest instanceof Error)) {
     // a new file gets its watermark at once, so the numbering floor it may carry survives a restart
     latest.watermarkStale ||= fresh;

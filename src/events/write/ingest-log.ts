@@ -4,7 +4,8 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { readOrCreateFile } from '../../read-or-create.ts';
 import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
-import { DurableLog, LogFullError, type LogStats } from '../../log/durable-log.ts';
+import { DurableLog, LogFullError, type LogStats, type ProbeOutcome } from '../../log/durable-log.ts';
+import { logDirIn } from './log-dir.ts';
 import { LogLoader, type LoaderCommit, type LoaderOptions } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
 import type { EventPlane } from './event-plane.ts';
@@ -29,6 +30,8 @@ export interface IngestLogOptions {
   insights?: boolean;
   /** the embedded store's data directory: the log keeps free what the store may still need on the same disk */
   embeddedStoreDir?: string;
+  /** the check of the log's file that probeIngestLog started, with the same data directory and maxBytes */
+  probed?: Promise<ProbeOutcome>;
   onError?: (error: unknown, what: string) => void;
   onCommit?: (commit: LoaderCommit) => void;
 }
@@ -64,7 +67,7 @@ export class IngestLog {
   ) {}
 
   static async open(dataDir: string, store: EventPlane, options: IngestLogOptions): Promise<IngestLog> {
-    const logDir = path.join(dataDir, 'log');
+    const logDir = logDirIn(dataDir);
     const node = nodeName(logDir);
     const loadedThrough = await store.loadedThrough(node);
     const storeDir = options.embeddedStoreDir;
@@ -74,6 +77,7 @@ export class IngestLog {
       minFreeBytes: options.minFreeBytes,
       reserveBytes: storeDir ? () => embeddedStoreReserve(storeDir, logDir, opened?.stats().bytes ?? 0) : undefined,
       loadedThrough,
+      probed: options.probed,
       logger: {
         warn: (details, message) => options.onError?.(details, message),
         error: (details, message) => options.onError?.(details, message),
