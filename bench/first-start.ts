@@ -11,12 +11,11 @@ import { CLUSTER_TEMPLATE_DIR } from '../src/db/cluster-template.ts';
 import { createCluster } from '../src/db/pglite-cluster.ts';
 import { PROJECT_ROOT } from '../test/helpers/service-process.ts';
 import { machineInfo, runBenchMain } from './lib/processes.ts';
-import { formatTable, parseArgs, printSummary, round, uptimeLine } from './lib/report.ts';
+import { formatTable, median, parseArgs, printSummary, round, uptimeLine } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const COPIES = Number(args.get('copies') ?? 3);
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-first-start-'));
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** runs a command to its end; resolves with its wall seconds and what /usr/bin/time -f printed last on stderr */
 function run(command: string, commandArgs: string[]): Promise<{ seconds: number; stderr: string }> {

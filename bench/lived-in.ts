@@ -17,7 +17,7 @@ import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { runCli, startNodeServer } from '../test/helpers/service-process.ts';
 import { cpuProfileSettings, type NodeProcess, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
 import { drainedWithin } from './lib/service-metrics.ts';
-import { formatTable, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
+import { formatTable, median, parseArgs, printSummary, round, target, uptimeLine, type Target } from './lib/report.ts';
 
 const args = parseArgs(process.argv.slice(2));
 const EVENTS = Number(args.get('events') ?? 150_000);
@@ -208,11 +208,6 @@ async function timeCall(h: Harness, call: Call): Promise<{ seconds: number; stat
     return { seconds: (performance.now() - started) / 1000, status: 0 };
   }
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
-};
 
 /** ingest latencies (ms) of single-session posts, one after another, until `until` resolves */
 async function ingestWhile(h: Harness, until: Promise<unknown>): Promise<number[]> {

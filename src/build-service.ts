@@ -1,7 +1,8 @@
 // Builds the service for plain node with esbuild into dist/server/: the entry points below as ES modules, the code
 // they share in chunks, source maps beside them (src/stack-traces.ts names src/ lines in stack traces with them).
 // Packages stay in node_modules, the generated Prisma client stays in src/db/prisma-client; modules a command loads
-// on demand (`import()`) become chunks of their own, so the CLI loads only what its command needs.
+// on demand (`import()`) become chunks of their own, so the CLI loads only what its command needs. The event schema's
+// validator is written as code beside them (event-validator.cjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +56,11 @@ export async function buildService(): Promise<{ files: number; bytes: number }> 
       plugins: [prismaClientInPlace(SERVER_BUILD_DIR)],
     });
     const outputs = Object.values(result.metafile.outputs);
+    // the event validator as code, so that the service loads neither Ajv nor its compiler to check events
+    const { eventValidatorCode, PREBUILT_VALIDATOR } = await import('./events/request/validate.ts');
+    const validatorCode = eventValidatorCode();
+    fs.writeFileSync(path.join(staging, path.basename(PREBUILT_VALIDATOR)), validatorCode);
+    outputs.push({ bytes: Buffer.byteLength(validatorCode) } as (typeof outputs)[number]);
     fs.rmSync(SERVER_BUILD_DIR, { recursive: true, force: true });
     fs.renameSync(staging, SERVER_BUILD_DIR);
     return { files: outputs.length, bytes: outputs.reduce((sum, output) => sum + output.bytes, 0) };
