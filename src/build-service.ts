@@ -1,8 +1,8 @@
 // Builds the service for plain node with esbuild into dist/server/: the entry points below as ES modules, the code
 // they share in chunks, source maps beside them (src/stack-traces.ts names src/ lines in stack traces with them).
-// Packages stay in node_modules, the generated Prisma client stays in src/db/prisma-client; modules a command loads
-// on demand (`import()`) become chunks of their own, so the CLI loads only what its command needs. The event schema's
-// validator is written as code beside them (event-validator.cjs).
+// The HTTP stack's packages are bundled, the others stay in node_modules (EXTERNAL_PACKAGES), the generated Prisma client
+// stays in src/db/prisma-client; modules a command loads on demand (`import()`) become chunks of their own, so the CLI
+// loads only what its command needs. The event schema's validator is written as code beside them (event-validator.cjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,42 @@ const ENTRY_POINTS = {
   'pglite-thread-worker': 'src/db/pglite-thread-worker.ts',
   'pglite-cluster': 'src/db/pglite-cluster.ts',
 };
+
+/**
+ * Packages left in node_modules, loaded from there at run time; the rest are bundled, which spares a start resolving
+ * and reading some four hundred files of the HTTP stack (Fastify, its plugins, prom-client and what they use).
+ * Left: what finds files beside itself at run time (native addons, WebAssembly, a package.json), what loads only
+ * with a setting or a command, and the build's and tests' own tools.
+ */
+const EXTERNAL_PACKAGES = [
+  // native addons, WebAssembly and data read beside the package, or such a package's adapter
+  'lmdb',
+  'msgpackr',
+  'msgpackr-extract',
+  '@electric-sql/pglite',
+  '@electric-sql/pglite/*',
+  'pglite-prisma-adapter',
+  '@prisma/*',
+  '@fastify/swagger',
+  // worker-thread transports started from their own files
+  'pino',
+  'thread-stream',
+  // the event validator's Ajv: from source only (src/events/request/validate.ts)
+  'ajv',
+  'ajv/*',
+  // with DATABASE_URL, REDIS_URL or BOT_TOKEN only
+  'pg',
+  'pg-copy-streams',
+  'ioredis',
+  'grammy',
+  '@grammyjs/*',
+  '@telegram-apps/*',
+  // the build's and the tests' tools
+  'esbuild',
+  'tsx',
+  'prisma',
+  'playwright-core',
+];
 
 /** Prisma's generated client is CommonJS that finds its files beside itself: imported from where it is */
 function prismaClientInPlace(outDir: string): Plugin {
@@ -47,7 +83,11 @@ export async function buildService(): Promise<{ files: number; bytes: number }> 
       format: 'esm',
       platform: 'node',
       target: 'node20',
-      packages: 'external',
+      external: EXTERNAL_PACKAGES,
+      // the bundled CommonJS packages require node's modules: an ES module has no require of its own
+      banner: {
+        js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+      },
       sourcemap: true,
       // the sources are beside the build: the maps point at them rather than carry them
       sourcesContent: false,

@@ -25,17 +25,23 @@ let readKey: string;
 /** log lines at error level or above (pino: error 50, fatal 60) written while the walk ran */
 const errorLines: string[] = [];
 
+/** the stream a pino logger writes to: a child finds it on the logger it was made from */
+function pinoStream(logger: object): { write(line: string): boolean } {
+  for (let at: object | null = logger; at; at = Object.getPrototypeOf(at)) {
+    const key = Object.getOwnPropertySymbols(at).find((symbol) => symbol.description === 'pino.stream');
+    if (key) return (at as Record<symbol, { write(line: string): boolean }>)[key]!;
+  }
+  throw new Error('not a pino logger');
+}
+
 beforeAll(async () => {
   service = await startSiteService({
     LOG_LEVEL: 'warn',
     ADMIN_TELEGRAM_IDS: String(ADMIN.id),
     RATE_LIMIT_MAX: '1000000',
   });
-  // every logger of the service (request loggers are children) writes to this one stream
-  const streamKey = Object.getOwnPropertySymbols(service.app.log).find(
-    (symbol) => symbol.description === 'pino.stream',
-  )!;
-  const stream = (service.app.log as unknown as Record<symbol, { write(line: string): boolean }>)[streamKey]!;
+  // every logger of the service (the app's and the requests' are children) writes to this one stream
+  const stream = pinoStream(service.app.log);
   stream.write = (line: string) => {
     if ((JSON.parse(line) as { level: number }).level >= 50) errorLines.push(line);
     return true;
