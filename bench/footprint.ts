@@ -368,7 +368,7 @@ async function main(): Promise<void> {
     : undefined;
   const range = (name: string) =>
     startRanges[name]
-      ? ` (median of ${startRanges[name].length}: ${startRanges[name].map((ms) => s(ms)).join(', ')} s)`
+      ? `, median of ${startRanges[name].length}: ${startRanges[name].map((ms) => s(ms)).join(', ')} s`
       : '';
   const startNote = (ms: number | undefined, name: string) =>
     ms !== undefined && readyMs.floor !== undefined
