@@ -133,17 +133,21 @@ async function handle(
   }
 }
 
-try {
-  // the cluster exists (createCluster): this thread never runs initdb
-  const db = await openDurablePGlite(pgdata, { create: false });
-  const execute = namedStatements(db);
-  port.on('message', (request: ThreadRequest) => {
-    handle(db, execute, request).then(
+// the cluster exists (createCluster): this thread never runs initdb
+const opening = openDurablePGlite(pgdata, { create: false }).then((db) => ({ db, execute: namedStatements(db) }));
+// The port listens from the start, which keeps this thread's event loop alive while PGlite opens. A loop with
+// nothing to wait for makes node wait for all of V8's background work before it goes on, the optimising of
+// PostgreSQL's hot WebAssembly among it: up to a tenth of a second between "ready" and the first statement.
+// The opener sends nothing before "ready"; a request that came earlier would wait for the open all the same.
+port.on('message', (request: ThreadRequest) => {
+  opening
+    .then(({ db, execute }) => handle(db, execute, request))
+    .then(
       (result) => port.postMessage({ id: request.id, result } satisfies ThreadReply),
       (error: unknown) => port.postMessage({ id: request.id, error: describeError(error) } satisfies ThreadReply),
     );
-  });
-  port.postMessage({ id: 0, result: 'ready' } satisfies ThreadReply);
-} catch (error) {
-  port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply);
-}
+});
+opening.then(
+  () => port.postMessage({ id: 0, result: 'ready' } satisfies ThreadReply),
+  (error: unknown) => port.postMessage({ id: 0, error: describeError(error) } satisfies ThreadReply),
+);

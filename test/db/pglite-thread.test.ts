@@ -1,7 +1,11 @@
 // The embedded store runs PGlite on a thread of its own: what callers see through it must be what PGlite
 // itself gives (typed values, rolled-back transactions, database errors Prisma can map).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUniqueViolation } from '../../src/db/errors.ts';
+import { spawnThread } from '../../src/db/pglite-thread-spawn.ts';
 import { openStore, type Store } from '../../src/db/store.ts';
 import { embeddedDataDir } from '../helpers/stores.ts';
 
@@ -77,5 +81,14 @@ describe('PGlite on its own thread', () => {
     const other = await openStore({ dataDir: await embeddedDataDir() });
     await other.close();
     await expect(other.sql.query('SELECT 1')).rejects.toThrow(/stopped/);
+  });
+
+  it('reports a directory it cannot open as the failure of its start', async () => {
+    const pgdata = fs.mkdtempSync(path.join(os.tmpdir(), 'thread-no-cluster-'));
+    try {
+      await expect(spawnThread(pgdata, () => {})).rejects.toThrow(/holds no database cluster/);
+    } finally {
+      fs.rmSync(pgdata, { recursive: true, force: true });
+    }
   });
 });
