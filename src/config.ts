@@ -63,6 +63,14 @@ export interface Config {
    * one with initdb, as when the prebuilt one is missing)
    */
   embeddedClusterTemplate: string | null | undefined;
+  /** Telegram's Ed25519 public key (hex) its launches are checked with; a staging installation or a test sets its own */
+  telegramPublicKey: string;
+  /** the key of Telegram's test environment, for launches an SDK initialised with env 'STG' reports */
+  telegramTestPublicKey: string;
+  /** how old a launch's signed auth_date may be when its app-init arrives, in seconds */
+  launchMaxAgeSeconds: number;
+  /** apps one person may own unless an administrator raised their limit */
+  maxAppsPerOwner: number;
 }
 
 export class ConfigError extends Error {}
@@ -116,6 +124,19 @@ function adminIds(raw: string | undefined): string[] {
 }
 
 const MIN_SECRET_LENGTH = 32;
+
+/** Telegram's keys for checking launch data as a third party (Bot API, "Validating data for third-party use") */
+export const TELEGRAM_PRODUCTION_KEY = 'e7bf03a2fa4602af4580703d88dda5bb59f32ed8b02a56c187fe7d34caed242d';
+export const TELEGRAM_TEST_KEY = '40055058a4ee38156a06562e52eece92a771bcd8346a8c4615cb7376eddf72ec';
+
+/** a raw Ed25519 public key as 64 hex digits */
+function publicKey(env: Env, name: string, fallback: string): string {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw))
+    throw new ConfigError(`${name} must be an Ed25519 public key as 64 hex digits, got "${raw}"`);
+  return raw.toLowerCase();
+}
 
 /** an absolute http(s) URL with a path of its own: the service serves the webhook at that path */
 function webhookUrl(raw: string | undefined): string | undefined {
@@ -203,6 +224,10 @@ export function loadConfig(env: Env = process.env): Config {
     readBudgetMs: integer(env, 'READ_BUDGET_MS', DEFAULT_READ_BUDGET_MS, 100, 600_000),
     readConnections: integer(env, 'READ_CONNECTIONS', DEFAULT_READ_CONNECTIONS, 1, 64),
     embeddedClusterTemplate: clusterTemplate(text(env, 'EMBEDDED_CLUSTER_TEMPLATE')),
+    telegramPublicKey: publicKey(env, 'TELEGRAM_PUBLIC_KEY', TELEGRAM_PRODUCTION_KEY),
+    telegramTestPublicKey: publicKey(env, 'TELEGRAM_TEST_PUBLIC_KEY', TELEGRAM_TEST_KEY),
+    launchMaxAgeSeconds: integer(env, 'LAUNCH_MAX_AGE_SECONDS', 86_400, 60, 30 * 86_400),
+    maxAppsPerOwner: integer(env, 'MAX_APPS_PER_OWNER', 20, 1, 1_000_000),
   };
 }
 

@@ -13,6 +13,8 @@ import { ErasureWatch } from './events/lifecycle/erasure-watch.ts';
 import { Pseudonymiser } from './events/request/pseudonym.ts';
 import { DeletedAppPurger } from './events/lifecycle/deleted-app-purge.ts';
 import { DailyQuota } from './events/request/quota.ts';
+import { LaunchChecker } from './events/request/launch-check.ts';
+import { ReportedBotIds } from './tokens/reported-bot-ids.ts';
 import { RefusalLog } from './events/request/refusal-log.ts';
 import { RetentionPurger } from './events/lifecycle/retention-purge.ts';
 import { StoreHealth } from './events/write/store-health.ts';
@@ -52,6 +54,10 @@ export interface Services {
   /** this node's durable log and its loader; null where nothing is ingested (the operator CLI) */
   ingestLog: IngestLog | null;
   pseudonymiser: Pseudonymiser;
+  /** checks the launch data Telegram signed that app-init events carry */
+  launchChecker: LaunchChecker;
+  /** the bot ids the apps' own bots report with their server keys */
+  reportedBotIds: ReportedBotIds;
   rejections: RefusalLog;
   /** events and bytes per app and UTC day */
   quota: DailyQuota;
@@ -158,6 +164,7 @@ export async function createServices(config: Config, store: Store, options: Serv
     secrets,
     (hash) => tokens.invalidate(hash),
     () => void purger.purgeDeletedApps().then(() => maintenance?.changed()),
+    { maxAppsPerOwner: config.maxAppsPerOwner },
   );
   if (ingestLog) {
     metrics.watchBacklog(() => ingestLog.stats());
@@ -181,6 +188,12 @@ export async function createServices(config: Config, store: Store, options: Serv
   );
   quota.start();
   const pseudonymiser = new Pseudonymiser(secrets);
+  const launchChecker = new LaunchChecker({
+    publicKeyHex: config.telegramPublicKey,
+    testPublicKeyHex: config.telegramTestPublicKey,
+    maxAgeSeconds: config.launchMaxAgeSeconds,
+    proofOf: (signature) => secrets.hmac('launch-proof', signature.toString('base64url')).subarray(0, 16),
+  });
   const alertSubscriptions = new AlertSubscriptions(store.prisma, secrets);
   const makers = new Makers(store.prisma, secrets);
   const readKeys = new ReadKeys(store.prisma, registry, { makers });
@@ -213,6 +226,8 @@ export async function createServices(config: Config, store: Store, options: Serv
     shareLinks,
     ingestLog,
     pseudonymiser,
+    launchChecker,
+    reportedBotIds: new ReportedBotIds(registry, onBackgroundError),
     rejections,
     quota,
     purger,

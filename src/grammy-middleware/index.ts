@@ -60,6 +60,7 @@ export function analytics<C extends Context = Context>(options: AnalyticsOptions
   const fetchFunction = options.fetch ?? globalThis.fetch;
   if (typeof fetchFunction !== 'function') throw new TypeError('analytics(): no fetch available; pass options.fetch');
 
+  let botId: number | undefined;
   const sender = new EventSender<BotEvent>({
     url: `${options.endpoint.replace(/\/+$/, '')}/events`,
     serverKey: options.serverKey,
@@ -69,6 +70,7 @@ export function analytics<C extends Context = Context>(options: AnalyticsOptions
     retries: options.retries ?? 3,
     retryDelayMs: options.retryDelayMs ?? 1000,
     timeoutMs: options.timeoutMs ?? 10_000,
+    botId: () => botId,
     fetch: (input, init) => fetchFunction(input, init),
     onError,
   });
@@ -77,6 +79,8 @@ export function analytics<C extends Context = Context>(options: AnalyticsOptions
 
   const middleware: MiddlewareFn<C> = (ctx, next) => {
     try {
+      // the bot's id lets the service check the launches Telegram signs for this bot (and never its token)
+      botId ??= (ctx.me as Context['me'] | undefined)?.id;
       const source: EventSource = { appName: options.appName, botUsername: botUsername(ctx), sessionId };
       const event = botEventOf(ctx.message, ctx.from, source, Date.now());
       if (event) sender.add(event);

@@ -15,11 +15,16 @@ export interface SenderOptions {
   /** the first retry's delay, doubled for each next one */
   retryDelayMs: number;
   timeoutMs: number;
+  /** the bot's numeric id once known: sent beside the events, so an app registered without it gets it */
+  botId(): number | undefined;
   fetch: typeof fetch;
   onError(error: Error): void;
 }
 
 const MAX_RETRY_DELAY_MS = 60_000;
+
+/** the header the bot's id travels in (the service reads it with a server key only) */
+export const BOT_ID_HEADER = 'tma-bot-id';
 
 /** the service's answers that a later attempt can change; any other refusal would be refused again */
 function isRetryable(status: number): boolean {
@@ -101,9 +106,14 @@ export class EventSender<Event> {
     for (let attempt = 0; ; attempt++) {
       const lastAttempt = attempt >= this.options.retries;
       try {
+        const botId = this.options.botId();
         const response = await this.options.fetch(this.options.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${this.options.serverKey}` },
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${this.options.serverKey}`,
+            ...(botId === undefined ? {} : { [BOT_ID_HEADER]: String(botId) }),
+          },
           body,
           signal: AbortSignal.timeout(this.options.timeoutMs),
         });

@@ -26,6 +26,7 @@ const REGISTRY_STATUS: Record<RegistryError['code'], number> = {
   key_ambiguous: 409,
   key_revoked: 409,
   key_limit: 409,
+  app_limit: 409,
 };
 
 function fastifyErrorAnswer(error: FastifyError, maxBodyBytes: number): HttpError | null {

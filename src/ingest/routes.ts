@@ -45,6 +45,8 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
     pseudonymiser: services.pseudonymiser,
     rejections: services.rejections,
     quota: services.quota,
+    launchChecker: services.launchChecker,
+    reportBotId: (appId, botId) => services.reportedBotIds.report(appId, botId),
   });
 
   // the pipeline's state on each request, set by its first step: declared up front so every request object
@@ -67,6 +69,7 @@ export const ingestRoutes: FastifyPluginAsync<{ services: Services }> = async (a
         keyGenerator: redis ? (request) => services.secrets.shortHash('rate-limit', clientOf(request)) : clientOf,
         errorResponseBuilder: (request) => steps.tooManyRequests(request),
       }),
+      steps.checkLaunches,
       steps.dailyQuota,
     ],
     handler: steps.record,

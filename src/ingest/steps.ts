@@ -1,5 +1,6 @@
 // The /events pipeline steps: screen (before the body is read), then after "decode": validate → authorise →
-// limit → daily quota → record (append to the durable log). Each step passes the request on or refuses it.
+// limit → launches (Telegram's signed launch data checked, then forgotten) → daily quota → record (append to the
+// durable log). Each step passes the request on or refuses it.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IngestLog } from '../events/write/ingest-log.ts';
 import type { Pseudonymiser } from '../events/request/pseudonym.ts';
@@ -15,6 +16,7 @@ import { isServerEvent } from '../events/request/names.ts';
 import { SERVER_KEY_PREFIX, type ServerKeys } from '../tokens/server-keys.ts';
 import { bearerCredential, isWellFormedToken } from '../tokens/format.ts';
 import type { HttpError } from '../http-error.ts';
+import { LAUNCH_PROOF_FIELDS, type LaunchChecker, type LaunchVerdict } from '../events/request/launch-check.ts';
 import { RefusalError, refusalError, validationError } from './http-error.ts';
 import { describeOrigin, requestOrigin } from './request-origin.ts';
 
@@ -26,6 +28,8 @@ export interface IngestState {
   /** set instead of token when the request came with a server key (Authorization: Bearer tma_server_…) */
   serverKey?: string;
   serialised?: string[];
+  /** the verdict on each app-init's launch data, by the event's place (src/events/request/launch-check.ts) */
+  launches?: (LaunchVerdict | undefined)[];
 }
 
 declare module 'fastify' {
@@ -44,7 +48,17 @@ export interface StepServices {
   pseudonymiser: Pseudonymiser;
   rejections: RefusalLog;
   quota: DailyQuota;
+  launchChecker: Pick<LaunchChecker, 'check'>;
+  /** the bot id a server key's bot reported, for its app (kept when the app has none) */
+  reportBotId(appId: number, botId: string): void;
 }
+
+/**
+ * the header the integrator's bot sends its numeric id in beside a server key's events (the grammY middleware's
+ * BOT_ID_HEADER); ignored with a token
+ */
+export const BOT_ID_HEADER = 'tma-bot-id';
+const BOT_ID_VALUE = /^[1-9][0-9]{0,15}$/;
 
 /** the headers a token comes in: the spec's first, then the official client's */
 export const TOKEN_HEADERS = ['analytics-auth-token', 'tga-auth-token'] as const;
@@ -120,7 +134,7 @@ export function createSteps(services: StepServices) {
   async function lookup(state: IngestState): Promise<TokenGrant | null> {
     if (state.serverKey === undefined) return services.tokens.lookup(state.token);
     const keyGrant = await services.serverKeys.authenticate(state.serverKey);
-    return keyGrant && { ...keyGrant, domains: [], active: true };
+    return keyGrant && { ...keyGrant, domains: [], botId: null, active: true };
   }
 
   /**
@@ -153,11 +167,33 @@ export function createSteps(services: StepServices) {
       throw reject(request, grant, refusalError('domainMismatch'));
     }
     request.ingest!.grant = grant;
+    const botId = request.headers[BOT_ID_HEADER];
+    if (serverKey !== undefined && typeof botId === 'string' && BOT_ID_VALUE.test(botId))
+      services.reportBotId(grant.appId, botId);
   }
 
   /** limit: answer for the rate limiter's refusal, attributed to the app */
   function tooManyRequests(request: FastifyRequest): HttpError {
     return reject(request, request.ingest?.grant ?? null, refusalError('rateLimited'));
+  }
+
+  /**
+   * launches: each app-init's launch data is checked against the app's bot and the event's user, and every event's
+   * launch data is taken out, so nothing past this step (the log, the store, a log line) holds it. Whatever the
+   * verdict, the request goes on as before. A server key's events are the integrator's word: never checked.
+   */
+  function checkLaunches(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+    const state = request.ingest!;
+    const { events, grant } = state;
+    const launches: (LaunchVerdict | undefined)[] = new Array(events.length);
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      if (state.serverKey === undefined && event.event_name === 'app-init')
+        launches[i] = services.launchChecker.check(event, grant!.botId, String(event.user_id));
+      for (const field of LAUNCH_PROOF_FIELDS) delete event[field];
+    }
+    state.launches = launches;
+    done();
   }
 
   /** quota: the app stays within its events and bytes per UTC day (src/events/request/quota.ts); 429 until the next day */
@@ -180,8 +216,11 @@ export function createSteps(services: StepServices) {
     const grant = request.ingest!.grant!;
     const appId = grant.appId;
     const receivedAt = new Date();
-    const { events, serialised } = request.ingest!;
-    const { rows, bytes } = eventRows(appId, events, receivedAt, services.pseudonymiser, serialised);
+    const { events, serialised, launches, serverKey } = request.ingest!;
+    const { rows, bytes } = eventRows(appId, events, receivedAt, services.pseudonymiser, serialised, {
+      launches,
+      sentByServer: serverKey !== undefined,
+    });
     try {
       await services.ingestLog.append(rows, bytes);
     } catch (error) {
@@ -195,5 +234,5 @@ export function createSteps(services: StepServices) {
     return { message: SUCCESS_MESSAGE };
   }
 
-  return { screen, validate, authorise, tooManyRequests, dailyQuota, record };
+  return { screen, validate, authorise, tooManyRequests, checkLaunches, dailyQuota, record };
 }

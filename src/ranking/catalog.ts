@@ -26,12 +26,14 @@ export async function readCatalog(sql: Pick<SqlReader, 'query'>): Promise<Catalo
   );
   const apps = rows.map((row) => ({
     appName: row.app_name,
-    bot: row.bot,
+    bot: '' as string | null,
     rank: row.rank,
     score: row.score,
     components: typeof row.components === 'string' ? (JSON.parse(row.components) as ScoreComponents) : row.components,
     computedAt: new Date(row.computed_at),
   }));
+  // an app another app holds its bot from is listed without it
+  apps.forEach((app, index) => (app.bot = app.components.bot_listed === false ? null : rows[index]!.bot));
   const computedAt = apps.reduce<Date | null>(
     (latest, app) => (latest && latest >= app.computedAt ? latest : app.computedAt),
     null,

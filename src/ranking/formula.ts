@@ -3,7 +3,7 @@
 import { ratio } from '../events/ratio.ts';
 import { groupedNumber } from './number-text.ts';
 
-/** an app needs at least this many distinct users in the last 30 days to be ranked */
+/** an app needs at least this many distinct verified users in the last 30 days to be ranked */
 export const MIN_ACTIVE_USERS_30D = 20;
 
 /**
@@ -40,12 +40,17 @@ const WEIGHTED_PARTS = (
   .join(' + ');
 
 export const FORMULA =
+  "only verified activity counts: users whose launch Telegram signed (Ed25519, for the app's bot), on the day it signed, " +
+  'and what the page reported in those sessions; ' +
   `score = 100 × (${WEIGHTED_PARTS}); ` +
-  'each part is the mean of its 7-day and 30-day values; retention is the share of active users seen on 2 or more days; ' +
+  'each part is the mean of its 7-day and 30-day values; reach is verified users; retention is the share of verified ' +
+  'users with signed launches on 2 or more days; engagement is events of verified sessions per verified user; wallet ' +
+  'connections and signed transactions are verified users who completed one; ' +
   'counts are log-scaled, n(x) = min(1, ln(1+x)/ln(1+target)), ' +
-  `with targets of ${groupedNumber(TARGETS.activeUsers)} active users, ${groupedNumber(TARGETS.eventsPerUser)} events per user, ` +
+  `with targets of ${groupedNumber(TARGETS.activeUsers)} verified users, ${groupedNumber(TARGETS.eventsPerUser)} events per user, ` +
   `${groupedNumber(TARGETS.walletConnections)} wallet connections and ${groupedNumber(TARGETS.signedTransactions)} signed transactions; ` +
-  `apps with fewer than ${MIN_ACTIVE_USERS_30D} active users in 30 days are not ranked.`;
+  `apps with fewer than ${MIN_ACTIVE_USERS_30D} verified users in 30 days are not ranked, and apps without a verified ` +
+  'launch in 30 days are not listed.';
 
 /** the five scored parts, each 0..1 */
 export interface ScoreParts {

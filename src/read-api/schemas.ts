@@ -24,6 +24,13 @@ const filter = {
   language: { ...TEXT, description: "only launches in this language (the user's language_code)" },
   premium: { type: 'string', enum: ['true', 'false'], description: 'only launches by Premium users, or by the others' },
   campaign: { ...TEXT, description: 'only launches with this start_param' },
+  verified: {
+    type: 'string',
+    enum: ['true', 'false'],
+    description:
+      'true: only traffic Telegram signed (events of sessions whose launch verified; users with a verified launch); ' +
+      'false: only the rest',
+  },
 };
 
 const appParams = (extra: Record<string, object> = {}) => ({
@@ -71,9 +78,19 @@ const list = (items: object) => ({ type: 'array', items });
 export const READ_API_SCHEMAS = {
   summary: route(
     "The period's totals",
-    'Events and sessions of the period (a session counts on the day it started), users active in it, and users ' +
-      'new in it (first event ever in this app).',
-    object({ events: COUNT, users: COUNT, sessions: COUNT, new_users: COUNT }),
+    'Events and sessions of the period (a session counts on the day it started), users active in it, of them those ' +
+      "verified (a launch Telegram signed for the app's bot, on the day it signed it), and users new in it (first " +
+      'event ever in this app).',
+    object({
+      events: COUNT,
+      users: COUNT,
+      verified_users: {
+        ...COUNT,
+        description: 'users with a launch Telegram signed in the period: what the catalog counts',
+      },
+      sessions: COUNT,
+      new_users: COUNT,
+    }),
   ),
   retention: route(
     'Retention cohorts',
@@ -132,14 +149,16 @@ export const READ_API_SCHEMAS = {
   revenue: route(
     'Revenue in Telegram Stars, by source',
     'Stars paid less Stars refunded, per day and for the period, from two sources, each purchase counted once: the ' +
-      'bot (successful-payment events in XTR, sent by your bot with a server key) and the Mini App (the official ' +
-      "client's purchase-success, priced by the register-invoice of its slug in the app: the latest registered at or " +
-      'before the purchase, else the first after it; XTR invoices only). A Mini App purchase the bot also reported ' +
+      'bot (successful-payment events in XTR, sent by your bot with a server key: what the bot confirmed) and the Mini ' +
+      "App in verified sessions (the official client's purchase-success in a session whose launch Telegram signed, " +
+      'priced by the first register-invoice of its slug received in a verified session: a Stars invoice of exactly ' +
+      'one price; a later registration never reprices it). A Mini App purchase the bot also reported ' +
       `(a successful-payment of the same user within ${SAME_PURCHASE_WITHIN} of it, whose invoice_payload is the ` +
       "invoice's payload, or whose Stars are the invoice's where either has no payload) counts from the bot alone. " +
       'Refunds (refunded-payment) come from the bot and count on the day they were made. Also: paying users (distinct ' +
-      'users with a successful-payment or a purchase-success) and the conversion from purchase-init to ' +
-      'purchase-success (events).',
+      'users with a successful-payment or a purchase-success in a verified session) and the conversion (of the ' +
+      'invoices opened in verified sessions, the share paid in the same session: at most 1). What pages reported in ' +
+      'sessions Telegram did not sign is in "unverified", never added to the figures.',
     object({
       currency: { type: 'string', enum: ['XTR'] },
       stars: { type: 'number', description: 'net Stars: stars_paid - stars_refunded' },
@@ -148,7 +167,8 @@ export const READ_API_SCHEMAS = {
       stars_from_bot: { ...COUNT, description: "source: the bot's successful-payment events in XTR" },
       stars_from_mini_app: {
         ...COUNT,
-        description: "source: the Mini App's purchase-success events, at their register-invoice's XTR price",
+        description:
+          "source: the Mini App's purchase-success events in verified sessions, at their register-invoice's XTR price",
       },
       payments: { ...COUNT, description: 'payments_from_bot + payments_from_mini_app' },
       payments_from_bot: { ...COUNT, description: 'successful-payment events in XTR' },
@@ -161,7 +181,19 @@ export const READ_API_SCHEMAS = {
         ...COUNT,
         description: 'purchase-success events whose slug has no register-invoice in XTR: purchases, never Stars',
       },
-      conversion: { type: ['number', 'null'] },
+      conversion: {
+        type: ['number', 'null'],
+        description: 'of the invoices opened in verified sessions (purchase-init), the share paid (purchase-success)',
+      },
+      unverified: object({
+        stars: {
+          ...COUNT,
+          description: 'reported by pages in sessions Telegram did not sign: not verified, not added',
+        },
+        payments: COUNT,
+        purchase_success: COUNT,
+        paying_users: COUNT,
+      }),
       days: list(
         object({
           day: DAY,

@@ -7,6 +7,8 @@ export interface Launch {
   locale?: string;
   platform?: string;
   startParam: string;
+  /** Telegram's signed launch data as it came (initData): sent once per launch, so the service can check it */
+  initData?: string;
 }
 
 interface TelegramUser {
@@ -34,7 +36,12 @@ function launchParams(): URLSearchParams {
   }
 }
 
-function asLaunch(user: TelegramUser | undefined, platform: unknown, startParam: unknown): Launch | undefined {
+function asLaunch(
+  user: TelegramUser | undefined,
+  platform: unknown,
+  startParam: unknown,
+  initData: unknown,
+): Launch | undefined {
   if (!user || typeof user.id !== 'number') return undefined;
   return {
     userId: user.id,
@@ -42,6 +49,7 @@ function asLaunch(user: TelegramUser | undefined, platform: unknown, startParam:
     locale: typeof user.language_code === 'string' ? user.language_code : undefined,
     platform: typeof platform === 'string' ? platform : undefined,
     startParam: typeof startParam === 'string' ? startParam : '',
+    initData: typeof initData === 'string' && initData !== '' ? initData : undefined,
   };
 }
 
@@ -49,10 +57,21 @@ function asLaunch(user: TelegramUser | undefined, platform: unknown, startParam:
 export function readLaunch(): Launch | undefined {
   const webApp = (
     window as {
-      Telegram?: { WebApp?: { initDataUnsafe?: { user?: TelegramUser; start_param?: unknown }; platform?: unknown } };
+      Telegram?: {
+        WebApp?: {
+          initData?: unknown;
+          initDataUnsafe?: { user?: TelegramUser; start_param?: unknown };
+          platform?: unknown;
+        };
+      };
     }
   ).Telegram?.WebApp;
-  const fromWebApp = asLaunch(webApp?.initDataUnsafe?.user, webApp?.platform, webApp?.initDataUnsafe?.start_param);
+  const fromWebApp = asLaunch(
+    webApp?.initDataUnsafe?.user,
+    webApp?.platform,
+    webApp?.initDataUnsafe?.start_param,
+    webApp?.initData,
+  );
   if (fromWebApp) return fromWebApp;
   const params = launchParams();
   const data = new URLSearchParams(params.get('tgWebAppData') ?? '');
@@ -62,5 +81,10 @@ export function readLaunch(): Launch | undefined {
   } catch {
     user = undefined;
   }
-  return asLaunch(user, params.get('tgWebAppPlatform'), params.get('tgWebAppStartParam') ?? data.get('start_param'));
+  return asLaunch(
+    user,
+    params.get('tgWebAppPlatform'),
+    params.get('tgWebAppStartParam') ?? data.get('start_param'),
+    params.get('tgWebAppData'),
+  );
 }

@@ -13,7 +13,10 @@ export interface InitOptions {
   token: string;
   /** the app name the token was created for */
   appName: string;
-  /** the official client's choice between its two hosts; accepted and unused (one service is one host) */
+  /**
+   * the official client's choice between its two hosts; here 'STG' says the app runs in Telegram's test environment,
+   * whose key signs its launches (one service is one host either way)
+   */
   env?: 'STG' | 'PROD';
   /** base address of the analytics service; the script defaults to where it was loaded from */
   endpoint?: string;
@@ -93,7 +96,13 @@ function start(options: InitOptions, defaultEndpoint: string | undefined): void 
   };
 
   if (!launchState.initSent) {
-    track('app-init');
+    // the launch's proof, once, to this service only: Telegram signed it, so the launch counts as verified
+    track(
+      'app-init',
+      launch.initData === undefined
+        ? {}
+        : { init_data: launch.initData, ...(options.env === 'STG' ? { init_data_env: 'test' } : {}) },
+    );
     launchState.initSent = true;
   }
   save(session, sessionKey, launchState);

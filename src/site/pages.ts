@@ -62,6 +62,7 @@ const FILTERS = `<form id="filters" class="card row" aria-label="Filter">
 <input name="language" list="language-values" placeholder="Language" aria-label="Language" style="width:auto;flex:1 1 100px">
 <select name="premium" aria-label="Premium" style="width:auto;flex:1 1 150px"><option value="">Premium or not</option><option value="true">Premium users</option><option value="false">Other users</option></select>
 <input name="campaign" list="campaign-values" placeholder="Campaign (start_param)" aria-label="Campaign" style="width:auto;flex:1 1 160px">
+<select name="verified" aria-label="Traffic" style="width:auto;flex:1 1 170px"><option value="">All traffic</option><option value="true">Verified by Telegram</option><option value="false">Unverified</option></select>
 <button type="submit">Filter</button><button type="button" class="secondary" id="clear-filters">Clear</button>
 <datalist id="platform-values"></datalist><datalist id="language-values"></datalist><datalist id="campaign-values"></datalist>
 </form>`;
@@ -127,6 +128,8 @@ ${SERVER_KEYS}
 <div class="card"><h2>New token</h2>
 <form id="create" class="stack">
   <label>Bot address <input name="bot" placeholder="@my_app_bot or https://t.me/my_app_bot" required></label>
+  <label>Bot id <input name="bot_id" inputmode="numeric" placeholder="7012345678" pattern="[0-9]{1,16}">
+    <span class="muted">The number before ":" in the token @BotFather gave (only that number, never the token): Telegram signs your app's launches for it, and only verified launches count in the catalog.</span></label>
   <label>Mini app domain <input name="domain" placeholder="app.example.com" required></label>
   <label>App name (analytics identifier) <input name="app_name" placeholder="my_app" pattern="[a-z0-9_-]{3,64}" required></label>
   <p class="error" id="create-error" role="alert"></p>

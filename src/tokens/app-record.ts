@@ -5,6 +5,8 @@ export interface AppRecord {
   appId: number;
   appName: string;
   bot: string;
+  /** the bot's numeric id (decimal digits) its launches are checked for; null: not given yet */
+  botId: string | null;
   domains: string[];
   ownerKey: string | null;
   createdAt: Date;
@@ -20,6 +22,7 @@ export type AppRow = {
   id: number;
   appName: string;
   bot: string;
+  botId: bigint | null;
   domains: string[];
   ownerKey: string | null;
   createdAt: Date;
@@ -38,6 +41,7 @@ export function toRecord(app: AuthorizedApp): AppRecord {
     appId: app.id,
     appName: app.appName,
     bot: app.bot,
+    botId: app.botId === null ? null : String(app.botId),
     domains: app.domains,
     ownerKey: app.ownerKey,
     createdAt: app.createdAt,

@@ -11,6 +11,8 @@ export interface TokenGrant {
   appId: number;
   appName: string;
   domains: string[];
+  /** the app's bot's numeric id (decimal digits), which Telegram signs its launches for; null: not given */
+  botId: string | null;
   /** false once the token was revoked; the app is still known so rejections can be shown to its owner */
   active: boolean;
 }
@@ -37,7 +39,13 @@ export function prismaTokenLoader(prisma: PrismaClient): Loader<TokenGrant> {
   return async (hash) => {
     const token = await prisma.token.findUnique({ where: { hash }, include: { app: true } });
     if (!token) return null;
-    return { appId: token.appId, appName: token.app.appName, domains: token.app.domains, active: !token.revokedAt };
+    return {
+      appId: token.appId,
+      appName: token.app.appName,
+      domains: token.app.domains,
+      botId: token.app.botId === null ? null : String(token.app.botId),
+      active: !token.revokedAt,
+    };
   };
 }
 

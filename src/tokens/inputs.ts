@@ -24,6 +24,34 @@ export function parseBotAddress(input: string): Parsed<string> {
   return { ok: true, value: `@${username}` };
 }
 
+/** a bot's numeric id as Telegram gives it: a positive integer below 2^53 */
+const BOT_ID = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * A bot's numeric id: the number before ":" in the token @BotFather gave. The token itself is refused without being
+ * kept: it controls the bot, and the id is all that checking its launches takes.
+ */
+export function parseBotId(input: string): Parsed<string> {
+  const value = input.trim();
+  if (/^[0-9]+:[A-Za-z0-9_-]{20,}$/.test(value)) {
+    return {
+      ok: false,
+      error:
+        "That is the bot's token, which controls the bot: never send it anywhere. Send only the number before the " +
+        '":" (the bot\'s id), and if the token was shared, revoke it with @BotFather (/revoke).',
+    };
+  }
+  if (!BOT_ID.test(value) || !Number.isSafeInteger(Number(value))) {
+    return {
+      ok: false,
+      error:
+        'The bot\'s id is a number such as 7012345678: the part before ":" in the token @BotFather gave (send only ' +
+        'that part).',
+    };
+  }
+  return { ok: true, value };
+}
+
 /** Accepts a bare host or a URL and keeps the host (lowercase, punycode). IPs are refused. */
 export function parseDomain(input: string, options: { allowLocalhost: boolean }): Parsed<string> {
   const trimmed = input.trim();

@@ -22,7 +22,9 @@ export type RegistryErrorCode =
   | 'key_not_found'
   | 'key_ambiguous'
   | 'key_revoked'
-  | 'key_limit';
+  | 'key_limit'
+  // a person owns as many apps as they may (MAX_APPS_PER_OWNER, or what an administrator set)
+  | 'app_limit';
 
 export class RegistryError extends Error {
   constructor(

@@ -8,6 +8,7 @@ import { type AppRecord, type AppRow, type AuthorizedApp, toRecord, WITH_ACTIVE_
 import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 import { allows, refusal, type AppRole, type MemberRole, type Permission } from './policy.ts';
 import { RegistryError } from './registry-error.ts';
+import { OwnerLimits } from './owner-limits.ts';
 
 export type { AppRecord } from './app-record.ts';
 export { RegistryError, type RegistryErrorCode } from './registry-error.ts';
@@ -35,8 +36,15 @@ export interface QuotaOverrides {
 export interface NewApp {
   appName: string;
   bot: string;
+  /** the bot's numeric id (decimal digits): Telegram signs the app's launches for it; absent: given later */
+  botId?: string | null;
   domains: string[];
   ownerTelegramId?: string;
+}
+
+export interface RegistryOptions {
+  /** apps one person may own unless an administrator raised their limit (MAX_APPS_PER_OWNER) */
+  maxAppsPerOwner?: number;
 }
 
 export interface AppFilter {
@@ -54,6 +62,9 @@ const notFound = (name: string | number) =>
   );
 
 export class TokenRegistry {
+  /** how many apps one person may own */
+  readonly limits: OwnerLimits;
+
   constructor(
     private readonly prisma: PrismaClient,
     /** the service's keys: credentials' checksums, owners' keyed hashes */
@@ -62,7 +73,10 @@ export class TokenRegistry {
     private readonly onTokenChanged: (hash: string) => void = () => {},
     /** told when an app row is gone, so its events and rollups are purged (src/events/lifecycle/deleted-app-purge.ts) */
     private readonly onAppDeleted: () => void = () => {},
-  ) {}
+    options: RegistryOptions = {},
+  ) {
+    this.limits = new OwnerLimits(prisma, (telegramId) => this.ownerKey(telegramId), options.maxAppsPerOwner);
+  }
 
   private newToken(): string {
     return generateToken(this.secrets.key(TOKEN_CHECKSUM_PURPOSE));
@@ -76,6 +90,8 @@ export class TokenRegistry {
     const token = this.newToken();
     const taken = new RegistryError('app_exists', `The app name "${input.appName}" is already taken.`);
     if (await this.prisma.app.findUnique({ where: { appName: input.appName }, select: { id: true } })) throw taken;
+    const ownerKey = input.ownerTelegramId === undefined ? null : this.ownerKey(input.ownerTelegramId);
+    if (ownerKey !== null && !actor.isAdmin) await this.limits.check(ownerKey);
     let created: AppRow;
     try {
       created = await this.prisma.app.create({
@@ -83,10 +99,16 @@ export class TokenRegistry {
         data: {
           appName: input.appName,
           bot: input.bot,
+          botId: input.botId ? BigInt(input.botId) : null,
           domains: input.domains,
-          ownerKey: input.ownerTelegramId === undefined ? null : this.ownerKey(input.ownerTelegramId),
+          ownerKey,
           tokens: { create: tokenRow(token) },
-          audit: { create: this.auditEntry(actor, 'app.create', input.appName, { domains: input.domains }) },
+          audit: {
+            create: this.auditEntry(actor, 'app.create', input.appName, {
+              domains: input.domains,
+              bot_id: input.botId ?? null,
+            }),
+          },
         },
       });
     } catch (error) {
@@ -184,6 +206,47 @@ export class TokenRegistry {
       'app.domain.remove',
       domain,
     );
+  }
+
+  /**
+   * Sets or changes the id of the app's bot (null: forgets it), which Telegram signs the app's launches for. Launches
+   * checked from then on use it; those stored before keep their verdict.
+   */
+  async setBotId(appName: string, botId: string | null, actor: Actor): Promise<AppRecord> {
+    const app = await this.authorized({ appName }, actor, 'manage-domains');
+    await this.prisma.$transaction([
+      this.prisma.app.update({ where: { id: app.id }, data: { botId: botId === null ? null : BigInt(botId) } }),
+      this.prisma.auditLog.create({
+        data: {
+          ...this.auditEntry(actor, 'app.bot_id', app.appName, { bot_id: botId, admin: app.role === 'administrator' }),
+          appId: app.id,
+        },
+      }),
+    ]);
+    await this.tokensChanged(app.id);
+    return this.getApp(app.appName, actor);
+  }
+
+  /**
+   * The id the app's own bot reported with a server key (the grammY middleware's ctx.me.id): kept when the app has
+   * none yet, never replacing one its owner gave. True when it was kept.
+   */
+  async reportBotId(appId: number, botId: string): Promise<boolean> {
+    const kept = await this.prisma.app.updateMany({
+      where: { id: appId, botId: null },
+      data: { botId: BigInt(botId) },
+    });
+    if (kept.count === 0) return false;
+    const detail = { bot_id: botId, reported_by: 'server key' };
+    await this.prisma.auditLog.create({ data: { surface: 'server-key', action: 'app.bot_id', appId, detail } });
+    await this.tokensChanged(appId);
+    return true;
+  }
+
+  /** the app's active tokens' grants changed: caches drop them at once */
+  private async tokensChanged(appId: number): Promise<void> {
+    const tokens = await this.prisma.token.findMany({ where: { appId, revokedAt: null }, select: { hash: true } });
+    tokens.forEach((token) => this.onTokenChanged(token.hash));
   }
 
   /**
@@ -323,7 +386,7 @@ export class TokenRegistry {
     return memberRole ?? null;
   }
 
-  private auditEntry(actor: Actor, action: string, appName: string, detail?: object) {
+  private auditEntry(actor: Actor, action: string, appName: string | null, detail?: object) {
     return {
       surface: actor.surface,
       actorKey: actor.telegramId === undefined ? null : this.ownerKey(actor.telegramId),

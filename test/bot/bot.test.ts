@@ -107,6 +107,7 @@ describe('new token dialog', () => {
       appId: 1,
       appName: 'carol_shop',
       bot: '@carol_shop_bot',
+      botId: null,
       domains: ['carol.example.com'],
       ownerKey: null,
       createdAt: new Date(),

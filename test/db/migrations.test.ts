@@ -6,7 +6,8 @@ import { applyMigrations, MIGRATIONS_DIR } from '../../src/db/migrate.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { chunksOf, encodeRequestPostings, entryBytes } from '../../src/events/write/funnel-posting-format.ts';
 import { BatchPostings } from '../../src/events/write/batch-postings.ts';
-import { EVENT_COLUMN_NAMES, EVENT_TUPLE, encodeEventRow } from '../../src/events/write/event-columns.ts';
+import { JsonTuple } from '../../src/db/json-tuples.ts';
+import { EVENT_COLUMNS, encodeEventRow } from '../../src/events/write/event-columns.ts';
 import { eventRow } from '../helpers/events.ts';
 import { tempDir } from '../helpers/service.ts';
 import { BARE_BACKENDS } from '../helpers/stores.ts';
@@ -210,9 +211,12 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
         props: { custom_data: { name: 7 } },
       }),
     ];
+    // the events table's columns before the launch checks came
+    const columns = EVENT_COLUMNS.slice(0, EVENT_COLUMNS.findIndex((column) => column.name === 'launch_check'));
+    const names = columns.map((column) => column.name).join(', ');
     for (const row of rows)
       await sql.query(
-        `INSERT INTO events (${EVENT_COLUMN_NAMES}) SELECT ${EVENT_TUPLE.select('r')} FROM (SELECT $1::jsonb AS r) AS row`,
+        `INSERT INTO events (${names}) SELECT ${new JsonTuple(columns).select('r')} FROM (SELECT $1::jsonb AS r) AS row`,
         [JSON.stringify(encodeEventRow(row))],
       );
 

@@ -1,6 +1,7 @@
 // Revenue on both engines: a seeded data set of Mini App purchases (with the app's token: register-invoice and the
-// official client's purchase-* events) and bot payments and refunds (with a server key), read back through
-// GET /api/v1/apps/{app}/revenue and compared with answers worked out by hand, figure by figure and source by source.
+// official client's purchase-* events, in sessions whose launch Telegram signed) and bot payments and refunds (with a
+// server key), read back through GET /api/v1/apps/{app}/revenue and compared with answers worked out by hand, figure
+// by figure and source by source; then a hostile page holding the public token reprices, inflates and floods.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays } from '../../src/events/days.ts';
@@ -8,6 +9,10 @@ import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { launchSigner } from '../helpers/telegram-launch.ts';
+
+const signer = launchSigner();
+const BOT_ID = 6_100_200_300;
 
 const today = new Date().toISOString().slice(0, 10);
 const dayA = addDays(today, -2);
@@ -32,11 +37,32 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
 
   /** an app seeded with the data set below; how to post more of its Mini App's events and read its revenue */
   async function seedShop(app: string) {
-    const token = await service.createApp(app);
+    const { token } = await service.services.registry.createApp(
+      { appName: app, bot: '@shop_test_bot', botId: String(BOT_ID), domains: ['app.example.com'] },
+      OPERATOR,
+    );
     const { key: serverKey } = await service.services.serverKeys.create(app, OPERATOR);
     const { key: readKey } = await service.services.readKeys.create(app, OPERATOR);
+    /** each user's one launch, signed by Telegram: their page's events carry its session */
+    const sessions = new Map<number, string>();
     const client = (user: number, name: string, day: string, minutes: number, extra: Record<string, unknown> = {}) =>
-      makeEvent(app, { user_id: user, event_name: name, client_timestamp: at(day, minutes), ...extra });
+      makeEvent(app, {
+        user_id: user,
+        event_name: name,
+        client_timestamp: at(day, minutes),
+        session_id: sessions.get(user) ?? crypto.randomUUID(),
+        ...extra,
+      });
+    /** the user's launch, verified: later events of theirs come in its session */
+    const launch = (user: number) => {
+      const sessionId = crypto.randomUUID();
+      sessions.set(user, sessionId);
+      return makeEvent(app, {
+        user_id: user,
+        session_id: sessionId,
+        init_data: signer.sign({ botId: BOT_ID, user: { id: user, first_name: 'Buyer' } }),
+      });
+    };
     const bot = (user: number, name: string, day: string, minutes: number, data: Record<string, unknown>) =>
       makeEvent(app, {
         user_id: user,
@@ -60,9 +86,10 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       client(user, 'purchase-init', day, minutes, { slug }),
       client(user, outcome, day, minutes + 1, { slug }),
     ];
+    await fromPage([1, 3, 4, 5, 6, 7, 8, 10, 90, 91].map(launch));
     await fromPage([
       // gold was registered long before the period, by another user's launch; registered again later at another
-      // price, which does not reprice a purchase made before
+      // price, which does not reprice it
       client(90, 'register-invoice', addDays(today, -10), 0, invoice('gold', 100, 'gold-pack')),
       client(91, 'register-invoice', today, 0, invoice('gold', 120, 'gold-pack')),
       client(3, 'register-invoice', dayB, 0, invoice('silver', 50, 'silver-pack')),
@@ -103,14 +130,14 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       { origin: null, headers: { authorization: `Bearer ${serverKey}` } },
     );
     expect(fromBot.status, fromBot.text).toBe(201);
-    return { client, fromPage, revenue };
+    return { client, launch, fromPage, revenue, serverKey };
   }
   type Shop = Awaited<ReturnType<typeof seedShop>>;
 
   beforeAll(async () => {
     const backend = await open();
     drop = backend.drop;
-    service = await startTestService(backend.env);
+    service = await startTestService({ ...backend.env, TELEGRAM_PUBLIC_KEY: signer.publicKeyHex });
     shop = await seedShop('shop_app');
     const otherToken = await service.createApp('other_shop');
     // another app's invoice of the same slug and purchases count for it alone
@@ -147,6 +174,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       purchase_success: 6,
       purchase_success_unpriced: 3, // 4 (never registered), 7 (not registered yet), 8 (USD)
       conversion: 6 / 8,
+      unverified: { stars: 0, payments: 0, purchase_success: 0, paying_users: 0 },
       days: [
         {
           day: dayA,
@@ -208,6 +236,56 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
     expect(await late.revenue(dayA, dayA)).toMatchObject({ stars_from_bot: 50, stars_from_mini_app: 100 });
   });
 
+  it('keeps every figure as the real purchases make it against a hostile page: repriced slugs, 1,000 prices, 5,000 made-up buyers', async () => {
+    // a shop of its own: the attack's events would change the figures the other tests read
+    const hostile = await seedShop('hostile_shop');
+    await service.loaded();
+    const before = await hostile.revenue(dayA, today);
+    expect(before).toMatchObject({ stars_from_mini_app: 100, paying_users: 8, conversion: 6 / 8 });
+    // a real Telegram account of the attacker's, opening the app for real: its session is verified
+    await hostile.fromPage([hostile.launch(95)]);
+    await hostile.fromPage([
+      // reprice gold upwards and into another currency, from made-up users and from the real account
+      hostile.client(500, 'register-invoice', today, 30, invoice('gold', 1_000_000_000, 'gold-pack')),
+      hostile.client(501, 'register-invoice', today, 31, invoice('gold', 100, 'gold-pack', 'USD')),
+      hostile.client(95, 'register-invoice', today, 32, invoice('gold', 1_000_000_000, 'gold-pack')),
+      hostile.client(95, 'register-invoice', today, 33, invoice('gold', 100, 'gold-pack', 'EUR')),
+      // an invoice of 1,000 prices of a billion Stars, and a purchase of it
+      hostile.client(502, 'register-invoice', today, 34, {
+        ...invoice('diamond', 0, 'diamond-pack'),
+        prices: Array.from({ length: 1_000 }, (_, i) => ({ label: `part ${i}`, amount: 1_000_000_000 })),
+      }),
+      ...['purchase-init', 'purchase-success'].map((name) => hostile.client(502, name, today, 35, { slug: 'diamond' })),
+    ]);
+    // 5,000 made-up buyers of gold, 50 a request (100 events), within the rate limit
+    for (let request = 0; request < 100; request++) {
+      const buyers = Array.from({ length: 50 }, (_, i) => 10_000 + request * 50 + i);
+      await hostile.fromPage(
+        buyers.flatMap((user) =>
+          ['purchase-init', 'purchase-success'].map((name) => hostile.client(user, name, today, 40, { slug: 'gold' })),
+        ),
+      );
+    }
+    await service.loaded();
+    const after = await hostile.revenue(dayA, today);
+    const { unverified, ...figures } = after;
+    const { unverified: _none, ...figuresBefore } = before;
+    expect(figures).toEqual(figuresBefore);
+    // what the pages reported is shown apart: 5,000 purchases of gold at its first price, and the diamond unpriced
+    expect(unverified).toEqual({ stars: 500_000, payments: 5_000, purchase_success: 5_001, paying_users: 5_001 });
+    // a real purchase of gold after the attack still counts at gold's first price
+    await hostile.fromPage(
+      ['purchase-init', 'purchase-success'].map((name) => hostile.client(95, name, today, 50, { slug: 'gold' })),
+    );
+    await service.loaded();
+    expect(await hostile.revenue(dayA, today)).toMatchObject({
+      stars_from_mini_app: 200,
+      payments_from_mini_app: 2,
+      paying_users: 9,
+      conversion: 7 / 9,
+    });
+  });
+
   it('keeps the payments of the users first seen with the filter, of none when nobody was', async () => {
     // every buyer launched from tdesktop with Premium
     const all = await shop.revenue(dayA, today);
@@ -255,6 +333,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       purchase_success: 0,
       purchase_success_unpriced: 0,
       conversion: null,
+      unverified: { stars: 0, payments: 0, purchase_success: 0, paying_users: 0 },
       days: [],
     });
     const refused = await fetch(`${service.url}/api/v1/apps/shop_app/revenue`);

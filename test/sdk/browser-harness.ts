@@ -96,6 +96,8 @@ export interface LaunchOptions {
   platform?: string;
   version?: string;
   startParam?: string;
+  /** the launch data as Telegram signed it (test/helpers/telegram-launch.ts); default: unsigned data of the user */
+  initData?: string;
 }
 
 export const TEST_USER: TelegramUser = {
@@ -117,7 +119,7 @@ export function launchHash(options: LaunchOptions = {}): string {
   });
   if (options.startParam) data.set('start_param', options.startParam);
   const params = new URLSearchParams({
-    tgWebAppData: data.toString(),
+    tgWebAppData: options.initData ?? data.toString(),
     tgWebAppVersion: options.version ?? '8.0',
     tgWebAppPlatform: options.platform ?? 'tdesktop',
     tgWebAppThemeParams: JSON.stringify({

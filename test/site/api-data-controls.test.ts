@@ -137,6 +137,7 @@ describe("erasing a user's data in the site API", () => {
         daily_users: 1,
         app_users: 1,
         wallet_users: 0,
+        verified_sessions: 0,
         funnel_postings: 2,
       },
       complete: true,

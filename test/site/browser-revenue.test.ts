@@ -1,7 +1,8 @@
-// Server keys and revenue in Chromium: the owner makes a server key in the Analytics section (shown once), the
-// app's bot sends a /start with a campaign and a Stars payment with it, the Mini App that purchase and one more, and
-// the dashboard's revenue card shows the Stars by source, the paying user and the client's purchase conversion, and
-// gives the Stars to the campaign of the /start.
+// Server keys and revenue in Chromium: the owner makes a server key in the Analytics section (shown once) and gives
+// the app its bot's id, the app's bot sends a /start with a campaign and a Stars payment with it, the Mini App (in a
+// launch Telegram signed) that purchase and one more, a made-up buyer one more, and the dashboard's revenue card shows
+// the Stars by source, the paying user and the purchase conversion, the made-up purchase apart and not added, and gives
+// the Stars to the campaign of the /start.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
@@ -9,10 +10,11 @@ import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
 import { create, startSiteApi } from './api-harness.ts';
-import { chromiumAvailable, launchChromium, type SiteClient } from './site-harness.ts';
+import { chromiumAvailable, launchChromium, SITE_LAUNCHES, type SiteClient } from './site-harness.ts';
 
 const APP = 'alice_stars';
 const BUYER = 730001234;
+const BOT_ID = 7_300_400_500;
 
 describe.runIf(chromiumAvailable())('server keys and revenue in the browser', () => {
   let service: TestService;
@@ -82,17 +84,34 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
       currency: 'XTR',
       prices: [{ label: slug, amount }],
     });
+    // the app's bot's id, so that Telegram's signature on the buyer's launch checks
+    expect((await alice.post(`/api/apps/${APP}/bot-id`, { bot_id: String(BOT_ID) })).json).toMatchObject({
+      bot_id: String(BOT_ID),
+    });
+    const launch = crypto.randomUUID();
     const fromApp = await postEvents(
       service.url,
       [
+        { init_data: SITE_LAUNCHES.sign({ botId: BOT_ID, user: { id: BUYER, first_name: 'Buyer' } }) },
         invoice('gold', 250),
         invoice('silver', 100),
-        ...['purchase-init', 'purchase-init', 'purchase-success'].map((name) => ({ event_name: name, slug: 'gold' })),
+        invoice('bronze', 10),
+        ...['purchase-init', 'purchase-success'].map((name) => ({ event_name: name, slug: 'gold' })),
         ...['purchase-init', 'purchase-success'].map((name) => ({ event_name: name, slug: 'silver' })),
-      ].map((event) => makeEvent(APP, { user_id: BUYER, start_param: 'spring', ...event })),
+        { event_name: 'purchase-init', slug: 'bronze' },
+      ].map((event) => makeEvent(APP, { user_id: BUYER, start_param: 'spring', session_id: launch, ...event })),
       { token, origin: 'https://alice-stars.example.com' },
     );
     expect(fromApp.status, fromApp.text).toBe(201);
+    // anyone with the public token: a buyer Telegram never signed a launch of
+    const madeUp = await postEvents(
+      service.url,
+      ['purchase-init', 'purchase-success'].map((name) =>
+        makeEvent(APP, { user_id: 999_000_111, event_name: name, slug: 'silver' }),
+      ),
+      { token, origin: 'https://alice-stars.example.com' },
+    );
+    expect(madeUp.status, madeUp.text).toBe(201);
 
     await page.goto(`/analytics/${APP}`);
     const card = page.locator('#revenue');
@@ -102,7 +121,10 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
     expect(figures).toContain('Purchases started → paid3 → 2');
     expect(figures).toContain('Conversion66.7');
     expect(await card.locator('#revenue-sources').textContent()).toContain(
-      'Stars paid: 250 from the bot · 100 from the Mini App',
+      'Stars paid: 250 confirmed by the bot · 100 reported by the Mini App in sessions Telegram signed',
+    );
+    expect(await card.locator('#revenue-unverified').textContent()).toContain(
+      'Not counted: pages in sessions Telegram did not sign reported 1 purchase (100 Stars',
     );
     expect(await card.locator('table').textContent()).toContain('350250100');
     // the campaign that brought the buyer (their /start payload) gets the Stars they paid in the bot

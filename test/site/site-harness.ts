@@ -3,6 +3,7 @@
 // them, and a tiny HTTP client that keeps the session cookie and sends writes like the site's pages do.
 import crypto from 'node:crypto';
 import { sign } from '@telegram-apps/init-data-node';
+import { launchSigner } from '../helpers/telegram-launch.ts';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { parseJsonOrUndefined } from '../helpers/events.ts';
@@ -22,8 +23,14 @@ export interface TelegramUser {
 }
 
 /** the real service, with the site told the bot's username (so /login renders the Login Widget) */
+/** the key the site suites' launches are signed with (Telegram's, as far as the service knows) */
+export const SITE_LAUNCHES = launchSigner();
+
 export function startSiteService(env: Record<string, string> = {}): Promise<TestService> {
-  return startTestService({ BOT_TOKEN, ...env }, { site: { botUsername: () => BOT_USERNAME } });
+  return startTestService(
+    { BOT_TOKEN, TELEGRAM_PUBLIC_KEY: SITE_LAUNCHES.publicKeyHex, ...env },
+    { site: { botUsername: () => BOT_USERNAME } },
+  );
 }
 
 /** Telegram Login Widget data: every field but hash, as strings; hash = HMAC-SHA256(SHA256(token), sorted "k=v" lines) */

@@ -5,7 +5,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { TokenCache, type TokenGrant } from '../../src/tokens/cache.ts';
 import { hashToken } from '../../src/tokens/format.ts';
 
-const grant = (active = true): TokenGrant => ({ appId: 1, appName: 'app', domains: ['a.example'], active });
+const grant = (active = true): TokenGrant => ({
+  appId: 1,
+  appName: 'app',
+  domains: ['a.example'],
+  botId: null,
+  active,
+});
 
 function harness() {
   let now = 0;

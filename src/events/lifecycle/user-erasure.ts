@@ -25,6 +25,7 @@ export interface ErasedRows {
   daily_users: number;
   app_users: number;
   wallet_users: number;
+  verified_sessions: number;
   /** the user's events taken out of the funnel postings */
   funnel_postings: number;
 }

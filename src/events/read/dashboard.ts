@@ -6,6 +6,7 @@ import { addDays, eachDay } from '../days.ts';
 import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
 import { FUNNEL, FUNNEL_STEP_BITS } from '../wallet-funnel.ts';
 import { ratio } from '../ratio.ts';
+import { verifiedUsers } from './launch-checks.ts';
 
 export interface Period {
   /** first and last UTC day, inclusive, as YYYY-MM-DD */
@@ -24,7 +25,8 @@ export interface DayRow {
 
 export interface Dashboard {
   period: Period;
-  totals: { events: number; users: number; sessions: number };
+  /** verifiedUsers: of the users, those with a launch Telegram signed (src/events/read/launch-checks.ts) */
+  totals: { events: number; users: number; verifiedUsers: number; sessions: number };
   days: DayRow[];
   eventNames: { name: string; events: number }[];
   /** sessions that reached a step having taken every step before it (rates from those), and the step's events */
@@ -94,7 +96,7 @@ export class RollupReader {
   constructor(private readonly sql: SqlReader) {}
 
   async dashboard(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Dashboard> {
-    const [counts, stats, dimensions, users, [reached]] = await (isFiltered(filter)
+    const [counts, stats, dimensions, users, [reached], verifiedUsers] = await (isFiltered(filter)
       ? this.fromEvents(appId, period, filter)
       : this.fromRollups(appId, period));
     const days = new Map(
@@ -124,6 +126,7 @@ export class RollupReader {
       totals: {
         events: dayRows.reduce((sum, day) => sum + day.events, 0),
         users,
+        verifiedUsers,
         sessions: dayRows.reduce((sum, day) => sum + day.sessions, 0),
       },
       days: dayRows,
@@ -176,6 +179,7 @@ export class RollupReader {
           args,
         ),
       ),
+      verifiedUsers(this.sql, appId, period),
     ]);
   }
 
@@ -224,6 +228,12 @@ export class RollupReader {
           params,
         ),
       ),
+      // the users of the kept events in sessions Telegram signed
+      this.sql
+        .query<{ users: number }>(
+          ...named(`SELECT count(DISTINCT user_key)::int AS users ${kept} AND ${eventColumns().verified}`, params),
+        )
+        .then(([row]) => row?.users ?? 0),
     ]);
   }
 

@@ -1,6 +1,7 @@
-// The filter every card of the dashboard and every read API answer takes: platform, language, premium and campaign.
-// Cards counting events keep the events launched with those attributes; cards counting users by their first day
-// (retention cohorts, campaigns, new users) keep the users first seen with them.
+// The filter every card of the dashboard and every read API answer takes: platform, language, premium, campaign, and
+// verified traffic (sessions whose launch Telegram signed). Cards counting events keep the events launched with those
+// attributes (in a verified session, or not); cards counting users by their first day (retention cohorts, campaigns,
+// new users) keep the users first seen with them (with a verified launch, or without any).
 import { param } from '../../db/named-sql.ts';
 import { ROLLUP_TEXT_LENGTH, rollupText } from '../custom-events.ts';
 
@@ -11,11 +12,16 @@ export interface Filter {
   premium?: boolean;
   /** the launch's start_param */
   campaign?: string;
+  /** true: only traffic Telegram signed (verified sessions, verified users); false: only the rest */
+  verified?: boolean;
 }
 
 export const NO_FILTER: Filter = {};
 
-export const FILTER_KEYS = ['platform', 'language', 'premium', 'campaign'] as const;
+export const FILTER_KEYS = ['platform', 'language', 'premium', 'campaign', 'verified'] as const;
+
+/** the keys whose value is true or false */
+const BOOLEAN_KEYS: ReadonlySet<string> = new Set(['premium', 'verified']);
 
 export function isFiltered(filter: Filter): boolean {
   return FILTER_KEYS.some((key) => filter[key] !== undefined);
@@ -27,16 +33,19 @@ interface FilterColumns {
   language: string;
   premium: string;
   campaign: string;
+  verified: string;
 }
 
-/** the launch attributes of events (alias: the events table's) */
-export function eventColumns(alias = ''): FilterColumns {
-  const at = alias ? `${alias}.` : '';
+/** the launch attributes of events (alias: the events table's, or its name) */
+export function eventColumns(alias = 'events'): FilterColumns {
+  const at = `${alias}.`;
   return {
     platform: rollupText(`${at}platform`),
     language: rollupText(`${at}locale`),
     premium: `${at}is_premium`,
     campaign: rollupText(`${at}start_param`),
+    // the page's events of a session whose launch Telegram signed (a server key's are its sender's word)
+    verified: `(${at}sent_by_server IS NOT TRUE AND EXISTS (SELECT 1 FROM verified_sessions v WHERE v.app_id = ${at}app_id AND v.session_id = ${at}session_id))`,
   };
 }
 
@@ -47,6 +56,8 @@ export function firstSeenColumns(alias: string): FilterColumns {
     language: rollupText(`${alias}.locale`),
     premium: `coalesce(${alias}.is_premium, false)`,
     campaign: rollupText(`${alias}.campaign`),
+    // a user with a launch Telegram signed
+    verified: `EXISTS (SELECT 1 FROM verified_sessions v WHERE v.app_id = ${alias}.app_id AND v.user_key = ${alias}.user_key)`,
   };
 }
 
@@ -61,7 +72,7 @@ export function filterConditions(filter: Filter, columns: FilterColumns): string
   let sql = '';
   for (const key of FILTER_KEYS) {
     if (filter[key] === undefined) continue;
-    sql += ` AND ${columns[key]} = ${param(filterParam(key))}${key === 'premium' ? '::bool' : ''}`;
+    sql += ` AND ${columns[key]} = ${param(filterParam(key))}${BOOLEAN_KEYS.has(key) ? '::bool' : ''}`;
   }
   return sql;
 }
@@ -79,15 +90,20 @@ export function filterValues(filter: Filter): Record<string, unknown> {
 
 export type FilterQuery = Partial<Record<(typeof FILTER_KEYS)[number], string>>;
 
-/** platform, language, campaign (text) and premium (true or false) from a query; absent or empty: not filtered on */
+/**
+ * platform, language, campaign (text), premium and verified (true or false) from a query; absent or empty: not
+ * filtered on
+ */
 export function parseFilter(query: FilterQuery): { ok: true; value: Filter } | { ok: false; error: string } {
   const filter: Filter = {};
   for (const key of FILTER_KEYS) {
     const value = query[key];
     if (value === undefined || value === '') continue;
-    if (key !== 'premium') filter[key] = value;
-    else if (value === 'true' || value === 'false') filter.premium = value === 'true';
-    else return { ok: false, error: 'The query parameter "premium" must be "true" or "false".' };
+    if (key === 'premium' || key === 'verified') {
+      if (value !== 'true' && value !== 'false')
+        return { ok: false, error: `The query parameter "${key}" must be "true" or "false".` };
+      filter[key] = value === 'true';
+    } else filter[key] = value;
   }
   return { ok: true, value: filter };
 }

@@ -165,6 +165,20 @@ async function stepEvents(
   return step.property === undefined ? events : withProperty(reading.sql, reading.appId, step, events);
 }
 
+/**
+ * The app's persons with a launch Telegram signed, as the postings name them (16 bytes as latin1): its verified users,
+ * or its verified sessions
+ */
+async function verifiedPersons(sql: SqlReader, appId: number, by: FunnelQuery['by']): Promise<Set<string>> {
+  const rows = await sql.query<{ person: Uint8Array }>(
+    by === 'user'
+      ? 'SELECT DISTINCT user_key AS person FROM verified_sessions WHERE app_id = $1'
+      : 'SELECT uuid_send(session_id) AS person FROM verified_sessions WHERE app_id = $1',
+    [appId],
+  );
+  return new Set(rows.map((row) => Buffer.from(row.person).toString('latin1')));
+}
+
 /** the median as PostgreSQL's percentile_cont(0.5) computes it */
 function median(values: number[]): number | null {
   if (values.length === 0) return null;
@@ -198,7 +212,9 @@ export async function readOwnerFunnel(
 
   /** per person of the previous step, the events they took so far */
   let reached = new Map<string, PostingEvent[]>();
+  const verified = filter.verified === undefined ? undefined : await verifiedPersons(sql, appId, query.by);
   const keepFirst = (event: PostingEvent) => {
+    if (verified && verified.has(event.person) !== filter.verified) return;
     const taken = reached.get(event.person);
     if (!taken) reached.set(event.person, [event]);
     else if (byTime(event, taken[0]!) < 0) taken[0] = event;

@@ -28,6 +28,7 @@ import {
 import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './funnel-reader.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
 import { distinctUsers, type Period, STARTED_SESSIONS } from './dashboard.ts';
+import { verifiedUsers } from './launch-checks.ts';
 
 /** the deepest a cohort is followed, in days after its first */
 export const RETENTION_DAYS = 90;
@@ -43,6 +44,8 @@ export type { FunnelQuery, FunnelStepResult } from './funnel-reader.ts';
 export interface Summary {
   events: number;
   users: number;
+  /** of the users, those with a launch Telegram signed (src/events/read/launch-checks.ts) */
+  verified_users: number;
   sessions: number;
   new_users: number;
 }
@@ -99,7 +102,7 @@ export class InsightsReader {
   async summary(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Summary> {
     if (isFiltered(filter)) return this.filteredSummary(appId, period, filter);
     const args = { app: appId, from: period.from, to: period.to };
-    const [[totals], users, [fresh]] = await Promise.all([
+    const [[totals], users, [fresh], verified] = await Promise.all([
       this.sql.query<{ events: number; sessions: number }>(
         ...named(
           `SELECT (SELECT coalesce(sum(events), 0)::float8 FROM daily_event_counts
@@ -116,18 +119,21 @@ export class InsightsReader {
           args,
         ),
       ),
+      verifiedUsers(this.sql, appId, period),
     ]);
     return {
       events: totals?.events ?? 0,
       users,
+      verified_users: verified,
       sessions: totals?.sessions ?? 0,
       new_users: fresh?.new_users ?? 0,
     };
   }
 
   /**
-   * A filtered period's summary, from its events: users are those with an event the filter keeps; sessions those
-   * with such an event that started in the period, each counted once as without a filter.
+   * A filtered period's summary, from its events: users are those with an event the filter keeps (verified users:
+   * with such an event in a verified session); sessions those with such an event that started in the period, each
+   * counted once as without a filter.
    */
   private async filteredSummary(appId: number, period: Period, filter: Filter): Promise<Summary> {
     const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
@@ -135,15 +141,17 @@ export class InsightsReader {
     const onUsers = filterConditions(filter, firstSeenColumns('a'));
     const [row] = await this.sql.query<Summary>(
       ...named(
-        `WITH kept AS (SELECT user_key, session_id FROM events WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${onEvents})
+        `WITH kept AS (SELECT user_key, session_id, ${eventColumns().verified} AS verified FROM events
+                      WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${onEvents})
        SELECT (SELECT count(*) FROM kept)::float8 AS events, (SELECT count(DISTINCT user_key) FROM kept)::int AS users,
+              (SELECT count(DISTINCT user_key) FROM kept WHERE verified)::int AS verified_users,
               (SELECT count(*) FROM ${STARTED_SESSIONS})::int AS sessions,
               (SELECT count(*) FROM app_users a WHERE a.app_id = {{app}} AND a.first_day BETWEEN {{from}}::date AND {{to}}::date${onUsers})::int
                 AS new_users`,
         params,
       ),
     );
-    return row ?? { events: 0, users: 0, sessions: 0, new_users: 0 };
+    return row ?? { events: 0, users: 0, verified_users: 0, sessions: 0, new_users: 0 };
   }
 
   /** one cohort per day of the period with new users */

@@ -1,7 +1,8 @@
-// Revenue of an app over a period: Telegram Stars per day by source (the integrator's bot, the Mini App itself),
-// paying users and the conversion from purchase-init to purchase-success, read from the period's payment events by
-// name and the register-invoice events of their slugs (partial indexes hold those events alone, so the read stays
-// bounded by the payment events, never the app's whole traffic, and other events cost ingestion nothing).
+// Revenue of an app over a period: Telegram Stars per day by source (the integrator's bot, and the Mini App in sessions
+// whose launch Telegram signed), paying users and the conversion from purchase-init to purchase-success, read from the
+// period's payment events by name and the register-invoice events of their slugs (partial indexes hold those events
+// alone, so the read stays bounded by the payment events, never the app's whole traffic). What a page reported in a
+// session Telegram did not sign is shown apart, never added: a page holds the app's public token, so anyone can send it.
 import { named } from '../../db/named-sql.ts';
 import type { SqlReader } from '../../db/sql.ts';
 import { type Filter, filterConditions, filterValues, firstSeenColumns, NO_FILTER } from './filters.ts';
@@ -13,16 +14,16 @@ export const STARS = 'XTR';
 
 export interface RevenueDay {
   day: string;
-  /** Stars paid that day (both sources) less Stars refunded that day (refunded-payment) */
+  /** Stars paid that day (the bot's, and the Mini App's in verified sessions) less Stars refunded that day */
   stars: number;
   /** Stars of that day's successful-payment events, sent by the integrator's bot */
   stars_from_bot: number;
-  /** Stars of that day's purchase-success events priced by their register-invoice, which the bot did not report */
+  /** Stars of that day's purchase-success events in verified sessions, priced by their invoice, the bot not reporting them */
   stars_from_mini_app: number;
   /** payments in Stars that day, both sources */
   payments: number;
   refunds: number;
-  /** distinct users with a successful-payment or a purchase-success that day */
+  /** distinct users with a successful-payment or a purchase-success in a verified session that day */
   paying_users: number;
 }
 
@@ -36,7 +37,7 @@ export interface Revenue {
   stars_refunded: number;
   /** Stars of the successful-payment events (from the integrator's bot, with a server key) */
   stars_from_bot: number;
-  /** Stars of the purchase-success events priced by the register-invoice of their slug, less those the bot reported */
+  /** Stars of the purchase-success events of verified sessions, priced by their invoice, less those the bot reported */
   stars_from_mini_app: number;
   /** payments_from_bot + payments_from_mini_app */
   payments: number;
@@ -45,22 +46,34 @@ export interface Revenue {
   /** purchase-success events counted in stars_from_mini_app */
   payments_from_mini_app: number;
   refunds: number;
-  /** distinct users of the period with a successful-payment or a purchase-success */
+  /** distinct users of the period with a successful-payment or a purchase-success in a verified session */
   paying_users: number;
-  /** the official client's purchase events of the period */
+  /** the official client's purchase events of the period, in verified sessions */
   purchase_init: number;
   purchase_success: number;
-  /** purchase-success events whose slug has no register-invoice in Stars: purchases, never Stars */
+  /** purchase-success events of verified sessions without a price in Stars (no XTR invoice of one price): never Stars */
   purchase_success_unpriced: number;
-  /** purchase_success / purchase_init; null without any purchase-init */
+  /**
+   * of the invoices opened in verified sessions (a session and a slug with a purchase-init), the share that a
+   * purchase-success of the same session followed; null without any
+   */
   conversion: number | null;
-  /** the days with any payment event, in order */
+  /** reported by pages in sessions Telegram did not sign: shown apart, never added to the figures above */
+  unverified: {
+    /** Stars their purchase-success events would be, at the invoice's price */
+    stars: number;
+    /** their purchase-success events priced in Stars */
+    payments: number;
+    purchase_success: number;
+    /** distinct users with such a purchase-success */
+    paying_users: number;
+  };
+  /** the days with any counted payment event, in order */
   days: RevenueDay[];
 }
 
 /** the events of the partial index events_app_id_payment_day_idx: its predicate, character for character */
 export const PAYMENT_EVENT_NAMES = `('purchase-init', 'purchase-success', 'successful-payment', 'refunded-payment')`;
-const PAYER_NAMES = `('purchase-success', 'successful-payment')`;
 /** the event's amount when it is in Stars (validated at ingest: an integer), else 0 */
 const STARS_AMOUNT = `CASE WHEN props->'custom_data'->>'currency' = '${STARS}' AND jsonb_typeof(props->'custom_data'->'amount') = 'number'
   THEN (props->'custom_data'->>'amount')::numeric ELSE 0 END`;
@@ -73,45 +86,54 @@ const STARS_AMOUNT = `CASE WHEN props->'custom_data'->>'currency' = '${STARS}' A
 export const invoiceSlug = (alias: string) => `left(regexp_replace(${alias}.props->>'slug', '^.*[$/]', ''), 200)`;
 
 /**
- * The Stars an invoice (a register-invoice's props) asks: the sum of its prices when its currency is XTR and every
- * price is a whole number of Stars in range; null otherwise (another currency, or prices that cannot be read).
+ * The Stars an invoice (a register-invoice's props) asks: its one price when its currency is XTR and that price is a
+ * whole number of Stars in range (Telegram's own rule for Stars invoices: exactly one price); null otherwise (another
+ * currency, several prices, or a price that cannot be read).
  */
-const invoiceStars = (
-  props: string,
-) => `CASE WHEN ${props}->>'currency' = '${STARS}' AND jsonb_typeof(${props}->'prices') = 'array' THEN (
-    SELECT CASE WHEN count(*) > 0 AND count(amount) = count(*) AND bool_and(amount = trunc(amount) AND amount BETWEEN 0 AND ${MAX_PAYMENT_AMOUNT})
-      THEN sum(amount) END
-    FROM (SELECT CASE WHEN jsonb_typeof(price->'amount') = 'number' THEN (price->>'amount')::numeric END AS amount
-          FROM jsonb_array_elements(${props}->'prices') AS price) AS prices) END`;
+const invoiceStars = (props: string) => `CASE WHEN ${props}->>'currency' = '${STARS}'
+    AND jsonb_typeof(${props}->'prices') = 'array' AND jsonb_array_length(${props}->'prices') = 1
+    AND jsonb_typeof(${props}->'prices'->0->'amount') = 'number'
+    AND (${props}->'prices'->0->>'amount')::numeric = trunc((${props}->'prices'->0->>'amount')::numeric)
+    AND (${props}->'prices'->0->>'amount')::numeric BETWEEN 0 AND ${MAX_PAYMENT_AMOUNT}
+  THEN (${props}->'prices'->0->>'amount')::numeric END`;
+
+/** SQL: the event (alias) came from a page in a session whose launch Telegram signed for the app */
+export const inVerifiedSession = (alias: string) =>
+  `(${alias}.sent_by_server IS NOT TRUE AND EXISTS (SELECT 1 FROM verified_sessions v
+     WHERE v.app_id = ${alias}.app_id AND v.session_id = ${alias}.session_id))`;
 
 /** how far apart (either way) a Mini App purchase and the bot's successful-payment for it may be */
 export const SAME_PURCHASE_WITHIN = '1 day';
 
 type CountRow = { day: string; name: string; events: number; in_stars: number; stars: number };
 type PayerRow = { day: string | null; users: number };
-type MiniAppRow = { day: string | null; payments: number; stars: number; unpriced: number };
+type MiniAppRow = { day: string | null; verified: boolean; payments: number; stars: number; unpriced: number };
+type PurchaseRow = { verified: boolean; inits: number; successes: number; users: number };
+type ConversionRow = { opened: number; converted: number };
 
 /**
- * The period's purchase-success events by day, as Stars from the Mini App: each priced by the register-invoice of its
- * slug in the app (the latest at or before the purchase, else the first after it: an invoice may be registered long
- * before the period, or arrive after the purchase), unless the bot sent a successful-payment for the same purchase:
- * the same user, within SAME_PURCHASE_WITHIN, with the invoice's payload as invoice_payload (where either side has no
- * payload: the same Stars). A null day holds the purchases without a price in Stars, which count as purchases only.
+ * The period's purchase-success events by day and by whether their session is verified, as Stars from the Mini App:
+ * each priced by its slug's invoice in the app, the register-invoice received first in a verified session (wherever it
+ * falls in time; a later registration, a page's word, cannot reprice it), unless the bot sent a successful-payment for
+ * the same purchase: the same user, within SAME_PURCHASE_WITHIN, with the invoice's payload as invoice_payload (where
+ * either side has no payload: the same Stars). A null day holds the purchases without a price in Stars.
  */
 function miniAppSql(ofUsers: string): string {
-  const registered = `r.app_id = {{app}} AND r.event_name = 'register-invoice' AND ${invoiceSlug('r')} = s.slug`;
-  return `WITH priced AS MATERIALIZED (
-    SELECT s.day, s.user_key, s.occurred_at, invoice.stars, invoice.payload
-    FROM (SELECT day, user_key, occurred_at, ${invoiceSlug('events')} AS slug
-          FROM events WHERE app_id = {{app}} AND event_name = 'purchase-success' AND day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}) AS s
-    LEFT JOIN LATERAL (SELECT r.props FROM events r WHERE ${registered} AND r.occurred_at <= s.occurred_at
-                       ORDER BY r.occurred_at DESC LIMIT 1) AS earlier ON true
-    LEFT JOIN LATERAL (SELECT r.props FROM events r WHERE earlier.props IS NULL AND ${registered} AND r.occurred_at > s.occurred_at
-                       ORDER BY r.occurred_at LIMIT 1) AS later ON true
-    CROSS JOIN LATERAL (SELECT ${invoiceStars('coalesce(earlier.props, later.props)')} AS stars,
-                               coalesce(earlier.props, later.props)->>'payload' AS payload) AS invoice
+  return `WITH purchases AS MATERIALIZED (
+    SELECT e.day, e.user_key, e.occurred_at, ${invoiceSlug('e')} AS slug, ${inVerifiedSession('e')} AS verified
+    FROM events e WHERE e.app_id = {{app}} AND e.event_name = 'purchase-success'
+      AND e.day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}
+  ), invoices AS MATERIALIZED (
+    SELECT s.slug, first.props FROM (SELECT DISTINCT slug FROM purchases) s
+    CROSS JOIN LATERAL (SELECT r.props FROM events r
+                        WHERE r.app_id = {{app}} AND r.event_name = 'register-invoice' AND ${invoiceSlug('r')} = s.slug
+                          AND ${inVerifiedSession('r')}
+                        ORDER BY r.received_at, r.occurred_at, r.event_key LIMIT 1) first
+  ), priced AS MATERIALIZED (
+    SELECT p.day, p.user_key, p.occurred_at, p.verified, ${invoiceStars('i.props')} AS stars, i.props->>'payload' AS payload
+    FROM purchases p LEFT JOIN invoices i ON i.slug = p.slug
   )
-  SELECT day::text AS day, count(*)::int AS payments, sum(stars)::float8 AS stars, 0 AS unpriced
+  SELECT day::text AS day, verified, count(*)::int AS payments, sum(stars)::float8 AS stars, 0 AS unpriced
   FROM priced p
   WHERE stars IS NOT NULL AND NOT EXISTS (
     SELECT 1 FROM events b
@@ -123,9 +145,9 @@ function miniAppSql(ofUsers: string): string {
             THEN b.props->'custom_data'->>'invoice_payload' = p.payload
             ELSE b.props->'custom_data'->>'currency' = '${STARS}' AND CASE WHEN jsonb_typeof(b.props->'custom_data'->'amount') = 'number'
               THEN (b.props->'custom_data'->>'amount')::numeric = p.stars ELSE false END END)
-  GROUP BY day
+  GROUP BY day, verified
   UNION ALL
-  SELECT NULL, 0, 0, count(*)::int FROM priced WHERE stars IS NULL`;
+  SELECT NULL, verified, 0, 0, count(*)::int FROM priced WHERE stars IS NULL GROUP BY verified`;
 }
 
 export async function readRevenue(
@@ -141,14 +163,16 @@ export async function readRevenue(
   const ofUsers = onUsers
     ? ` AND user_key IN (SELECT a.user_key FROM app_users a WHERE a.app_id = {{app}}${onUsers})`
     : '';
-  const where = `app_id = {{app}} AND event_name IN ${PAYMENT_EVENT_NAMES} AND day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}`;
-  const [counts, payers, miniApp] = await Promise.all([
+  const inPeriod = `app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}`;
+  const fromBot = `${inPeriod} AND event_name IN ('successful-payment', 'refunded-payment')`;
+  const purchases = `${inPeriod} AND event_name IN ('purchase-init', 'purchase-success')`;
+  const [counts, payers, miniApp, purchaseCounts, [conversion]] = await Promise.all([
     sql.query<CountRow>(
       ...named(
         `SELECT day::text AS day, event_name AS name, count(*)::int AS events,
                 (count(*) FILTER (WHERE props->'custom_data'->>'currency' = '${STARS}'))::int AS in_stars,
                 coalesce(sum(${STARS_AMOUNT}), 0)::float8 AS stars
-         FROM events WHERE ${where} GROUP BY 1, 2`,
+         FROM events WHERE ${fromBot} GROUP BY 1, 2`,
         params,
       ),
     ),
@@ -156,12 +180,33 @@ export async function readRevenue(
     sql.query<PayerRow>(
       ...named(
         `SELECT day::text AS day, count(DISTINCT user_key)::int AS users
-         FROM events WHERE ${where} AND event_name IN ${PAYER_NAMES}
+         FROM events e WHERE ${inPeriod} AND (event_name = 'successful-payment'
+           OR (event_name = 'purchase-success' AND ${inVerifiedSession('e')}))
          GROUP BY GROUPING SETS ((day), ())`,
         params,
       ),
     ),
     sql.query<MiniAppRow>(...named(miniAppSql(ofUsers), params)),
+    sql.query<PurchaseRow>(
+      ...named(
+        `SELECT verified, count(*) FILTER (WHERE event_name = 'purchase-init')::int AS inits,
+                count(*) FILTER (WHERE event_name = 'purchase-success')::int AS successes,
+                count(DISTINCT user_key) FILTER (WHERE event_name = 'purchase-success')::int AS users
+         FROM (SELECT event_name, user_key, ${inVerifiedSession('e')} AS verified FROM events e WHERE ${purchases}) p
+         GROUP BY verified`,
+        params,
+      ),
+    ),
+    // per verified session and slug: opened (a purchase-init), and converted (a purchase-success too)
+    sql.query<ConversionRow>(
+      ...named(
+        `SELECT count(*) FILTER (WHERE opened)::int AS opened, count(*) FILTER (WHERE opened AND paid)::int AS converted
+         FROM (SELECT bool_or(event_name = 'purchase-init') AS opened, bool_or(event_name = 'purchase-success') AS paid
+               FROM events e WHERE ${purchases} AND ${inVerifiedSession('e')}
+               GROUP BY session_id, ${invoiceSlug('e')}) AS invoices`,
+        params,
+      ),
+    ),
   ]);
   const days = new Map<string, RevenueDay>();
   const dayOf = (day: string) => {
@@ -173,7 +218,6 @@ export async function readRevenue(
     return entry;
   };
   const totals = { bot: 0, miniApp: 0, refunded: 0, botPayments: 0, miniAppPayments: 0, refunds: 0 };
-  const purchases = { init: 0, success: 0, unpriced: 0 };
   for (const row of counts) {
     const entry = dayOf(row.day);
     if (row.name === 'successful-payment') {
@@ -182,17 +226,23 @@ export async function readRevenue(
       entry.payments += row.in_stars;
       totals.bot += row.stars;
       totals.botPayments += row.in_stars;
-    } else if (row.name === 'refunded-payment') {
+    } else {
       entry.stars -= row.stars;
       entry.refunds += row.in_stars;
       totals.refunded += row.stars;
       totals.refunds += row.in_stars;
-    } else if (row.name === 'purchase-init') purchases.init += row.events;
-    else purchases.success += row.events;
+    }
   }
+  const unverified = { stars: 0, payments: 0, purchase_success: 0, paying_users: 0 };
+  let unpriced = 0;
   for (const row of miniApp) {
+    if (!row.verified) {
+      unverified.stars += row.stars;
+      unverified.payments += row.payments;
+      continue;
+    }
     if (row.day === null) {
-      purchases.unpriced = row.unpriced;
+      unpriced += row.unpriced;
       continue;
     }
     const entry = dayOf(row.day);
@@ -207,6 +257,11 @@ export async function readRevenue(
     if (row.day === null) payingUsers = row.users;
     else dayOf(row.day).paying_users = row.users;
   }
+  const verifiedPurchases = purchaseCounts.find((row) => row.verified);
+  const unverifiedPurchases = purchaseCounts.find((row) => !row.verified);
+  unverified.purchase_success = unverifiedPurchases?.successes ?? 0;
+  unverified.paying_users = unverifiedPurchases?.users ?? 0;
+  const opened = conversion?.opened ?? 0;
   return {
     currency: STARS,
     stars: totals.bot + totals.miniApp - totals.refunded,
@@ -219,10 +274,11 @@ export async function readRevenue(
     payments_from_mini_app: totals.miniAppPayments,
     refunds: totals.refunds,
     paying_users: payingUsers,
-    purchase_init: purchases.init,
-    purchase_success: purchases.success,
-    purchase_success_unpriced: purchases.unpriced,
-    conversion: purchases.init === 0 ? null : purchases.success / purchases.init,
+    purchase_init: verifiedPurchases?.inits ?? 0,
+    purchase_success: verifiedPurchases?.successes ?? 0,
+    purchase_success_unpriced: unpriced,
+    conversion: opened === 0 ? null : (conversion?.converted ?? 0) / opened,
+    unverified,
     days: [...days.values()].sort((a, b) => a.day.localeCompare(b.day)),
   };
 }

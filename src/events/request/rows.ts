@@ -4,6 +4,14 @@ import { normaliseEvent } from './normalise.ts';
 import type { Pseudonymiser } from './pseudonym.ts';
 import type { EventRow } from '../write/event-columns.ts';
 import type { RawEvent } from './validate.ts';
+import type { LaunchVerdict } from './launch-check.ts';
+
+export interface RowSources {
+  /** the verdict on each app-init's launch data, by the event's place */
+  launches?: readonly (LaunchVerdict | undefined)[];
+  /** the request came with a server key */
+  sentByServer?: boolean;
+}
 
 export interface RequestRows {
   rows: EventRow[];
@@ -18,7 +26,9 @@ export function eventRows(
   receivedAt: Date,
   pseudonymiser: Pseudonymiser,
   serialised?: string[],
+  sources: RowSources = {},
 ): RequestRows {
+  const sentByServer = sources.sentByServer ? true : null;
   const rows: EventRow[] = new Array(events.length);
   // a batch is usually one user's (the official client sends a session's events): one keyed hash per user and
   // request. Kept for this request only, so no raw user id outlives it in memory.
@@ -34,6 +44,7 @@ export function eventRows(
       lastUserId = normalised.userId;
       lastUserKey = pseudonymiser.userKey(appId, normalised.userId);
     }
+    const launch = sources.launches?.[i];
     // spelt out rather than spread: this runs for every event
     rows[i] = {
       appId,
@@ -50,6 +61,10 @@ export function eventRows(
       occurredAt: normalised.occurredAt,
       day: normalised.day,
       props: normalised.props,
+      launchCheck: launch?.check ?? null,
+      launchDay: launch?.day ?? null,
+      launchProof: launch?.proof ?? null,
+      sentByServer,
       bytes: text.length,
     };
   }

@@ -17,6 +17,14 @@ export interface EventRow {
   locale: string | null;
   startParam: string | null;
   props: Record<string, unknown>;
+  /** an app-init's verdict on its launch data (src/events/request/launch-check.ts); absent on other events */
+  launchCheck?: string | null;
+  /** a verified launch's day: the UTC day of its signed auth_date */
+  launchDay?: string | null;
+  /** a keyed hash of the launch's signature, when one was read */
+  launchProof?: Buffer | null;
+  /** sent with a server key: the integrator's own word */
+  sentByServer?: true | null;
   /** the event's size as JSON text (characters), counted against the app's daily byte quota; 0 when not measured */
   bytes?: number;
 }
@@ -42,6 +50,10 @@ export const EVENT_COLUMNS = [
   { name: 'locale', field: 'locale', kind: 'text' },
   { name: 'start_param', field: 'startParam', kind: 'text' },
   { name: 'props', field: 'props', kind: 'jsonb' },
+  { name: 'launch_check', field: 'launchCheck', kind: 'text' },
+  { name: 'launch_day', field: 'launchDay', kind: 'date' },
+  { name: 'launch_proof', field: 'launchProof', kind: 'base64' },
+  { name: 'sent_by_server', field: 'sentByServer', kind: 'bool' },
 ] as const satisfies readonly { name: string; field: StoredField; kind: TupleKind }[];
 
 /** the SQL reading a row's array */
@@ -50,27 +62,35 @@ export const EVENT_TUPLE = new JsonTuple(EVENT_COLUMNS);
 /** the events table's column names, in the order of a row's array */
 export const EVENT_COLUMN_NAMES = EVENT_COLUMNS.map((column) => column.name).join(', ');
 
-/** a value as its column's array keeps it: times in epoch ms, keys in base64 */
+/** a value as its column's array keeps it: times in epoch ms, keys in base64, nothing as null */
 function encodeValue(kind: TupleKind, value: unknown): unknown {
+  if (value === undefined || value === null) return null;
   if (kind === 'base64') return (value as Buffer).toString('base64');
   if (kind === 'epochMs') return (value as Date).getTime();
   return value;
 }
 
-/** a value from its column's array */
+/** a value from its column's array (null, or absent from a shorter array: nothing) */
 function decodeValue(kind: TupleKind, value: unknown): unknown {
+  if (value === undefined || value === null) return value === null ? null : undefined;
   if (kind === 'base64') return Buffer.from(value as string, 'base64');
   if (kind === 'epochMs') return new Date(value as number);
   return value;
 }
 
-/** a row as the durable log and the event insert keep it: an array in the order of EVENT_COLUMNS */
+/**
+ * a row as the durable log and the event insert keep it: an array in the order of EVENT_COLUMNS, without the nulls at
+ * its end (most events have no launch check), which read as null
+ */
 export function encodeEventRow(row: EventRow): unknown[] {
   const values = new Array<unknown>(EVENT_COLUMNS.length);
+  let length = 0;
   for (let i = 0; i < EVENT_COLUMNS.length; i++) {
     const { field, kind } = EVENT_COLUMNS[i]!;
     values[i] = encodeValue(kind, row[field]);
+    if (values[i] !== null) length = i + 1;
   }
+  values.length = length;
   return values;
 }
 

@@ -93,7 +93,7 @@ WITH batch AS NOT MATERIALIZED (
   FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key
   ON CONFLICT (app_id, event_key) DO NOTHING
   RETURNING app_id, event_key, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale,
-            start_param
+            start_param, user_key, launch_check, launch_day, launch_proof, sent_by_server
 ), ${FRESH_ROWS}, ${BATCH_USERS}, ${ROLLUPS.filter((rollup) => insights || !rollup.insightsOnly)
   .map((rollup) => rollup.sql(insights))
   .join(', ')}, log_offset AS (

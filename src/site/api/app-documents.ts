@@ -7,6 +7,7 @@ function appDocument(record: AppRecord, activity: AppSummary) {
   return {
     app_name: record.appName,
     bot: record.bot,
+    bot_id: record.botId,
     domains: record.domains,
     role: record.role,
     token_prefix: record.tokenPrefix,

@@ -2,7 +2,7 @@
 // the bot's rules and messages (the registry decides, a refusal answers with its status).
 import type { FastifyPluginAsync } from 'fastify';
 import { refused } from '../../http-error.ts';
-import { parseAppName, parseBotAddress, parseDomain } from '../../tokens/inputs.ts';
+import { parseAppName, parseBotAddress, parseBotId, parseDomain } from '../../tokens/inputs.ts';
 import type { SiteContext } from '../context.ts';
 import { fields, text, validated } from '../schemas.ts';
 import { appDocuments } from './app-documents.ts';
@@ -26,20 +26,28 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
     },
   );
 
-  api.post<{ Body: { bot?: string; domain?: string; app_name?: string } }>('', async (request, reply) => {
-    const body = request.body ?? {};
-    const { token, app: created } = await registry.createApp(
-      {
-        bot: accepted(parseBotAddress(String(body.bot ?? '')), 'bot'),
-        domains: [domainOf(String(body.domain ?? ''))],
-        appName: accepted(parseAppName(String(body.app_name ?? '')), 'app_name'),
-        ownerTelegramId: userOf(request).id,
-      },
-      actorOfRequest(request),
-    );
-    reply.code(201);
-    return { token, ...(await documents.one(created)) };
-  });
+  /** a bot id as a form sends it: absent or empty is none */
+  const botIdOf = (input: unknown) =>
+    input === undefined || input === null || input === '' ? null : accepted(parseBotId(String(input)), 'bot_id');
+
+  api.post<{ Body: { bot?: string; bot_id?: string; domain?: string; app_name?: string } }>(
+    '',
+    async (request, reply) => {
+      const body = request.body ?? {};
+      const { token, app: created } = await registry.createApp(
+        {
+          bot: accepted(parseBotAddress(String(body.bot ?? '')), 'bot'),
+          botId: botIdOf(body.bot_id),
+          domains: [domainOf(String(body.domain ?? ''))],
+          appName: accepted(parseAppName(String(body.app_name ?? '')), 'app_name'),
+          ownerTelegramId: userOf(request).id,
+        },
+        actorOfRequest(request),
+      );
+      reply.code(201);
+      return { token, ...(await documents.one(created)) };
+    },
+  );
 
   api.get<NamedApp>('/:name', { ...nameOnly, config: { permission: 'view' } }, async (request) =>
     documents.one(appOf(request)),
@@ -62,6 +70,18 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
     if (typeof remove === 'string')
       return documents.one(await registry.removeDomain(request.params.name, remove, actor));
     throw refused(400, 'Send {"add": "<domain>"} or {"remove": "<domain>"}.', 'domain');
+  });
+
+  // the bot's numeric id, which Telegram signs the app's launches for ({"bot_id": null} forgets it)
+  api.post<NamedApp & { Body: { bot_id?: unknown } }>('/:name/bot-id', nameOnly, async (request) => {
+    const body = request.body ?? {};
+    if (!('bot_id' in body))
+      throw refused(
+        400,
+        'Send {"bot_id": "<the number before \":\" in the bot\'s token>"} or {"bot_id": null}.',
+        'bot_id',
+      );
+    return documents.one(await registry.setBotId(request.params.name, botIdOf(body.bot_id), actorOfRequest(request)));
   });
 
   api.delete<NamedApp>('/:name', nameOnly, async (request, reply) => {

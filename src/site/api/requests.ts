@@ -56,7 +56,14 @@ export function filterOf(query: FilterQuery): Filter {
 export type ViewQuery = FilterQuery & { days?: string };
 export type NamedApp = { Params: { name: string } };
 
-export const VIEW = { days: text(8), platform: text(64), language: text(64), premium: text(8), campaign: text(64) };
+export const VIEW = {
+  days: text(8),
+  platform: text(64),
+  language: text(64),
+  premium: text(8),
+  campaign: text(64),
+  verified: text(8),
+};
 export const nameOnly = validated({ params: appNameParams });
 export const nameAndView = validated({ params: appNameParams, querystring: fields(VIEW) });
 

@@ -44,6 +44,7 @@
       esc(app.app_name) +
       '</b></a><span class="muted">' +
       esc(app.bot) +
+      (app.bot_id ? ' · id ' + esc(app.bot_id) : '') +
       '</span>' +
       (app.role === 'owner' ? '' : '<span class="chip">' + esc(app.role) + '</span>') +
       '<span class="mono muted" style="margin-left:auto">' +
@@ -53,6 +54,12 @@
       lastEvent(app) +
       '</div>' +
       rejected +
+      (app.bot_id
+        ? ''
+        : '<div class="warn">⚠️ No bot id: launches cannot be verified, so no user counts as verified and the app ' +
+          'stays out of the catalog.' +
+          (edits(app) ? ' <button class="secondary small" data-action="bot-id">Set the bot id</button>' : '') +
+          '</div>') +
       '<div class="row">' +
       domains +
       (edits(app) ? ' <button class="secondary small" data-action="add-domain">+ domain</button>' : '') +
@@ -62,6 +69,11 @@
       '">Dashboard</a>' +
       (edits(app)
         ? '<button class="secondary small" data-action="regenerate">Regenerate token</button>' +
+          (app.bot_id
+            ? '<button class="secondary small" data-action="bot-id" data-current="' +
+              esc(app.bot_id) +
+              '">Bot id</button>'
+            : '') +
           (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
           '<button class="secondary small" data-action="read-keys">Read API keys</button>' +
           '<button class="secondary small" data-action="server-keys">Server keys</button>' +
@@ -214,6 +226,18 @@
           await api('POST', path + '/domains', { add: domain });
           break;
         }
+        case 'bot-id': {
+          const botId = prompt(
+            'The id of ' +
+              name +
+              '\'s bot: the number before ":" in the token @BotFather gave (only that number, never the token).' +
+              ' Empty: no bot id.',
+            button.dataset.current || '',
+          );
+          if (botId === null) return;
+          await api('POST', path + '/bot-id', { bot_id: botId.trim() === '' ? null : botId.trim() });
+          break;
+        }
         case 'remove-domain':
           if (!confirm('Remove ' + button.dataset.domain + ' from ' + name + '? Events sent from it will be refused.'))
             return;
@@ -234,6 +258,7 @@
     try {
       const result = await api('POST', '/api/apps', {
         bot: form.bot.value,
+        bot_id: form.bot_id.value,
         domain: form.domain.value,
         app_name: form.app_name.value,
       });

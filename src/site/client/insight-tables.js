@@ -131,10 +131,12 @@
     );
   }
 
-  // Stars paid less refunded per day, from its two sources (the app's bot: successful-payment / refunded-payment; the
-  // Mini App: purchase-success at its register-invoice's price, unless the bot reported the same purchase), paying
-  // users, and the official client's purchase-init → purchase-success conversion
+  // Stars paid less refunded per day, from its two sources, each named: what the app's bot confirmed (successful-payment
+  // / refunded-payment) and what pages reported in sessions Telegram signed (purchase-success at its invoice's price,
+  // unless the bot reported the same purchase); paying users and the conversion of the invoices opened in verified
+  // sessions. What pages reported in sessions Telegram did not sign is shown apart, never added.
   function revenue(data) {
+    const unverified = data.unverified || { stars: 0, payments: 0, purchase_success: 0 };
     const totals =
       '<div class="kpis">' +
       kpi('Stars (net)', num(data.stars)) +
@@ -144,9 +146,9 @@
       '</div>' +
       '<p class="muted" id="revenue-sources">Stars paid: ' +
       num(data.stars_from_bot) +
-      ' from the bot · ' +
+      ' confirmed by the bot · ' +
       num(data.stars_from_mini_app) +
-      ' from the Mini App (at its registered invoice price) · ' +
+      ' reported by the Mini App in sessions Telegram signed (at the invoice price) · ' +
       num(data.stars_refunded) +
       ' refunded (from the bot).' +
       (data.purchase_success_unpriced > 0
@@ -154,7 +156,14 @@
           num(data.purchase_success_unpriced) +
           ' paid purchases have no invoice registered in Stars (registerInvoice) and count without Stars.'
         : '') +
-      '</p>';
+      '</p>' +
+      (unverified.purchase_success > 0
+        ? '<p class="warn" id="revenue-unverified">Not counted: pages in sessions Telegram did not sign reported ' +
+          num(unverified.purchase_success) +
+          (unverified.purchase_success === 1 ? ' purchase (' : ' purchases (') +
+          num(unverified.stars) +
+          ' Stars at the invoice price). Anyone holding the app\'s public token can send those: they are shown, never added.</p>'
+        : '');
     if (data.days.length === 0) return totals + '<p class="muted">No payments in this period.</p>';
     return (
       totals +

@@ -24,7 +24,7 @@ const DAY_MS = 86_400_000;
 const NOW = new Date('2026-11-24T12:00:00Z');
 const TODAY = '2026-11-24';
 
-const PER_USER_TABLES = ['daily_users', 'app_users', 'wallet_users'] as const;
+const PER_USER_TABLES = ['daily_users', 'app_users', 'wallet_users', 'verified_sessions'] as const;
 const COUNT_TABLES = [
   'daily_event_counts',
   'daily_app_stats',
@@ -63,12 +63,20 @@ function row(appId: number, userKey: Buffer, at: Date, overrides: Partial<EventR
   };
 }
 
-/** one session of a user on a day: a launch, a custom event, a wallet connected and a transaction signed */
+/**
+ * one session of a user on a day: a launch Telegram signed, a custom event, a wallet connected and a transaction
+ * signed
+ */
 function session(appId: number, userKey: Buffer, day: string): EventRow[] {
   const sessionId = crypto.randomUUID();
   const at = (minute: number) => new Date(Date.parse(`${day}T10:00:00Z`) + minute * 60_000);
   return [
-    row(appId, userKey, at(0), { sessionId }),
+    row(appId, userKey, at(0), {
+      sessionId,
+      launchCheck: 'verified',
+      launchDay: day,
+      launchProof: crypto.randomBytes(16),
+    }),
     row(appId, userKey, at(1), {
       sessionId,
       eventName: 'custom-event',
@@ -229,6 +237,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 3,
         app_users: 1,
         wallet_users: 1,
+        verified_sessions: 3,
         funnel_postings: 15,
       });
       expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
@@ -464,6 +473,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 7,
         app_users: 1,
         wallet_users: 1,
+        verified_sessions: 7,
         funnel_postings: postingsBefore,
       });
       expect(await count(oldPostings, [appId, firstKept])).toBe(0);
@@ -481,6 +491,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 0,
         app_users: 0,
         wallet_users: 0,
+        verified_sessions: 0,
         funnel_postings: 0,
       });
       // a user seen within the period keeps their own rows (first day included), and their days within it
@@ -489,6 +500,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         daily_users: 2,
         app_users: 1,
         wallet_users: 1,
+        verified_sessions: 2,
         funnel_postings: 10,
       });
       expect(

@@ -35,7 +35,10 @@ const ATTRIBUTES: Record<string, Partial<EventRow>> = {
   D: { platform: 'android', locale: 'ru' },
 };
 
-/** an event of `user` in `session` at an ISO time (UTC), received then */
+/** the sessions whose launch Telegram signed: A's three and D's first */
+const VERIFIED = new Set(['A1', 'A2', 'A3', 'D1']);
+
+/** an event of `user` in `session` at an ISO time (UTC), received then (an app-init: checked as VERIFIED says) */
 function event(
   appId: number,
   user: string,
@@ -53,6 +56,11 @@ function event(
     startParam: extra.startParam ?? null,
     props: extra.custom ? { custom_data: extra.custom } : {},
     ...ATTRIBUTES[user],
+    ...(eventName !== 'app-init'
+      ? {}
+      : VERIFIED.has(session)
+        ? { launchCheck: 'verified', launchDay: at.slice(0, 10), launchProof: userKey(session) }
+        : { launchCheck: 'no_proof' }),
   });
 }
 
@@ -157,10 +165,18 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
 
   it('sums up a period: events and sessions in it, users active in it, users new in it', async () => {
     // A 8 events, B 3, C 3, D 5, E 3, F 2 (its September event is outside); 11 sessions began in October
-    expect(await insights.summary(appId, PERIOD)).toEqual({ events: 24, users: 6, sessions: 11, new_users: 5 });
+    // A and D have launches Telegram signed
+    expect(await insights.summary(appId, PERIOD)).toEqual({
+      events: 24,
+      users: 6,
+      verified_users: 2,
+      sessions: 11,
+      new_users: 5,
+    });
     expect(await insights.summary(appId, { from: '2026-10-05', to: '2026-10-06' })).toEqual({
       events: 6,
       users: 2,
+      verified_users: 1,
       sessions: 3,
       new_users: 2,
     });
@@ -407,7 +423,7 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     const queries: RecordedQuery[] = [];
     const recording = recordingReader(queries);
     await recording.revenue(appId, PERIOD);
-    expect(queries).toHaveLength(3);
+    expect(queries).toHaveLength(5);
     const plans: string[] = [];
     for (const { text, params } of queries) {
       const plan = await store.sql.transaction(async (tx) => {
@@ -587,29 +603,39 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
   it('narrows every card to the events (and new users) of a platform, a language, premium or a campaign', async () => {
     const android = { platform: 'android' };
     // C: 3 events in C1; D: 5 in D1 and D2; both first seen on Android
-    expect(await insights.summary(appId, PERIOD, android)).toEqual({ events: 8, users: 2, sessions: 3, new_users: 2 });
+    expect(await insights.summary(appId, PERIOD, android)).toEqual({
+      events: 8,
+      users: 2,
+      verified_users: 1,
+      sessions: 3,
+      new_users: 2,
+    });
     // ref_b: C's three events and E's late session; both first seen with ref_b
     expect(await insights.summary(appId, PERIOD, { campaign: 'ref_b' })).toEqual({
       events: 4,
       users: 2,
+      verified_users: 0,
       sessions: 2,
       new_users: 2,
     });
     expect(await insights.summary(appId, PERIOD, { premium: true })).toEqual({
       events: 3,
       users: 1,
+      verified_users: 0,
       sessions: 2,
       new_users: 1,
     });
     expect(await insights.summary(appId, PERIOD, { language: 'ru', platform: 'android' })).toEqual({
       events: 5,
       users: 1,
+      verified_users: 1,
       sessions: 2,
       new_users: 1,
     });
     expect(await insights.summary(appId, PERIOD, { platform: 'weba' })).toEqual({
       events: 0,
       users: 0,
+      verified_users: 0,
       sessions: 0,
       new_users: 0,
     });
@@ -641,6 +667,38 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
       android,
     );
     expect(funnel.steps.map((step) => step.count)).toEqual([2, 2]);
+  });
+
+  it('narrows every card to verified traffic (sessions Telegram signed, users with such a launch), or to the rest', async () => {
+    const verified = { verified: true };
+    const rest = { verified: false };
+    // A1 (4 events), A2 (3), A3 (1) and D1 (4)
+    expect(await insights.summary(appId, PERIOD, verified)).toEqual({
+      events: 12,
+      users: 2,
+      verified_users: 2,
+      sessions: 4,
+      new_users: 2,
+    });
+    // B, C, D (in D2), E and F; of the users new in October, B, C and E never had a verified launch
+    expect(await insights.summary(appId, PERIOD, rest)).toEqual({
+      events: 12,
+      users: 5,
+      verified_users: 0,
+      sessions: 7,
+      new_users: 3,
+    });
+    const { cohorts } = await insights.retention(appId, PERIOD, verified);
+    expect(cohorts.map((cohort) => [cohort.day, cohort.users, cohort.retained.slice(0, 2)])).toEqual([
+      ['2026-10-01', 1, [1, 1]],
+      ['2026-10-05', 1, [1, 1]],
+    ]);
+    const steps = { steps: ['app-init', 'connection-started'], by: 'user' as const, windowMs: DAY };
+    expect((await insights.funnel(appId, PERIOD, steps, verified)).steps.map((step) => step.count)).toEqual([2, 2]);
+    expect((await insights.funnel(appId, PERIOD, steps, rest)).steps.map((step) => step.count)).toEqual([4, 1]);
+    const dashboard = await new RollupReader(store.sql).dashboard(appId, PERIOD, verified);
+    expect(dashboard.totals).toEqual({ events: 12, users: 2, verifiedUsers: 2, sessions: 4 });
+    expect((await new RollupReader(store.sql).dashboard(appId, PERIOD)).totals).toMatchObject({ verifiedUsers: 2 });
   });
 
   it("bounds one app's custom names, properties and values, counting the rest as (other)", async () => {

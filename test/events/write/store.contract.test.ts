@@ -245,7 +245,8 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
     for (const app of [doomed, kept]) {
       await events.insert(
         users.flatMap((userKey, i) => [
-          row(app, { userKey }),
+          // a launch Telegram signed: verified sessions and launch checks have tables of their own
+          row(app, { userKey, launchCheck: 'verified', launchDay: '2026-11-20', launchProof: crypto.randomBytes(16) }),
           row(app, { userKey, eventName: i % 2 ? 'app-hide' : 'connection-started', startParam: `p${i % 3}` }),
           // wallet users and custom events have tables of their own
           ...(i % 4 === 0
@@ -356,7 +357,7 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
     await events.insert([at('2026-11-21T00:30:00Z', split, 'android'), at('2026-11-22T00:30:00Z', split)]);
     await rollupsMatchRawRows(app);
     const dashboard = await new RollupReader(store.sql).dashboard(app, { from: '2026-11-20', to: '2026-11-22' });
-    expect(dashboard.totals).toEqual({ events: 5, users: 5, sessions: 2 });
+    expect(dashboard.totals).toEqual({ events: 5, users: 5, verifiedUsers: 0, sessions: 2 });
     expect(dashboard.days.map((day) => [day.day, day.sessions])).toEqual([
       ['2026-11-20', 2],
       ['2026-11-21', 0],

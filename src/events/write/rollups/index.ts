@@ -8,6 +8,7 @@ import { DIMENSIONS } from './dimensions.ts';
 import { EVENT_COUNTS } from './event-counts.ts';
 import { FUNNEL_POSTINGS } from './funnel-postings.ts';
 import { FUNNEL_SESSIONS } from './funnel-sessions.ts';
+import { LAUNCHES } from './launches.ts';
 import type { Rollup, RollupTable } from './rollup.ts';
 import { SESSIONS } from './sessions.ts';
 import { DAILY_USAGE } from './usage.ts';
@@ -24,6 +25,7 @@ export const ROLLUPS: readonly Rollup[] = [
   ACTIVITY,
   DAILY_USAGE,
   FUNNEL_POSTINGS,
+  LAUNCHES,
 ];
 
 /**

@@ -1,0 +1,93 @@
+// What the launch checks found for an app over a period: its verified users, and its app-init events by outcome with
+// what each outcome means to its owner (the same words in the bot, the site, the CLI and the read API).
+import { named } from '../../db/named-sql.ts';
+import type { SqlReader } from '../../db/sql.ts';
+import { LAUNCH_OUTCOMES, type LaunchOutcome } from '../request/launch-check.ts';
+
+/** first and last UTC day, inclusive (dashboard.ts's Period) */
+type Period = { from: string; to: string };
+
+export interface LaunchChecks {
+  /** app-init events of the period, whatever their outcome */
+  launches: number;
+  /** launches by outcome, every outcome present (0 when none) */
+  outcomes: Record<LaunchOutcome, number>;
+  /** distinct users with a verified launch whose auth_date falls in the period */
+  verifiedUsers: number;
+  /** sessions whose launch verified in the period */
+  verifiedSessions: number;
+}
+
+/** what an outcome means, for the owner: "N launches …" */
+export const OUTCOME_TEXT: Record<LaunchOutcome, string> = {
+  verified: 'verified: signed by Telegram for this bot and user',
+  no_proof:
+    "sent no launch data (the official @telegram-apps/analytics client and pages without this service's SDK never do)",
+  no_bot_id: 'could not be checked: the app has no bot id (the number before ":" in the bot\'s token)',
+  bad_signature: "carried launch data whose signature does not check for this app's bot (altered or made up)",
+  other_bot: "carried a launch Telegram signed for another app's bot",
+  expired: 'carried launch data signed too long ago (or ahead of this clock)',
+  other_user: "carried another user's launch data",
+  replayed: 'carried launch data that had already verified another session',
+  malformed: 'carried launch data that cannot be read',
+};
+
+/** SQL: verified users and sessions of an app whose verified day is in the period */
+const VERIFIED = `SELECT count(DISTINCT user_key)::int AS users, count(*)::int AS sessions FROM verified_sessions
+  WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`;
+
+/** distinct verified users of the period (their launch's signed day in it) */
+export async function verifiedUsers(sql: SqlReader, appId: number, period: Period): Promise<number> {
+  const [row] = await sql.query<{ users: number }>(
+    ...named(VERIFIED, { app: appId, from: period.from, to: period.to }),
+  );
+  return row?.users ?? 0;
+}
+
+export async function readLaunchChecks(sql: SqlReader, appId: number, period: Period): Promise<LaunchChecks> {
+  const args = { app: appId, from: period.from, to: period.to };
+  const [rows, [verified]] = await Promise.all([
+    sql.query<{ outcome: string; launches: number }>(
+      ...named(
+        `SELECT outcome, sum(launches)::float8 AS launches FROM daily_launch_checks
+         WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date GROUP BY 1`,
+        args,
+      ),
+    ),
+    sql.query<{ users: number; sessions: number }>(...named(VERIFIED, args)),
+  ]);
+  const outcomes = Object.fromEntries(LAUNCH_OUTCOMES.map((outcome) => [outcome, 0])) as Record<LaunchOutcome, number>;
+  let launches = 0;
+  for (const row of rows) {
+    if (row.outcome in outcomes) outcomes[row.outcome as LaunchOutcome] += row.launches;
+    launches += row.launches;
+  }
+  return {
+    launches,
+    outcomes,
+    verifiedUsers: verified?.users ?? 0,
+    verifiedSessions: verified?.sessions ?? 0,
+  };
+}
+
+/** launch checks as the site's API and the CLI give them: the counts, and the outcomes to look at in words */
+export function launchChecksDocument(checks: LaunchChecks) {
+  return {
+    launches: checks.launches,
+    verified_users: checks.verifiedUsers,
+    verified_sessions: checks.verifiedSessions,
+    outcomes: checks.outcomes,
+    unverified: unverifiedOutcomes(checks).map(({ outcome, launches }) => ({
+      outcome,
+      launches,
+      text: OUTCOME_TEXT[outcome],
+    })),
+  };
+}
+
+/** the outcomes other than verified that happened, most first: what the owner should look at */
+export function unverifiedOutcomes(checks: LaunchChecks): { outcome: LaunchOutcome; launches: number }[] {
+  return LAUNCH_OUTCOMES.filter((outcome) => outcome !== 'verified' && checks.outcomes[outcome] > 0)
+    .map((outcome) => ({ outcome, launches: checks.outcomes[outcome] }))
+    .sort((a, b) => b.launches - a.launches);
+}
