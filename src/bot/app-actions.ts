@@ -94,6 +94,10 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
     'domadd',
     answered((ctx) => ctx.conversation.enter(DIALOG.addDomain, ctx.app.appName)),
   );
+  on(
+    'botid',
+    answered((ctx) => ctx.conversation.enter(DIALOG.setBotId, ctx.app.appName)),
+  );
   on('domdel', async (ctx) => {
     const domain = ctx.app.domains[Number(ctx.match[2])];
     if (domain === undefined) return ctx.answerCallbackQuery();

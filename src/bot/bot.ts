@@ -10,7 +10,7 @@ import { ADMIN_COMMANDS, adminCommands } from './admin.ts';
 import { alerts } from './alerts.ts';
 import { appActions } from './app-actions.ts';
 import { botDeps, type BotContext } from './context.ts';
-import { DIALOG, addDomainDialog, eraseUserDialog, newTokenDialog } from './conversations.ts';
+import { DIALOG, addDomainDialog, eraseUserDialog, newTokenDialog, setBotIdDialog } from './conversations.ts';
 import { analyticsKeyboard } from './keyboards.ts';
 import { menus } from './menus.ts';
 import { tellRefusal } from './refusals.ts';
@@ -95,6 +95,7 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   );
   people.use(createConversation(newTokenDialog(deps), DIALOG.newToken));
   people.use(createConversation(addDomainDialog(deps), DIALOG.addDomain));
+  people.use(createConversation(setBotIdDialog(deps), DIALOG.setBotId));
   people.use(createConversation(eraseUserDialog(deps), DIALOG.eraseUser));
 
   const screensOf = screens(deps);

@@ -1,25 +1,36 @@
-// The bot's multi-step dialogs: registering a new app (bot address → domain → app name → token), adding a
-// domain, and naming the user whose data to erase. The questions themselves are in questions.ts.
+// The bot's multi-step dialogs: registering a new app (bot address → bot id → domain → app name → token), adding a
+// domain, setting the bot's id, and naming the user whose data to erase. The questions themselves are in questions.ts.
 import type { Context } from 'grammy';
 import { userKeyText } from '../events/lifecycle/data-controls.ts';
-import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import { parseAppName, parseBotAddress, parseBotId, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import type { Parsed } from '../parsed.ts';
 import { RegistryError } from '../tokens/registry.ts';
 import type { BotDeps } from './context.ts';
 import { analyticsKeyboard, eraseConfirmKeyboard } from './keyboards.ts';
 import { ask, type Dialog } from './questions.ts';
-import { HTML, TEXT, eraseQuestion, tokenIssued } from './texts.ts';
+import { HTML, TEXT, eraseQuestion, escapeHtml, tokenIssued } from './texts.ts';
 
 // the bot's context type, also where the test harness takes it from
 export type { BotContext } from './context.ts';
 
 /** the dialogs' conversation ids, as stored with a dialog in progress */
-export const DIALOG = { newToken: 'new-token', addDomain: 'add-domain', eraseUser: 'erase-user' } as const;
+export const DIALOG = {
+  newToken: 'new-token',
+  addDomain: 'add-domain',
+  setBotId: 'set-bot-id',
+  eraseUser: 'erase-user',
+} as const;
+
+/** a bot id, or /skip for none yet */
+const botIdOrSkip = (text: string): Parsed<string | null> =>
+  /^\/skip(@\w+)?$/i.test(text) ? { ok: true, value: null } : parseBotId(text);
 
 export function newTokenDialog(deps: BotDeps) {
   const { registry, config } = deps.services;
   const domainRule = (text: string) => parseDomain(text, { allowLocalhost: config.allowLocalhostDomains });
   return async function newToken(conversation: Dialog, ctx: Context): Promise<void> {
     const bot = await ask(conversation, ctx, TEXT.askBot, parseBotAddress);
+    const botId = await ask(conversation, ctx, TEXT.askBotId, botIdOrSkip);
     const domain = await ask(conversation, ctx, TEXT.askDomain, domainRule);
     for (;;) {
       const appName = await ask(conversation, ctx, TEXT.askAppName, parseAppName);
@@ -28,7 +39,7 @@ export function newTokenDialog(deps: BotDeps) {
         const actor = deps.actorOf(outside);
         try {
           const { token, app } = await registry.createApp(
-            { appName, bot, domains: [domain], ownerTelegramId: actor.telegramId },
+            { appName, bot, botId, domains: [domain], ownerTelegramId: actor.telegramId },
             actor,
           );
           // the chat that registers an app hears about its first event, silence and refusals without asking
@@ -40,6 +51,10 @@ export function newTokenDialog(deps: BotDeps) {
           return null;
         } catch (failure) {
           if (failure instanceof RegistryError && failure.code === 'app_exists') return failure.message;
+          if (failure instanceof RegistryError && failure.code === 'app_limit') {
+            await outside.reply(failure.message, { reply_markup: analyticsKeyboard(false) });
+            return null;
+          }
           throw failure;
         }
       });
@@ -73,6 +88,29 @@ export function addDomainDialog(deps: BotDeps) {
       // the app is gone, not the user's, or no longer theirs to change: another domain would not help
       if (refusal.code === 'app_not_found' || refusal.code === 'forbidden') return;
     }
+  };
+}
+
+export function setBotIdDialog(deps: BotDeps) {
+  const { registry } = deps.services;
+  return async function setBotId(conversation: Dialog, ctx: Context, appName: string): Promise<void> {
+    const botId = await ask(conversation, ctx, TEXT.askBotId, botIdOrSkip);
+    if (botId === null) {
+      await ctx.reply(TEXT.cancelled, { reply_markup: analyticsKeyboard(false) });
+      return;
+    }
+    await conversation.external(async (outside) => {
+      try {
+        const app = await registry.setBotId(appName, botId, deps.actorOf(outside));
+        await outside.reply(
+          `✅ The bot id of <b>${escapeHtml(app.appName)}</b> is <code>${app.botId}</code>: launches Telegram signs for it count as verified from now on.`,
+          { ...HTML, reply_markup: analyticsKeyboard(false) },
+        );
+      } catch (failure) {
+        if (!(failure instanceof RegistryError)) throw failure;
+        await outside.reply(failure.message);
+      }
+    });
   };
 }
 

@@ -15,6 +15,8 @@ export const APP_ACTIONS = [
   'dom',
   'domadd',
   'domdel',
+  // the id of the app's bot, asked in a dialog
+  'botid',
   'del',
   'del!',
   // read keys: the list, a new one, revoke (asks first) and revoke confirmed
@@ -96,6 +98,7 @@ export function appKeyboard(app: AppRecord, dashboardUrl?: string): InlineKeyboa
     [
       ['regen', '🔄 Regenerate'],
       ['dom', '🌐 Domains'],
+      ['botid', '🆔 Bot id'],
       ['rk', '🔑 Read API keys'],
       ['data', '🛡 Data controls'],
       ['sk', '🤖 Server keys'],

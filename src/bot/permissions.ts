@@ -13,6 +13,7 @@ export const ACTION_PERMISSION: Record<AppAction, Permission> = {
   dom: 'manage-domains',
   domadd: 'manage-domains',
   domdel: 'manage-domains',
+  botid: 'manage-domains',
   del: 'delete',
   'del!': 'delete',
   rk: 'manage-tokens',

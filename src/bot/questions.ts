@@ -11,6 +11,8 @@ import { HTML, TEXT } from './texts.ts';
 export type Dialog = Conversation<BotContext, Context>;
 
 const CANCEL_COMMAND = /^\/cancel(@\w+)?$/i;
+/** a bot's token as @BotFather gives it: sent by mistake, it is taken out of the chat */
+const BOT_TOKEN_SHAPE = /^[0-9]+:[A-Za-z0-9_-]{20,}$/;
 const CANCELLED = Symbol('cancelled');
 
 /** Asks until the answer parses and returns it; /cancel ends the whole dialog. */
@@ -32,6 +34,8 @@ export async function ask<T>(
       if (value === CANCELLED) await reply.reply(TEXT.cancelled, { reply_markup: analyticsKeyboard(false) });
     },
     otherwise: async (reply, reason) => {
+      // a bot's token controls that bot: the chat should not keep it (a bot may delete what it is sent in private)
+      if (BOT_TOKEN_SHAPE.test(reply.message?.text?.trim() ?? '')) await reply.deleteMessage().catch(() => undefined);
       if (reason !== null) await reply.reply(`${reason}\n\n${question}`, HTML);
       else if (reply.callbackQuery) await reply.answerCallbackQuery(TEXT.busy);
       else await reply.reply(TEXT.textPlease);

@@ -2,6 +2,8 @@
 // the button sits on; a command gets a new message.
 import { GrammyError, type InlineKeyboard } from 'grammy';
 import { appSummaries, appSummary } from '../events/read/app-summary.ts';
+import { lastDays } from '../events/read/dashboard.ts';
+import { readLaunchChecks } from '../events/read/launch-checks.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import type { BotContext, BotDeps } from './context.ts';
 import { analyticsKeyboard, appKeyboard, appsKeyboard } from './keyboards.ts';
@@ -25,7 +27,11 @@ export function dashboardUrl(publicUrl: string | undefined): string | undefined 
 export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
   const view = async (app: AppRecord): Promise<AppView> => {
     await services.caughtUp();
-    return { app, summary: await appSummary(services, app.appId) };
+    const [summary, launches] = await Promise.all([
+      appSummary(services, app.appId),
+      readLaunchChecks(services.store.reads, app.appId, lastDays(7, now())),
+    ]);
+    return { app, summary, launches };
   };
 
   const show: Screens['show'] = async (ctx, text, keyboard) => {

@@ -18,6 +18,7 @@ import { timeAgo, utcTime } from '../time-format.ts';
 import { makerText } from '../tokens/makers.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
+import { type LaunchChecks, OUTCOME_TEXT, unverifiedOutcomes } from '../events/read/launch-checks.ts';
 
 /** the send options of every message that carries markup */
 export const HTML = { parse_mode: 'HTML' } as const;
@@ -34,13 +35,34 @@ export function describeRejection(rejection: RejectionRow, now: Date): string {
 export interface AppView {
   app: AppRecord;
   summary: AppSummary;
+  /** the launches of the last 7 days (on the app's own card, not in lists) */
+  launches?: LaunchChecks;
+}
+
+/** most reasons a card lists for launches that did not verify */
+const LISTED_REASONS = 3;
+
+/** the app's bot id, and on its own card what its launches of the week were */
+function launchLines(app: AppRecord, launches: LaunchChecks | undefined): string[] {
+  if (app.botId === null)
+    return [
+      '⚠️ No bot id: no launch can be verified, so no user counts as verified and the app stays out of the catalog. Tap “🆔 Bot id”.',
+    ];
+  if (!launches) return [];
+  const reasons = unverifiedOutcomes(launches)
+    .slice(0, LISTED_REASONS)
+    .map(({ outcome, launches: n }) => `  ${n} ${escapeHtml(OUTCOME_TEXT[outcome])}`);
+  return [
+    `Launches (7 days): ${launches.launches}, verified by Telegram ${launches.outcomes.verified} (${launches.verifiedUsers} user${launches.verifiedUsers === 1 ? '' : 's'})`,
+    ...(reasons.length > 0 ? ['Not verified:', ...reasons] : []),
+  ];
 }
 
 /** one app, as shown in "My tokens" and on its own card */
-export function appCard({ app, summary }: AppView, now: Date): string {
+export function appCard({ app, summary, launches }: AppView, now: Date): string {
   const { lastEventAt, eventsTotal, lastRejection } = summary;
   const lines = [
-    `<b>${escapeHtml(app.appName)}</b> · ${escapeHtml(app.bot)}`,
+    `<b>${escapeHtml(app.appName)}</b> · ${escapeHtml(app.bot)}${app.botId === null ? '' : ` (id ${app.botId})`}`,
     `Domains: ${app.domains.map(escapeHtml).join(', ')}`,
     `Token: ${app.tokenPrefix ? `<code>${escapeHtml(app.tokenPrefix)}…</code> created ${utcTime(app.tokenCreatedAt!)}` : 'revoked'}`,
     `Last event: ${lastEventAt ? `${timeAgo(lastEventAt, now)} (${utcTime(lastEventAt)})` : 'no events yet'}`,
@@ -51,6 +73,7 @@ export function appCard({ app, summary }: AppView, now: Date): string {
   if (lastRejection && rejectedAfterLastEvent(summary)) {
     lines.push(`⚠️ Last rejected request: ${describeRejection(lastRejection, now)}`);
   }
+  lines.push(...launchLines(app, launches));
   return lines.join('\n');
 }
 
@@ -132,6 +155,8 @@ export const TEXT = {
   analytics: '📊 <b>Analytics</b>\nCreate a token for a mini app, or see your tokens and the time of their last event.',
   askBot:
     "Send the address of your mini app's bot, for example <code>@my_app_bot</code> or <code>https://t.me/my_app_bot</code>.\n/cancel to stop.",
+  askBotId:
+    "Send your bot's id: the number before <code>:</code> in the token @BotFather gave you, for example <code>7012345678</code>. Only that number, never the token. Telegram signs every launch of your mini app for this id, so your users count as verified (only verified users count in the catalog).\n/skip to add it later, /cancel to stop.",
   askDomain:
     'Send the domain your mini app is served from, for example <code>app.example.com</code> (a URL works too).\n/cancel to stop.',
   askAppName:

@@ -8,6 +8,9 @@ export class UsageError extends Error {}
 export const OPTIONS = {
   json: { type: 'boolean' },
   bot: { type: 'string' },
+  'bot-id': { type: 'string' },
+  clear: { type: 'boolean' },
+  apps: { type: 'string' },
   domain: { type: 'string' },
   'app-name': { type: 'string' },
   owner: { type: 'string' },

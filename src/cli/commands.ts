@@ -9,7 +9,22 @@ import { computeRanking } from '../ranking/compute.ts';
 import type { Services } from '../services.ts';
 import { LoginLinks } from '../tokens/login-links.ts';
 import { SiteSessions } from '../tokens/site-sessions.ts';
-import { parseAppName, parseBotAddress, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
+import {
+  parseAppLimit,
+  parseAppName,
+  parseBotAddress,
+  parseBotId,
+  parseDomain,
+  parseTelegramUserId,
+} from '../tokens/inputs.ts';
+import { lastDays } from '../events/read/dashboard.ts';
+import {
+  type LaunchChecks,
+  launchChecksDocument,
+  OUTCOME_TEXT,
+  readLaunchChecks,
+  unverifiedOutcomes,
+} from '../events/read/launch-checks.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { keysCommand, membersCommand } from './access-commands.ts';
 import { accepted, OPTIONS, ownerId, required, UsageError, withAttachedValues } from './arguments.ts';
@@ -22,7 +37,23 @@ export interface CommandResult {
 }
 
 function tokenDocument(token: string, app: AppRecord) {
-  return { token, app_name: app.appName, domain: app.domains[0] ?? null, bot: app.bot };
+  return { token, app_name: app.appName, domain: app.domains[0] ?? null, bot: app.bot, bot_id: app.botId };
+}
+
+/** what `apps show` and `apps bot-id` say of an app's bot id */
+function botIdLine(app: AppRecord): string {
+  return app.botId === null
+    ? `bot id: none: no launch can be verified; set it with apps bot-id --app-name ${app.appName} --bot-id <id>`
+    : `bot id: ${app.botId}`;
+}
+
+/** the launches of the last 7 days in a line: verified, and why the others were not */
+function launchesLine(checks: LaunchChecks): string {
+  const others = unverifiedOutcomes(checks).map(({ outcome, launches }) => `${launches} ${OUTCOME_TEXT[outcome]}`);
+  return (
+    `launches (7 days): ${checks.launches}, verified ${checks.outcomes.verified} (${checks.verifiedUsers} user${checks.verifiedUsers === 1 ? '' : 's'})` +
+    (others.length > 0 ? `; not verified: ${others.join('; ')}` : '')
+  );
 }
 
 async function run(services: Services, argv: string[]): Promise<{ json: unknown; text: string }> {
@@ -39,6 +70,7 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
         {
           appName: accepted(parseAppName(required(values['app-name'], 'app-name'))),
           bot: accepted(parseBotAddress(required(values.bot, 'bot'))),
+          botId: values['bot-id'] === undefined ? null : accepted(parseBotId(values['bot-id'])),
           domains: [accepted(parseDomain(required(values.domain, 'domain'), { allowLocalhost: true }))],
           ownerTelegramId: ownerId(values.owner),
         },
@@ -82,20 +114,58 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
     }
     case 'apps show': {
       const app = await services.registry.getApp(required(values['app-name'], 'app-name'), OPERATOR);
-      const summary = await appSummary(services, app.appId);
+      const [summary, launches] = await Promise.all([
+        appSummary(services, app.appId),
+        readLaunchChecks(services.store.reads, app.appId, lastDays(7)),
+      ]);
       const document = {
         app_name: app.appName,
         domains: app.domains,
         bot: app.bot,
+        bot_id: app.botId,
         ...appSummaryDocument(summary),
+        launches_7d: launchChecksDocument(launches),
       };
       const rejection = summary.lastRejection;
       const lines = [
         `${app.appName} (${app.bot}) on ${app.domains.join(', ')}`,
+        botIdLine(app),
         `events: ${summary.eventsTotal}, last event: ${document.last_event_at ?? 'no events yet'}`,
+        launchesLine(launches),
         `last rejection: ${rejection ? `${rejection.status} ${rejection.message}${rejection.reason ? ` (${rejection.reason})` : ''} from ${rejection.origin ?? 'unknown origin'} at ${document.last_rejection!.at}` : 'none'}`,
       ];
       return { json: document, text: lines.join('\n') };
+    }
+    case 'apps bot-id': {
+      const appName = required(values['app-name'], 'app-name');
+      if (values.clear && values['bot-id'] !== undefined)
+        throw new UsageError('--clear forgets the bot id: give it without --bot-id');
+      const app =
+        values['bot-id'] !== undefined || values.clear
+          ? await services.registry.setBotId(
+              appName,
+              values.clear ? null : accepted(parseBotId(values['bot-id']!)),
+              OPERATOR,
+            )
+          : await services.registry.getApp(appName, OPERATOR);
+      return {
+        json: { app_name: app.appName, bot: app.bot, bot_id: app.botId },
+        text: `${app.appName}: ${botIdLine(app)}`,
+      };
+    }
+    case 'owners limit': {
+      const telegramId = ownerId(required(values['telegram-id'], 'telegram-id'))!;
+      if (values.default && values.apps !== undefined)
+        throw new UsageError('--default sets the limit back to MAX_APPS_PER_OWNER: give it without --apps');
+      const limits = services.registry.limits;
+      const limit =
+        values.apps !== undefined || values.default
+          ? await limits.set(telegramId, values.default ? null : accepted(parseAppLimit(values.apps!)), OPERATOR)
+          : await limits.of(telegramId);
+      return {
+        json: { owned: limit.owned, max_apps: limit.limit, source: limit.raised ? 'administrator' : 'default' },
+        text: `owns ${limit.owned} of at most ${limit.limit} apps (${limit.raised ? 'set by an administrator' : 'MAX_APPS_PER_OWNER'})`,
+      };
     }
     case 'apps quota': {
       const appName = required(values['app-name'], 'app-name');

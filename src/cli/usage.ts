@@ -3,11 +3,15 @@ import type { CommandResult } from './commands.ts';
 
 export const USAGE = `Usage: npm run -s cli -- <command> [options]
 
-  tokens create --bot <@name | https://t.me/name> --domain <host> --app-name <name> [--owner <telegram id>] [--json]
+  tokens create --bot <@name | https://t.me/name> --domain <host> --app-name <name> [--bot-id <id>]
+                [--owner <telegram id>] [--json]   --bot-id: the number before ":" in the bot's token (never the
+                                               token): Telegram signs the app's launches for it
   tokens list [--owner <telegram id>] [--json]
   tokens revoke --app-name <name> [--json]
   tokens regenerate --app-name <name> [--json]
-  apps show --app-name <name> [--json]
+  apps show --app-name <name> [--json]         the app, its last event and refusal, its launches of the last 7 days
+  apps bot-id --app-name <name> [--bot-id <id> | --clear] [--json]
+                                               set (or forget) the id of the app's bot; print it
   apps quota --app-name <name> [--events-per-day <n>] [--bytes-per-day <n>] [--default] [--json]
                                                set the app's daily quotas (--default: the service's); print them
   apps retention --app-name <name> [--days <30|90|180|365|forever>] [--json]
@@ -30,6 +34,8 @@ export const USAGE = `Usage: npm run -s cli -- <command> [options]
                                                read keys, server keys and public link they made are revoked
   members transfer --app-name <name> --member <ref> [--json]
                                                make a member the app's owner (the owner before becomes an editor)
+  owners limit --telegram-id <id> [--apps <n> | --default] [--json]
+                                               how many apps the person may own (default MAX_APPS_PER_OWNER)
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
   sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
   ranking run [--json]                         recompute the catalog ranking now`;

@@ -52,6 +52,14 @@ export function parseBotId(input: string): Parsed<string> {
   return { ok: true, value };
 }
 
+/** how many apps a person may own, as an administrator types it: 1 to 1,000,000 */
+export function parseAppLimit(input: string): Parsed<number> {
+  const value = input.trim();
+  if (!/^[1-9][0-9]{0,6}$/.test(value) || Number(value) > 1_000_000)
+    return { ok: false, error: 'The number of apps must be a whole number from 1 to 1000000.' };
+  return { ok: true, value: Number(value) };
+}
+
 /** Accepts a bare host or a URL and keeps the host (lowercase, punycode). IPs are refused. */
 export function parseDomain(input: string, options: { allowLocalhost: boolean }): Parsed<string> {
   const trimmed = input.trim();

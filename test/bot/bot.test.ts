@@ -34,6 +34,7 @@ function tokenIn(text: string): string {
 async function register(user: number, bot: string, domain: string, appName: string): Promise<string> {
   await harness.click(user, 'menu:new');
   await harness.send(user, bot);
+  await harness.send(user, '/skip');
   await harness.send(user, domain);
   return tokenIn(textsOf(await harness.send(user, appName)));
 }
@@ -74,7 +75,14 @@ describe('new token dialog', () => {
     const badBot = textsOf(await harness.send(ALICE, 'https://example.com/shop'));
     expect(badBot).toContain('ending in "bot"');
     expect(badBot).toContain("address of your mini app's bot");
-    expect(textsOf(await harness.send(ALICE, 't.me/alice_shop_bot'))).toContain('Send the domain');
+    expect(textsOf(await harness.send(ALICE, 't.me/alice_shop_bot'))).toContain("Send your bot's id");
+    // the bot's token in place of its id: refused without a word of it kept, and taken out of the chat
+    const pasted = await harness.send(ALICE, '7012345678:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw');
+    expect(textsOf(pasted)).toContain("That is the bot's token");
+    expect(textsOf(pasted)).not.toContain('AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw');
+    expect(harness.calls.map((call) => call.method)).toContain('deleteMessage');
+    expect(textsOf(await harness.send(ALICE, '@alice_shop_bot'))).toContain("The bot's id is a number");
+    expect(textsOf(await harness.send(ALICE, '7012345678'))).toContain('Send the domain');
     const badDomain = textsOf(await harness.send(ALICE, '192.168.0.10'));
     expect(badDomain).toContain('not an IP address');
     expect(badDomain).toContain('Send the domain');
@@ -96,7 +104,7 @@ describe('new token dialog', () => {
     );
     expect(done).not.toContain('YOUR-ANALYTICS-HOST');
     const app = await service.services.registry.getApp('alice_shop', { surface: 'bot', telegramId: String(ALICE) });
-    expect(app).toMatchObject({ bot: '@alice_shop_bot', domains: ['shop.example.com'] });
+    expect(app).toMatchObject({ bot: '@alice_shop_bot', botId: '7012345678', domains: ['shop.example.com'] });
     expect(
       (await postEvents(service.url, makeEvent('alice_shop'), { token, origin: 'https://shop.example.com' })).status,
     ).toBe(201);
@@ -137,6 +145,7 @@ describe('new token dialog', () => {
     await register(ALICE, '@alice_taken_bot', 'taken.example.com', 'alice_taken');
     await harness.click(BOB, 'menu:new');
     await harness.send(BOB, '@bob_shop_bot');
+    await harness.send(BOB, '/skip');
     await harness.send(BOB, 'bob.example.com');
     expect(textsOf(await harness.send(BOB, 'alice_taken'))).toContain(
       'The app name "alice_taken" is already taken. Choose another name.',
@@ -159,6 +168,7 @@ describe('new token dialog', () => {
   it('survives a restart of the bot in the middle of the dialog', async () => {
     await harness.click(ALICE, 'menu:new');
     await harness.send(ALICE, '@alice_second_bot');
+    await harness.send(ALICE, '/skip');
     harness.restart();
     expect(textsOf(await harness.send(ALICE, 'second.example.com'))).toContain('Send the app name');
     tokenIn(textsOf(await harness.send(ALICE, 'alice_second')));
@@ -410,7 +420,8 @@ describe('refusals inside dialogs', () => {
       },
     });
     expect(lastTexts(sticker)).toBe('Please answer with a text message, or /cancel.');
-    expect(lastTexts(await harness.send(CAROL, '@carol_shop_bot'))).toContain('Send the domain');
+    expect(lastTexts(await harness.send(CAROL, '@carol_shop_bot'))).toContain("Send your bot's id");
+    expect(lastTexts(await harness.send(CAROL, '/skip'))).toContain('Send the domain');
     expect(lastTexts(await harness.send(CAROL, '/cancel@tma_analytics_test_bot'))).toBe(
       'Cancelled. Nothing was changed.',
     );

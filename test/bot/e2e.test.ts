@@ -86,7 +86,8 @@ describe('bot against a Bot API emulator', () => {
 
     expect((await press('menu:new', analytics)).text).toContain("address of your mini app's bot");
     expect((await say('https://example.com/not-telegram')).text).toContain('ending in "bot"');
-    expect((await say('https://t.me/erin_shop_bot')).text).toContain('Send the domain');
+    expect((await say('https://t.me/erin_shop_bot')).text).toContain("Send your bot's id");
+    expect((await say('7012345678')).text).toContain('Send the domain');
     expect((await say('10.0.0.1')).text).toContain('not an IP address');
     expect((await say('erin.example.com')).text).toContain('Send the app name');
     expect((await say('Erin Shop!')).text).toContain('3–64 characters');

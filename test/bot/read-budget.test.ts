@@ -14,6 +14,7 @@ beforeAll(async () => {
   harness = new BotHarness(service.services);
   await harness.click(ALICE, 'menu:new');
   await harness.send(ALICE, 't.me/slow_shop_bot');
+  await harness.send(ALICE, '/skip');
   await harness.send(ALICE, 'shop.example.com');
   await harness.send(ALICE, 'slow_shop');
 });

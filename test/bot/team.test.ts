@@ -32,6 +32,7 @@ const LEAST: Record<AppAction, 'viewer' | 'editor' | 'owner'> = {
   dom: 'editor',
   domadd: 'editor',
   domdel: 'editor',
+  botid: 'editor',
   rk: 'editor',
   rknew: 'editor',
   rkrev: 'editor',

@@ -26,7 +26,7 @@ describe('tokens and apps commands', () => {
         ...['--app-name', 'shop_demo', '--owner', '1001', '--json'],
       ),
     );
-    expect(Object.keys(created).sort()).toEqual(['app_name', 'bot', 'domain', 'token']);
+    expect(Object.keys(created).sort()).toEqual(['app_name', 'bot', 'bot_id', 'domain', 'token']);
     expect(created).toMatchObject({ app_name: 'shop_demo', bot: '@Shop_Demo_Bot', domain: 'shop.example.com' });
     expect(created.token).toMatch(/^tma_[0-9A-Za-z]{40}$/);
 
@@ -48,9 +48,11 @@ describe('tokens and apps commands', () => {
       app_name: 'shop_demo',
       domains: ['shop.example.com'],
       bot: '@Shop_Demo_Bot',
+      bot_id: null,
       last_event_at: null,
       events_total: 0,
       last_rejection: null,
+      launches_7d: expect.objectContaining({ launches: 0, verified_users: 0 }),
     });
 
     const regenerated = json(await cli('tokens', 'regenerate', '--app-name', 'shop_demo', '--json'));

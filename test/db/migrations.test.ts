@@ -212,7 +212,10 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
       }),
     ];
     // the events table's columns before the launch checks came
-    const columns = EVENT_COLUMNS.slice(0, EVENT_COLUMNS.findIndex((column) => column.name === 'launch_check'));
+    const columns = EVENT_COLUMNS.slice(
+      0,
+      EVENT_COLUMNS.findIndex((column) => column.name === 'launch_check'),
+    );
     const names = columns.map((column) => column.name).join(', ');
     for (const row of rows)
       await sql.query(

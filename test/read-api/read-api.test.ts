@@ -74,7 +74,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
   it('answers each insight with the numbers of the events sent', async () => {
     expect(await get(service, path('summary'), key)).toEqual({
       status: 200,
-      body: { events: 7, users: 3, sessions: 5, new_users: 3 },
+      body: { events: 7, users: 3, verified_users: 0, sessions: 5, new_users: 3 },
     });
 
     const retention = await get(service, path('retention'), key);
@@ -116,6 +116,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     expect((await get(service, path('summary', promo), key)).body).toEqual({
       events: 4,
       users: 2,
+      verified_users: 0,
       sessions: 2,
       new_users: 2,
     });
@@ -132,12 +133,13 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
 
   it('reads the last 30 days when no period is given', async () => {
     const { body } = await get(service, '/api/v1/apps/read_app/summary', key);
-    expect(body).toEqual({ events: 7, users: 3, sessions: 5, new_users: 3 });
+    expect(body).toEqual({ events: 7, users: 3, verified_users: 0, sessions: 5, new_users: 3 });
     // a period before the data: nothing
     const before = addDays(first, -5);
     expect((await get(service, path('summary', `from=${before}&to=${before}`), key)).body).toEqual({
       events: 0,
       users: 0,
+      verified_users: 0,
       sessions: 0,
       new_users: 0,
     });
@@ -203,7 +205,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     const funnel = document.paths['/api/v1/apps/{app}/funnel']!.get!;
     expect(funnel.security).toEqual([{ readKey: [] }]);
     expect(funnel.parameters!.map((parameter) => parameter.name).sort()).toEqual(
-      ['app', 'by', 'campaign', 'from', 'language', 'platform', 'premium', 'steps', 'to', 'window'].sort(),
+      ['app', 'by', 'campaign', 'from', 'language', 'platform', 'premium', 'steps', 'to', 'verified', 'window'].sort(),
     );
     expect(Object.keys(funnel.responses).sort()).toEqual(['200', '400', '401', '403', '429', '503']);
     expect(document.components.securitySchemes.readKey).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -65,7 +65,10 @@ async function launchChecks(appName: string) {
     'SELECT count(DISTINCT user_key)::int AS users FROM verified_sessions WHERE app_id = $1',
     [app.appId],
   );
-  return { outcomes: Object.fromEntries(rows.map((row) => [row.outcome, row.launches])), verifiedUsers: verified!.users };
+  return {
+    outcomes: Object.fromEntries(rows.map((row) => [row.outcome, row.launches])),
+    verifiedUsers: verified!.users,
+  };
 }
 
 /**
@@ -104,7 +107,12 @@ async function launch(client: 'ours' | 'official', initData: string, env?: 'STG'
   await until(page, 'Telegram.WebApp with the launch data', () => window.Telegram?.WebApp?.initData?.length > 0);
   await waitForEvents(service, appName, (events) => events.some((event) => event.event_name === 'app-init'), 60_000);
   if (client === 'ours')
-    await until(page, 'our outbox to be empty', (key) => localStorage.getItem(key) === '[]', `tma-analytics/queue:${appName}`);
+    await until(
+      page,
+      'our outbox to be empty',
+      (key) => localStorage.getItem(key) === '[]',
+      `tma-analytics/queue:${appName}`,
+    );
   await service.loaded();
   await context.close();
   return appName;

@@ -302,7 +302,7 @@ describe('who may see and change an app', () => {
     expect((await admin.get('/api/apps/watched_app')).json).toMatchObject({ app_name: 'watched_app', events_total: 2 });
     const dashboard = await admin.get('/api/apps/watched_app/dashboard?days=7');
     expect(dashboard.status).toBe(200);
-    expect(dashboard.json.totals).toEqual({ events: 2, users: 1, sessions: 2 });
+    expect(dashboard.json.totals).toEqual({ events: 2, users: 1, verifiedUsers: 0, sessions: 2 });
     const csv = await admin.get('/api/apps/watched_app/export.csv?days=7');
     expect(csv.status).toBe(200);
     expect(csv.text.trim().split('\n')).toHaveLength(3);

@@ -107,7 +107,7 @@ describe('dashboard numbers and exports', () => {
 
   /** expected for the last 7 days, worked out by hand from SESSIONS */
   const WEEK = {
-    totals: { events: 24, users: 4, sessions: 6 },
+    totals: { events: 24, users: 4, verifiedUsers: 0, sessions: 6 },
     days: {
       [dayString(1)]: {
         users: 2,
@@ -217,7 +217,7 @@ describe('dashboard numbers and exports', () => {
   it('widens with the period: 30 days add the older session, 90 days the oldest', async () => {
     const month = (await alice.get(`/api/apps/${APP}/dashboard?days=30`)).json;
     expect(month.days).toHaveLength(30);
-    expect(month.totals).toEqual({ events: 26, users: 4, sessions: 7 });
+    expect(month.totals).toEqual({ events: 26, users: 4, verifiedUsers: 0, sessions: 7 });
     expect(month.funnel.map((step: { events: number }) => step.events)).toEqual([6, 4, 3, 2]);
     expect(month.dimensions.platform).toEqual([
       { value: 'ios', sessions: 3 },
@@ -228,7 +228,7 @@ describe('dashboard numbers and exports', () => {
     expect(month.dimensions.start_param).toContainEqual({ value: 'old', sessions: 1 });
     const quarter = (await alice.get(`/api/apps/${APP}/dashboard?days=90`)).json;
     expect(quarter.days).toHaveLength(90);
-    expect(quarter.totals).toEqual({ events: 27, users: 4, sessions: 8 });
+    expect(quarter.totals).toEqual({ events: 27, users: 4, verifiedUsers: 0, sessions: 8 });
     expect(quarter.dimensions.locale).toEqual([
       { value: 'en', sessions: 4 },
       { value: 'ru', sessions: 2 },
@@ -272,6 +272,7 @@ describe('dashboard numbers and exports', () => {
       expect(dashboard.totals, `${days} days`).toEqual({
         events: totals!.events,
         users: totals!.users,
+        verifiedUsers: 0,
         sessions: perDay.reduce((sum, row) => sum + row.sessions, 0),
       });
       for (const day of dashboard.days) {
@@ -527,7 +528,7 @@ describe('dashboard numbers and exports', () => {
   it('narrows every card to a filter, and the site, the read API and the CSV export agree on the numbers', async () => {
     const android = (await alice.get(`/api/apps/${APP}/dashboard?days=7&platform=android`)).json;
     // U[1]'s two Android sessions: four events yesterday, two the day before
-    expect(android.totals).toEqual({ events: 6, users: 1, sessions: 2 });
+    expect(android.totals).toEqual({ events: 6, users: 1, verifiedUsers: 0, sessions: 2 });
     const busy = android.days.find((day: { day: string }) => day.day === dayString(1));
     expect(busy).toEqual({
       day: dayString(1),
@@ -556,7 +557,7 @@ describe('dashboard numbers and exports', () => {
 
     const view = `days=7&platform=android`;
     const insights = (await alice.get(`/api/apps/${APP}/insights?${view}`)).json;
-    expect(insights.summary).toEqual({ events: 6, users: 1, sessions: 2, new_users: 1 });
+    expect(insights.summary).toEqual({ events: 6, users: 1, verified_users: 0, sessions: 2, new_users: 1 });
     const { key } = await service.services.readKeys.create(APP, { surface: 'cli', isAdmin: true });
     const api = await fetch(
       `${service.url}/api/v1/apps/${APP}/summary?from=${android.period.from}&to=${android.period.to}&platform=android`,
@@ -663,7 +664,7 @@ describe('dashboard and exports beyond one page of data', () => {
       expect(sent.status, sent.text).toBe(201);
     }
     const dashboard = (await alice.get('/api/apps/campaigns_app/dashboard?days=7')).json;
-    expect(dashboard.totals).toEqual({ events: 320, users: 320, sessions: 320 });
+    expect(dashboard.totals).toEqual({ events: 320, users: 320, verifiedUsers: 0, sessions: 320 });
     expect(dashboard.dimensions.locale).toEqual([{ value: 'en', sessions: 320 }]);
     expect(dashboard.dimensions.start_param).toEqual(
       Array.from({ length: 20 }, (_, index) => ({ value: `campaign_${String(index).padStart(3, '0')}`, sessions: 1 })),

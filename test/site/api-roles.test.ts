@@ -92,6 +92,7 @@ const ROUTES: Record<string, RouteCase> = {
     permission: 'manage-domains',
     body: () => ({ add: `added-${++domains}.example.org` }),
   },
+  'POST /api/apps/:name/bot-id': { permission: 'manage-domains', body: () => ({ bot_id: '7000000001' }) },
   'GET /api/apps/:name/read-keys': { permission: 'manage-tokens' },
   'POST /api/apps/:name/read-keys': { permission: 'manage-tokens' },
   'POST /api/apps/:name/read-keys/revoke': {

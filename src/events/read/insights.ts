@@ -28,7 +28,7 @@ import {
 import { type FunnelQuery, type FunnelStepResult, readOwnerFunnel } from './funnel-reader.ts';
 import { readRevenue, type Revenue } from './revenue.ts';
 import { distinctUsers, type Period, STARTED_SESSIONS } from './dashboard.ts';
-import { verifiedUsers } from './launch-checks.ts';
+import { VERIFIED_USERS } from './launch-checks.ts';
 
 /** the deepest a cohort is followed, in days after its first */
 export const RETENTION_DAYS = 90;
@@ -102,13 +102,14 @@ export class InsightsReader {
   async summary(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Summary> {
     if (isFiltered(filter)) return this.filteredSummary(appId, period, filter);
     const args = { app: appId, from: period.from, to: period.to };
-    const [[totals], users, [fresh], verified] = await Promise.all([
-      this.sql.query<{ events: number; sessions: number }>(
+    const [[totals], users, [fresh]] = await Promise.all([
+      this.sql.query<{ events: number; sessions: number; verified_users: number }>(
         ...named(
           `SELECT (SELECT coalesce(sum(events), 0)::float8 FROM daily_event_counts
                  WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date) AS events,
                 (SELECT coalesce(sum(sessions), 0)::float8 FROM daily_app_stats
-                 WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date) AS sessions`,
+                 WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date) AS sessions,
+                (${VERIFIED_USERS}) AS verified_users`,
           args,
         ),
       ),
@@ -119,12 +120,11 @@ export class InsightsReader {
           args,
         ),
       ),
-      verifiedUsers(this.sql, appId, period),
     ]);
     return {
       events: totals?.events ?? 0,
       users,
-      verified_users: verified,
+      verified_users: totals?.verified_users ?? 0,
       sessions: totals?.sessions ?? 0,
       new_users: fresh?.new_users ?? 0,
     };

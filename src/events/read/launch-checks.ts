@@ -36,6 +36,10 @@ export const OUTCOME_TEXT: Record<LaunchOutcome, string> = {
 const VERIFIED = `SELECT count(DISTINCT user_key)::int AS users, count(*)::int AS sessions FROM verified_sessions
   WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`;
 
+/** SQL: the verified users of the period alone, for a statement of other figures (parameters app, from, to) */
+export const VERIFIED_USERS = `SELECT count(DISTINCT user_key)::int FROM verified_sessions
+  WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`;
+
 /** distinct verified users of the period (their launch's signed day in it) */
 export async function verifiedUsers(sql: SqlReader, appId: number, period: Period): Promise<number> {
   const [row] = await sql.query<{ users: number }>(

@@ -108,8 +108,14 @@ export const SAME_PURCHASE_WITHIN = '1 day';
 type CountRow = { day: string; name: string; events: number; in_stars: number; stars: number };
 type PayerRow = { day: string | null; users: number };
 type MiniAppRow = { day: string | null; verified: boolean; payments: number; stars: number; unpriced: number };
-type PurchaseRow = { verified: boolean; inits: number; successes: number; users: number };
-type ConversionRow = { opened: number; converted: number };
+type PurchaseRow = {
+  inits: number;
+  successes: number;
+  unverified_successes: number;
+  unverified_users: number;
+  opened: number;
+  converted: number;
+};
 
 /**
  * The period's purchase-success events by day and by whether their session is verified, as Stars from the Mini App:
@@ -166,7 +172,7 @@ export async function readRevenue(
   const inPeriod = `app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${ofUsers}`;
   const fromBot = `${inPeriod} AND event_name IN ('successful-payment', 'refunded-payment')`;
   const purchases = `${inPeriod} AND event_name IN ('purchase-init', 'purchase-success')`;
-  const [counts, payers, miniApp, purchaseCounts, [conversion]] = await Promise.all([
+  const [counts, payers, miniApp, [purchaseRow]] = await Promise.all([
     sql.query<CountRow>(
       ...named(
         `SELECT day::text AS day, event_name AS name, count(*)::int AS events,
@@ -187,23 +193,25 @@ export async function readRevenue(
       ),
     ),
     sql.query<MiniAppRow>(...named(miniAppSql(ofUsers), params)),
+    // the purchase events by whether their session is verified, and per verified session and slug whether an invoice
+    // opened (a purchase-init) was paid in it (a purchase-success)
     sql.query<PurchaseRow>(
       ...named(
-        `SELECT verified, count(*) FILTER (WHERE event_name = 'purchase-init')::int AS inits,
-                count(*) FILTER (WHERE event_name = 'purchase-success')::int AS successes,
-                count(DISTINCT user_key) FILTER (WHERE event_name = 'purchase-success')::int AS users
-         FROM (SELECT event_name, user_key, ${inVerifiedSession('e')} AS verified FROM events e WHERE ${purchases}) p
-         GROUP BY verified`,
-        params,
-      ),
-    ),
-    // per verified session and slug: opened (a purchase-init), and converted (a purchase-success too)
-    sql.query<ConversionRow>(
-      ...named(
-        `SELECT count(*) FILTER (WHERE opened)::int AS opened, count(*) FILTER (WHERE opened AND paid)::int AS converted
-         FROM (SELECT bool_or(event_name = 'purchase-init') AS opened, bool_or(event_name = 'purchase-success') AS paid
-               FROM events e WHERE ${purchases} AND ${inVerifiedSession('e')}
-               GROUP BY session_id, ${invoiceSlug('e')}) AS invoices`,
+        `WITH p AS MATERIALIZED (
+           SELECT event_name, user_key, session_id, ${invoiceSlug('e')} AS slug, ${inVerifiedSession('e')} AS verified
+           FROM events e WHERE ${purchases}
+         ), invoices AS (
+           SELECT bool_or(event_name = 'purchase-init') AS opened, bool_or(event_name = 'purchase-success') AS paid
+           FROM p WHERE verified GROUP BY session_id, slug
+         )
+         SELECT count(*) FILTER (WHERE verified AND event_name = 'purchase-init')::int AS inits,
+                count(*) FILTER (WHERE verified AND event_name = 'purchase-success')::int AS successes,
+                count(*) FILTER (WHERE NOT verified AND event_name = 'purchase-success')::int AS unverified_successes,
+                count(DISTINCT user_key) FILTER (WHERE NOT verified AND event_name = 'purchase-success')::int
+                  AS unverified_users,
+                (SELECT count(*) FILTER (WHERE opened) FROM invoices)::int AS opened,
+                (SELECT count(*) FILTER (WHERE opened AND paid) FROM invoices)::int AS converted
+         FROM p`,
         params,
       ),
     ),
@@ -257,11 +265,9 @@ export async function readRevenue(
     if (row.day === null) payingUsers = row.users;
     else dayOf(row.day).paying_users = row.users;
   }
-  const verifiedPurchases = purchaseCounts.find((row) => row.verified);
-  const unverifiedPurchases = purchaseCounts.find((row) => !row.verified);
-  unverified.purchase_success = unverifiedPurchases?.successes ?? 0;
-  unverified.paying_users = unverifiedPurchases?.users ?? 0;
-  const opened = conversion?.opened ?? 0;
+  const purchaseCounts = purchaseRow!;
+  unverified.purchase_success = purchaseCounts.unverified_successes;
+  unverified.paying_users = purchaseCounts.unverified_users;
   return {
     currency: STARS,
     stars: totals.bot + totals.miniApp - totals.refunded,
@@ -274,10 +280,10 @@ export async function readRevenue(
     payments_from_mini_app: totals.miniAppPayments,
     refunds: totals.refunds,
     paying_users: payingUsers,
-    purchase_init: verifiedPurchases?.inits ?? 0,
-    purchase_success: verifiedPurchases?.successes ?? 0,
+    purchase_init: purchaseCounts.inits,
+    purchase_success: purchaseCounts.successes,
     purchase_success_unpriced: unpriced,
-    conversion: opened === 0 ? null : (conversion?.converted ?? 0) / opened,
+    conversion: purchaseCounts.opened === 0 ? null : purchaseCounts.converted / purchaseCounts.opened,
     unverified,
     days: [...days.values()].sort((a, b) => a.day.localeCompare(b.day)),
   };

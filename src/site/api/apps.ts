@@ -74,13 +74,9 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
 
   // the bot's numeric id, which Telegram signs the app's launches for ({"bot_id": null} forgets it)
   api.post<NamedApp & { Body: { bot_id?: unknown } }>('/:name/bot-id', nameOnly, async (request) => {
-    const body = request.body ?? {};
-    if (!('bot_id' in body))
-      throw refused(
-        400,
-        'Send {"bot_id": "<the number before \":\" in the bot\'s token>"} or {"bot_id": null}.',
-        'bot_id',
-      );
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || !('bot_id' in body))
+      throw refused(400, 'Send {"bot_id": "<the number before : in the bot\'s token>"} or {"bot_id": null}.', 'bot_id');
     return documents.one(await registry.setBotId(request.params.name, botIdOf(body.bot_id), actorOfRequest(request)));
   });
 

@@ -68,6 +68,39 @@
     );
   }
 
+  // the launches Telegram signed and why the others did not verify; an app without its bot's id, what to do. Members
+  // only: a public link's data has no launch checks.
+  function launchesCard(data) {
+    const checks = data.launch_checks;
+    if (!checks) return '';
+    if (!data.app.bot_id)
+      return (
+        '<div class="card warn" id="launches"><b>No launch can be verified:</b> this app has no bot id, so no user counts as verified and ' +
+        'the app stays out of the catalog. Set it in <a href="/analytics">Analytics</a> (“Bot id”): the number before “:” in the ' +
+        'token @BotFather gave (only that number). The grammY middleware also reports it with a server key.</div>'
+      );
+    const reasons = checks.unverified
+      .map((r) => '<tr><td>' + esc(r.text) + '</td><td class="num">' + num(r.launches) + '</td></tr>')
+      .join('');
+    return (
+      '<div class="card" id="launches"><h2>Launches Telegram signed</h2><p>' +
+      num(checks.outcomes.verified) +
+      ' of ' +
+      num(checks.launches) +
+      ' launches in this period verified (' +
+      num(checks.verified_users) +
+      (checks.verified_users === 1 ? ' user' : ' users') +
+      '). Only verified users count in the catalog.</p>' +
+      (reasons
+        ? '<table><tr><th>Not verified: the launch</th><th class="num">Launches</th></tr>' + reasons + '</table>'
+        : '') +
+      (checks.outcomes.no_proof > 0
+        ? '<p class="muted">The official @telegram-apps/analytics client never sends the launch data: use this service\'s script or package.</p>'
+        : '') +
+      '</div>'
+    );
+  }
+
   function render(data) {
     charts.forEach((c) => c.destroy());
     charts = [];
@@ -78,6 +111,7 @@
       '<div class="kpis">' +
       kpi('Events', num(data.totals.events)) +
       kpi('Users', num(data.totals.users)) +
+      kpi('Verified users', num(data.totals.verifiedUsers)) +
       kpi('Sessions', num(data.totals.sessions)) +
       kpi('Events today', num(today ? today.events : 0)) +
       kpi(
@@ -92,6 +126,7 @@
           esc(site.rejection(lastRejection)) +
           '</div>'
         : '') +
+      launchesCard(data) +
       '<div class="grid"><div class="card"><div id="chart-users" class="chart"></div></div><div class="card"><div id="chart-events" class="chart"></div></div></div>' +
       '<div class="grid">' +
       '<div class="card"><h2>Wallet funnel <span class="muted">(sessions)</span></h2><table><tr><th>Step</th><th class="num">Sessions</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +

@@ -162,7 +162,7 @@
           num(unverified.purchase_success) +
           (unverified.purchase_success === 1 ? ' purchase (' : ' purchases (') +
           num(unverified.stars) +
-          ' Stars at the invoice price). Anyone holding the app\'s public token can send those: they are shown, never added.</p>'
+          " Stars at the invoice price). Anyone holding the app's public token can send those: they are shown, never added.</p>"
         : '');
     if (data.days.length === 0) return totals + '<p class="muted">No payments in this period.</p>';
     return (

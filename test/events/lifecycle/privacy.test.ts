@@ -1,5 +1,6 @@
-// Privacy: after ingesting events (accepted and rejected) and erasing one user's data, no raw Telegram user id and
-// no client IP is anywhere in the database (the erase's audit entry included), its files, Redis, or the logs.
+// Privacy: after ingesting events (accepted and rejected, launches Telegram signed among them) and erasing one user's
+// data, no raw Telegram user id, no client IP and nothing of the signed launch data (the user's names, username and
+// photo) is anywhere in the database (the erase's audit entry included), its files, Redis, or the logs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -12,12 +13,25 @@ import { makeEvent, postEvents } from '../../helpers/events.ts';
 import { startServiceProcess, type ServiceProcess } from '../../helpers/service-process.ts';
 import { tempDir } from '../../helpers/service.ts';
 import { embeddedDataDir, migratedDatabase } from '../../helpers/stores.ts';
+import { launchSigner, PRIVATE_USER } from '../../helpers/telegram-launch.ts';
 
 const USER_ID = 987654321012;
 /** a user whose data the owner erases */
 const ERASED_USER_ID = 876543210987;
 const CLIENT_IP = '203.0.113.77';
-const SECRETS = [String(USER_ID), String(ERASED_USER_ID), CLIENT_IP];
+const BOT_ID = 7_400_500_600;
+const signer = launchSigner();
+/** the signed launch data of USER_ID, with every personal field Telegram gives */
+const LAUNCH_USER = { ...PRIVATE_USER, id: USER_ID };
+const SECRETS = [
+  String(USER_ID),
+  String(ERASED_USER_ID),
+  CLIENT_IP,
+  PRIVATE_USER.first_name!,
+  PRIVATE_USER.last_name!,
+  PRIVATE_USER.username!,
+  PRIVATE_USER.photo_url!,
+];
 
 const running: ServiceProcess[] = [];
 afterAll(async () => {
@@ -25,7 +39,13 @@ afterAll(async () => {
 });
 
 async function ingest(env: Record<string, string>): Promise<string> {
-  const service = await startServiceProcess({ ...env, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', RATE_LIMIT_MAX: '5' });
+  const service = await startServiceProcess({
+    ...env,
+    TRUST_PROXY: 'true',
+    LOG_LEVEL: 'trace',
+    RATE_LIMIT_MAX: '5',
+    TELEGRAM_PUBLIC_KEY: signer.publicKeyHex,
+  });
   running.push(service);
   const created = await runCliWith(env, [
     'tokens',
@@ -36,6 +56,8 @@ async function ingest(env: Record<string, string>): Promise<string> {
     'app.example.com',
     '--app-name',
     'privacy_app',
+    '--bot-id',
+    String(BOT_ID),
     '--owner',
     String(USER_ID),
     '--json',
@@ -43,8 +65,9 @@ async function ingest(env: Record<string, string>): Promise<string> {
   expect(created.exitCode, created.stderr).toBe(0);
   const { token } = JSON.parse(created.stdout) as { token: string };
   const headers = { 'x-forwarded-for': CLIENT_IP };
+  const initData = signer.sign({ botId: BOT_ID, user: LAUNCH_USER, startParam: 'from_friend' });
   const accepted = [
-    makeEvent('privacy_app', { user_id: USER_ID }),
+    makeEvent('privacy_app', { user_id: USER_ID, init_data: initData }),
     makeEvent('privacy_app', { user_id: ERASED_USER_ID }),
     makeEvent('privacy_app', {
       user_id: USER_ID,
@@ -53,18 +76,20 @@ async function ingest(env: Record<string, string>): Promise<string> {
     }),
   ];
   expect((await postEvents(service.url, accepted, { token, headers })).status).toBe(201);
+  // refused requests carrying the launch data: the refusal log keeps nothing of it either
   expect(
     (
-      await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID }), {
+      await postEvents(service.url, makeEvent('privacy_app', { user_id: USER_ID, init_data: initData }), {
         token,
         headers,
         origin: 'https://other.example',
       })
     ).status,
   ).toBe(403);
-  expect((await postEvents(service.url, makeEvent('privacy_app', { user_id: 'x' }), { token, headers })).status).toBe(
-    400,
-  );
+  expect(
+    (await postEvents(service.url, makeEvent('privacy_app', { user_id: 'x', init_data: initData }), { token, headers }))
+      .status,
+  ).toBe(400);
   const statuses: number[] = [];
   for (let i = 0; i < 6; i++)
     statuses.push(
@@ -76,6 +101,9 @@ async function ingest(env: Record<string, string>): Promise<string> {
     JSON.parse((await runCliWith(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout).last_rejection
       ?.status;
   await expect.poll(lastRejection, { timeout: 15_000, interval: 500 }).toBe(429);
+  // the launch was really checked, and verified
+  const shown = JSON.parse((await runCliWith(env, ['apps', 'show', '--app-name', 'privacy_app', '--json'])).stdout);
+  expect(shown.launches_7d.outcomes.verified).toBe(1);
   const erased = await runCliWith(env, [
     ...['users', 'erase', '--app-name', 'privacy_app'],
     ...['--telegram-user-id', String(ERASED_USER_ID), '--json'],

@@ -423,7 +423,7 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     const queries: RecordedQuery[] = [];
     const recording = recordingReader(queries);
     await recording.revenue(appId, PERIOD);
-    expect(queries).toHaveLength(5);
+    expect(queries).toHaveLength(4);
     const plans: string[] = [];
     for (const { text, params } of queries) {
       const plan = await store.sql.transaction(async (tx) => {

@@ -47,8 +47,8 @@ export const LAUNCHES: Rollup = {
         OR EXISTS (SELECT 1 FROM verified_sessions v WHERE v.proof = l.launch_proof AND v.app_id = l.app_id AND v.session_id = l.session_id)
       THEN 'verified' ELSE 'replayed' END
     WHEN l.launch_check = 'bad_signature'
-      AND (EXISTS (SELECT 1 FROM verified_sessions v WHERE v.proof = l.launch_proof)
-           OR EXISTS (SELECT 1 FROM new_verified n WHERE n.proof = l.launch_proof))
+      AND (EXISTS (SELECT 1 FROM verified_sessions v WHERE v.proof = l.launch_proof AND v.app_id <> l.app_id)
+           OR EXISTS (SELECT 1 FROM new_verified n WHERE n.proof = l.launch_proof AND n.app_id <> l.app_id))
     THEN 'other_bot'
     ELSE l.launch_check END AS outcome
   FROM launches l
