@@ -4,7 +4,8 @@
 //   (b) app-init carrying Telegram-signed launch data to an app without a bot id: read, not verified;
 //   (c) the same to an app with its bot id: its Ed25519 signature verified, the session kept as verified.
 // Target: (c) >= 0.9 x (b) in req/s (verification never costs an app its ingest); (c) against (a) and the service's CPU
-// per event of each are printed. Then the check's own cost per launch, in this process: LaunchChecker.check over
+// per event of each (the HTTP thread's and the embedded store's thread's apart) are printed. Then (b) and (c) as the
+// SDK sends a launch: its app-init and 9 more events of the session in one request (events/s, verified against read). Then the check's own cost per launch, in this process: LaunchChecker.check over
 // distinct signed launches, and node's Ed25519 verify alone.
 //
 //   node --import tsx bench/launch-check.ts [--duration 10] [--warmup 5] [--connections 64] [--rounds 2] [--json-out file]
@@ -17,7 +18,14 @@ import { NPM_START_TUNABLES, runCliJson, startServiceProcess } from '../test/hel
 import { launchSigner } from '../test/helpers/telegram-launch.ts';
 import { writeBodyFile } from './lib/bodies.ts';
 import { loadGeneratorName, runLoad } from './lib/loadgen.ts';
-import { cpuSeconds, machineInfo, runBenchMain, UNLIMITED_SERVICE_SETTINGS } from './lib/processes.ts';
+import {
+  cpuSeconds,
+  machineInfo,
+  runBenchMain,
+  threadCpuSeconds,
+  threadSplit,
+  UNLIMITED_SERVICE_SETTINGS,
+} from './lib/processes.ts';
 import { drainedWithin } from './lib/service-metrics.ts';
 import { figure, median, parseArgs, printSummary, round, type Target, target, uptimeLine } from './lib/report.ts';
 
@@ -37,21 +45,35 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tma-bench-launch-'));
 const cleanups: (() => Promise<unknown>)[] = [];
 const signer = launchSigner();
 
-type Kind = 'without data' | 'read, no bot id' | 'verified';
+type Kind =
+  | 'without data'
+  | 'read, no bot id'
+  | 'verified'
+  | 'launch of 10 events, read, no bot id'
+  | 'launch of 10 events, verified';
 
-/** distinct app-init bodies of one phase: a user and a launch each, with its signed launch data or without */
-function bodies(appName: string, tag: number, count: number, withData: boolean): string {
+/** events of a launch beside its app-init, in the session mix */
+const SESSION_EVENTS = 9;
+
+/**
+ * distinct bodies of one phase: a user and a launch each, its app-init with its signed launch data or without, and
+ * (sessionEvents) that many more events of its session in the same request
+ */
+function bodies(appName: string, tag: number, count: number, withData: boolean, sessionEvents = 0): string {
   const list: Buffer[] = [];
   const now = Date.now();
   for (let n = 0; n < count; n++) {
     const user = 100_000_000 + tag * 10_000_000 + n;
-    const event: Record<string, unknown> = {
-      event_name: 'app-init',
+    const base = {
       session_id: crypto.randomUUID(),
       user_id: user,
       app_name: appName,
       platform: 'android',
       locale: 'en',
+    };
+    const event: Record<string, unknown> = {
+      event_name: 'app-init',
+      ...base,
       client_timestamp: String(now - (n % 60_000)),
     };
     if (withData)
@@ -59,13 +81,19 @@ function bodies(appName: string, tag: number, count: number, withData: boolean):
         botId: BOT_ID,
         user: { id: user, first_name: 'Bench', username: `bench_${n}`, language_code: 'en', allows_write_to_pm: true },
       } as Parameters<typeof signer.sign>[0]);
-    list.push(Buffer.from(JSON.stringify(event)));
+    const more = Array.from({ length: sessionEvents }, (_, i) => ({
+      event_name: 'custom-event',
+      ...base,
+      client_timestamp: String(now - (n % 60_000) + 1 + i),
+      custom_data: { name: 'tap', screen: 'catalog', seq: i },
+    }));
+    list.push(Buffer.from(JSON.stringify(sessionEvents === 0 ? event : [event, ...more])));
   }
   return writeBodyFile(path.join(work, `${tag}.bin`), list).file;
 }
 
 /** the check's own cost in this process: µs per launch over distinct signed launches, and per bare verify */
-function checkCost(): { checkUs: number; verifyUs: number } {
+async function checkCost(): Promise<{ checkUs: number; verifyUs: number }> {
   const checker = new LaunchChecker({
     publicKeyHex: signer.publicKeyHex,
     testPublicKeyHex: signer.publicKeyHex,
@@ -76,10 +104,10 @@ function checkCost(): { checkUs: number; verifyUs: number } {
     user: String(1 + n),
     event: { init_data: signer.sign({ botId: BOT_ID, user: { id: 1 + n, first_name: 'Bench' } }) },
   }));
-  for (const { event, user } of launches.slice(0, 2_000)) checker.check(event, String(BOT_ID), user);
+  for (const { event, user } of launches.slice(0, 2_000)) await checker.check(event, String(BOT_ID), user);
   let started = performance.now();
   for (const { event, user } of launches)
-    if (checker.check(event, String(BOT_ID), user).check !== 'verified')
+    if ((await checker.check(event, String(BOT_ID), user)).check !== 'verified')
       throw new Error('a bench launch did not verify');
   const checkUs = ((performance.now() - started) * 1000) / launches.length;
   const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519');
@@ -109,10 +137,24 @@ async function main(): Promise<void> {
       ])
     ).token;
   const apps = { withBot: await tokenOf('launch_bench', BOT_ID), withoutBot: await tokenOf('launch_bench_nobot') };
-  const phases: { kind: Kind; app: string; token: string; withData: boolean }[] = [
+  const phases: { kind: Kind; app: string; token: string; withData: boolean; sessionEvents?: number }[] = [
     { kind: 'without data', app: 'launch_bench', token: apps.withBot, withData: false },
     { kind: 'read, no bot id', app: 'launch_bench_nobot', token: apps.withoutBot, withData: true },
     { kind: 'verified', app: 'launch_bench', token: apps.withBot, withData: true },
+    {
+      kind: 'launch of 10 events, read, no bot id',
+      app: 'launch_bench_nobot',
+      token: apps.withoutBot,
+      withData: true,
+      sessionEvents: SESSION_EVENTS,
+    },
+    {
+      kind: 'launch of 10 events, verified',
+      app: 'launch_bench',
+      token: apps.withBot,
+      withData: true,
+      sessionEvents: SESSION_EVENTS,
+    },
   ];
   const headers = (token: string) => ({
     'content-type': 'application/json',
@@ -125,15 +167,33 @@ async function main(): Promise<void> {
   await runLoad({ url, headers: headers(apps.withBot), bodyFile: warm, connections: CONNECTIONS, durationSec: WARMUP });
   await drainedWithin(service.url, DRAIN_TIMEOUT_MS);
 
-  const results: Record<Kind, { rps: number[]; cpuUsPerEvent: number[]; errors: number }> = {
-    'without data': { rps: [], cpuUsPerEvent: [], errors: 0 },
-    'read, no bot id': { rps: [], cpuUsPerEvent: [], errors: 0 },
-    verified: { rps: [], cpuUsPerEvent: [], errors: 0 },
+  type Result = {
+    rps: number[];
+    cpuUsPerEvent: number[];
+    mainUsPerEvent: number[];
+    storeUsPerEvent: number[];
+    errors: number;
+  };
+  const empty = (): Result => ({ rps: [], cpuUsPerEvent: [], mainUsPerEvent: [], storeUsPerEvent: [], errors: 0 });
+  const results: Record<Kind, Result> = {
+    'without data': empty(),
+    'read, no bot id': empty(),
+    verified: empty(),
+    'launch of 10 events, read, no bot id': empty(),
+    'launch of 10 events, verified': empty(),
   };
   for (let round_ = 0; round_ < ROUNDS; round_++) {
     for (const phase of phases) {
-      const file = bodies(phase.app, ++tag, RATE_CAP * DURATION, phase.withData);
+      const perRequest = 1 + (phase.sessionEvents ?? 0);
+      const file = bodies(
+        phase.app,
+        ++tag,
+        Math.ceil((RATE_CAP * DURATION) / perRequest),
+        phase.withData,
+        phase.sessionEvents,
+      );
       const cpuBefore = cpuSeconds(service.pid);
+      const threadsBefore = threadCpuSeconds(service.pid);
       const load = await runLoad({
         url,
         headers: headers(phase.token),
@@ -141,34 +201,52 @@ async function main(): Promise<void> {
         connections: CONNECTIONS,
         durationSec: DURATION,
       });
-      const cpu = cpuSeconds(service.pid) - cpuBefore;
+      // the loader may still be storing what was acknowledged: its CPU counts too
       await drainedWithin(service.url, DRAIN_TIMEOUT_MS);
+      const cpu = cpuSeconds(service.pid) - cpuBefore;
+      const split = threadSplit(threadsBefore, threadCpuSeconds(service.pid), service.pid);
       const result = results[phase.kind];
-      result.rps.push(round(load.rps, 0));
-      result.cpuUsPerEvent.push(round((cpu * 1e6) / Math.max(1, load.requests), 1));
+      // events a second (a request of a single event: requests a second)
+      result.rps.push(round(load.rps * perRequest, 0));
+      const perEvent = (seconds: number) => round((seconds * 1e6) / Math.max(1, load.requests * perRequest), 1);
+      result.cpuUsPerEvent.push(perEvent(cpu));
+      result.mainUsPerEvent.push(perEvent(split.main));
+      result.storeUsPerEvent.push(perEvent(split.busiestOther));
       result.errors += load.errorStatus + load.transportErrors + load.bodyWraps;
-      console.error(`[launch-check] round ${round_ + 1}, ${phase.kind}: ${round(load.rps, 0)} req/s`);
+      console.error(`[launch-check] round ${round_ + 1}, ${phase.kind}: ${round(load.rps * perRequest, 0)} events/s`);
       fs.rmSync(file);
     }
   }
   const rps = (kind: Kind) => median(results[kind].rps);
-  const cost = checkCost();
+  const cost = await checkCost();
   const targets: Target[] = [
     target(
-      'verified / read without verification (req/s)',
+      'single app-init: verified / read without verification',
       round(rps('verified') / rps('read, no bot id'), 3),
       'x',
       '>=',
       0.9,
     ),
-    figure('verified / without launch data (req/s)', round(rps('verified') / rps('without data'), 3), 'x'),
-    ...(Object.keys(results) as Kind[]).map((kind) =>
-      figure(`${kind}: req/s (median of ${ROUNDS})`, rps(kind), 'req/s', `rounds ${results[kind].rps.join(', ')}`),
+    figure('single app-init: verified / without launch data', round(rps('verified') / rps('without data'), 3), 'x'),
+    figure(
+      'launch of 10 events: verified / read without verification',
+      round(rps('launch of 10 events, verified') / rps('launch of 10 events, read, no bot id'), 3),
+      'x',
     ),
     ...(Object.keys(results) as Kind[]).map((kind) =>
+      figure(
+        `${kind}: events/s (median of ${ROUNDS})`,
+        rps(kind),
+        'events/s',
+        `rounds ${results[kind].rps.join(', ')}`,
+      ),
+    ),
+    ...(Object.keys(results) as Kind[]).flatMap((kind) => [
       figure(`${kind}: service CPU per event`, median(results[kind].cpuUsPerEvent), 'µs'),
-    ),
-    figure('LaunchChecker.check per launch (this process)', cost.checkUs, 'µs'),
+      figure(`${kind}: of it, the HTTP thread`, median(results[kind].mainUsPerEvent), 'µs'),
+      figure(`${kind}: of it, the store's thread`, median(results[kind].storeUsPerEvent), 'µs'),
+    ]),
+    figure('LaunchChecker.check per launch, one after another', cost.checkUs, 'µs'),
     figure('Ed25519 verify alone (node:crypto)', cost.verifyUs, 'µs'),
   ];
   const errors = Object.values(results).reduce((sum, result) => sum + result.errors, 0);

@@ -182,18 +182,18 @@ export function createSteps(services: StepServices) {
    * launch data is taken out, so nothing past this step (the log, the store, a log line) holds it. Whatever the
    * verdict, the request goes on as before. A server key's events are the integrator's word: never checked.
    */
-  function checkLaunches(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  async function checkLaunches(request: FastifyRequest): Promise<void> {
     const state = request.ingest!;
     const { events, grant } = state;
-    const launches: (LaunchVerdict | undefined)[] = new Array(events.length);
+    const checks: (Promise<LaunchVerdict> | undefined)[] = new Array(events.length);
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
       if (state.serverKey === undefined && event.event_name === 'app-init')
-        launches[i] = services.launchChecker.check(event, grant!.botId, String(event.user_id));
-      for (const field of LAUNCH_PROOF_FIELDS) delete event[field];
+        checks[i] = services.launchChecker.check(event, grant!.botId, String(event.user_id));
     }
-    state.launches = launches;
-    done();
+    // read by the checks above before they first waited: the launch data goes now
+    for (const event of events) for (const field of LAUNCH_PROOF_FIELDS) delete event[field];
+    state.launches = checks.some(Boolean) ? await Promise.all(checks) : [];
   }
 
   /** quota: the app stays within its events and bytes per UTC day (src/events/request/quota.ts); 429 until the next day */

@@ -48,6 +48,3 @@ CREATE UNIQUE INDEX "verified_sessions_proof_key" ON "verified_sessions"("proof"
 -- CreateIndex
 CREATE INDEX "verified_sessions_app_id_day_user_key_idx" ON "verified_sessions"("app_id", "day", "user_key");
 
--- CreateIndex
-CREATE INDEX "verified_sessions_app_id_user_key_idx" ON "verified_sessions"("app_id", "user_key");
-

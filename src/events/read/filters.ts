@@ -49,15 +49,15 @@ export function eventColumns(alias = 'events'): FilterColumns {
   };
 }
 
-/** the attributes a user was first seen with (alias: app_users') */
+/** the attributes a user was first seen with (alias: app_users', in a statement whose app is the parameter app) */
 export function firstSeenColumns(alias: string): FilterColumns {
   return {
     platform: rollupText(`${alias}.platform`),
     language: rollupText(`${alias}.locale`),
     premium: `coalesce(${alias}.is_premium, false)`,
     campaign: rollupText(`${alias}.campaign`),
-    // a user with a launch Telegram signed
-    verified: `EXISTS (SELECT 1 FROM verified_sessions v WHERE v.app_id = ${alias}.app_id AND v.user_key = ${alias}.user_key)`,
+    // a user with a launch Telegram signed: the app's verified users read once (the statement's app), not per user
+    verified: `(${alias}.user_key IN (SELECT v.user_key FROM verified_sessions v WHERE v.app_id = {{app}}))`,
   };
 }
 

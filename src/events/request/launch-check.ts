@@ -70,6 +70,13 @@ function ed25519Key(hex: string): KeyObject {
   });
 }
 
+/** an Ed25519 signature checked on libuv's thread pool (node:crypto's callback form) */
+function verifyOffThread(data: Buffer, key: KeyObject, signature: Buffer): Promise<boolean> {
+  return new Promise((resolve) =>
+    crypto.verify(null, data, key, signature, (error, valid) => resolve(error === null && valid)),
+  );
+}
+
 /** the signed fields of launch data: all but hash and signature, as they were decoded */
 interface LaunchFields {
   pairs: [string, string][];
@@ -131,9 +138,10 @@ export class LaunchChecker {
 
   /**
    * The verdict on an app-init's launch data (the event's init_data and init_data_env), for an app whose bot has the
-   * given id (null: not known) and the event's user id (decimal digits)
+   * given id (null: not known) and the event's user id (decimal digits). The signature is verified on libuv's thread
+   * pool: the HTTP thread goes on with other requests meanwhile.
    */
-  check(event: Record<string, unknown>, botId: string | null, userId: string): LaunchVerdict {
+  async check(event: Record<string, unknown>, botId: string | null, userId: string): Promise<LaunchVerdict> {
     const initData = event.init_data;
     if (initData === undefined || initData === null) return { check: 'no_proof' };
     if (typeof initData !== 'string') return { check: 'malformed' };
@@ -143,7 +151,7 @@ export class LaunchChecker {
     const proof = this.options.proofOf(fields.signature);
     const key = event.init_data_env === 'test' ? this.testKey : this.productionKey;
     const signed = Buffer.from(dataCheckString(botId, fields.pairs));
-    if (!crypto.verify(null, signed, key, fields.signature)) return { check: 'bad_signature', proof };
+    if (!(await verifyOffThread(signed, key, fields.signature))) return { check: 'bad_signature', proof };
     const nowSeconds = this.now() / 1000;
     if (fields.authDate < nowSeconds - this.options.maxAgeSeconds || fields.authDate > nowSeconds + MAX_FUTURE_SECONDS)
       return { check: 'expired' };
