@@ -1,6 +1,7 @@
 // The grammY middleware end to end: a real grammY bot polls a Bot API emulator (telegram-test-api) and sends
 // /start payloads, commands, Stars payments and refunds through the middleware (from source and from the built
-// package) to the real service with a server key; the bot's own handlers always answer, even with the service down.
+// package) to the real service with a server key, its bot's id with them; the bot's own handlers always answer, even
+// with the service down.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -154,6 +155,8 @@ describe('tma-analytics-grammy', () => {
       ['refunded-payment', '', { amount: 250, currency: 'XTR', invoice_payload: 'gold_pack' }],
     ]);
     expect(rows.every((row) => row.is_premium)).toBe(true);
+    // the bot's id (the emulator's getMe says 666) reached the app, which had none: its launches can be checked
+    expect((await service.services.registry.getApp(APP, OPERATOR)).botId).toBe('666');
     // one session per user per day, not one per message
     expect(new Set(rows.map((row) => row.session_id)).size).toBe(1);
     for (const row of rows) {
