@@ -117,7 +117,7 @@ function rankedRow(app: CatalogEntry): string {
 function unrankedRow(app: CatalogEntry): string {
   const month = app.components.window_30d;
   return (
-    `<tr>${appCell(app, '')}<td class="num">${groupedNumber(month.verified_users)}</td><td class="num muted">${groupedNumber(month.unverified_users)}</td>` +
+    `<tr>${appCell(app, '')}<td class="num">${groupedNumber(month.verified_users)}</td><td class="num muted hide-narrow">${groupedNumber(month.unverified_users)}</td>` +
     `<td>${escapeHtml(app.components.unranked_reason ?? 'Not enough data.')}</td></tr>`
   );
 }
@@ -163,7 +163,7 @@ export function catalogHtml(catalog: Catalog): string {
     : `<div class="card"><p class="muted">No app has enough verified users to be ranked yet.</p></div>`;
 
   const unrankedCard = unranked.length
-    ? `<div class="card"><h2>Not ranked yet</h2><table class="catalog"><thead><tr><th>App</th><th class="num">Verified users<span class="sub">30 days</span></th><th class="num">Unverified</th><th>Reason</th></tr></thead>` +
+    ? `<div class="card"><h2>Not ranked yet</h2><table class="catalog"><thead><tr><th>App</th><th class="num">Verified users<span class="sub">30 days</span></th><th class="num hide-narrow">Unverified</th><th>Reason</th></tr></thead>` +
       `<tbody>${unranked.map(unrankedRow).join('')}</tbody></table></div>`
     : '';
 
