@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { launchChromium } from '../helpers/chromium.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -21,6 +21,23 @@ export function requireOfficialScript(): void {
 }
 
 /** what a browser suite runs against: the service (rate limit out of the way), the page server, Chromium */
+/**
+ * A context's requests as a page of the official client makes them here: localhost and the service pass, the official
+ * host's /index.js is its script from node_modules and every other path of it goes to the service; any other host is
+ * out of reach (the wallets list, the official bundle's fingerprinting add-on).
+ */
+export async function routeOfficialHost(context: BrowserContext, serviceUrl: string): Promise<void> {
+  const serviceHost = new URL(serviceUrl).host;
+  await context.route('**/*', async (route) => {
+    const target = new URL(route.request().url());
+    if (target.hostname === 'localhost' || target.host === serviceHost) return route.fallback();
+    if (target.hostname !== OFFICIAL_HOST) return route.abort();
+    if (target.pathname === '/index.js')
+      return route.fulfill({ contentType: 'application/javascript', body: fs.readFileSync(OFFICIAL_SCRIPT) });
+    return route.fulfill({ response: await route.fetch({ url: serviceUrl + target.pathname + target.search }) });
+  });
+}
+
 export interface BrowserSuite {
   service: TestService;
   pages: PageServer;

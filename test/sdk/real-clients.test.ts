@@ -2,7 +2,6 @@
 // 2.4.4 with an injected test wallet), once with the unchanged official @telegram-apps/analytics 1.6.4 script (its
 // hard-coded host routed to this service) and once with ours, the page changed in the script tag's src alone: the
 // events each stores are compared kind by kind and count by count.
-import fs from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
@@ -12,7 +11,7 @@ import {
   customEvents,
   launchHash,
   OFFICIAL_HOST,
-  OFFICIAL_SCRIPT,
+  routeOfficialHost,
   requireOfficialScript,
   type StoredEvent,
   startBrowserSuite,
@@ -59,16 +58,8 @@ async function openClientPage(client: Client, ui: UiVersion, embedded = true): P
   const token = await service.createApp(appName, 'localhost');
   const analyticsScript = client === 'official' ? `https://${OFFICIAL_HOST}/index.js` : `${service.url}/index.js`;
   const url = serveRealClientPage(pages, { analyticsScript, token, appName, ui, embedded });
-  const serviceHost = new URL(service.url).host;
   const context = await browser.newContext();
-  await context.route('**/*', async (route) => {
-    const target = new URL(route.request().url());
-    if (target.hostname === 'localhost' || target.host === serviceHost) return route.fallback();
-    if (target.hostname !== OFFICIAL_HOST) return route.abort();
-    if (target.pathname === '/index.js')
-      return route.fulfill({ contentType: 'application/javascript', body: fs.readFileSync(OFFICIAL_SCRIPT) });
-    return route.fulfill({ response: await route.fetch({ url: service.url + target.pathname + target.search }) });
-  });
+  await routeOfficialHost(context, service.url);
   const page = await context.newPage();
   // the libraries are big and the machine may be busy: wait for what the session needs, not for every load
   await page.goto(url + launchHash({ platform: 'android' }), { waitUntil: 'domcontentloaded', timeout: 120_000 });

@@ -2,7 +2,6 @@
 // launch data signed as Telegram signs it (the test's own key pair, given as TELEGRAM_PUBLIC_KEY), our /index.js sends
 // it once with its app-init, and the service counts the user as verified. The unchanged official client sends none:
 // its launch counts as unverified ("no_proof"). init({ env: 'STG' }) has the launch checked with Telegram's test key.
-import fs from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/tokens/registry.ts';
@@ -13,7 +12,7 @@ import {
   launchChromium,
   launchHash,
   OFFICIAL_HOST,
-  OFFICIAL_SCRIPT,
+  routeOfficialHost,
   requireOfficialScript,
   startPageServer,
   TEST_USER,
@@ -93,15 +92,7 @@ async function launch(client: 'ours' | 'official', initData: string, env?: 'STG'
 </head><body>app</body></html>`,
   );
   const context = await browser.newContext();
-  const serviceHost = new URL(service.url).host;
-  await context.route('**/*', async (route) => {
-    const target = new URL(route.request().url());
-    if (target.hostname === 'localhost' || target.host === serviceHost) return route.fallback();
-    if (target.hostname !== OFFICIAL_HOST) return route.abort();
-    if (target.pathname === '/index.js')
-      return route.fulfill({ contentType: 'application/javascript', body: fs.readFileSync(OFFICIAL_SCRIPT) });
-    return route.fulfill({ response: await route.fetch({ url: service.url + target.pathname + target.search }) });
-  });
+  await routeOfficialHost(context, service.url);
   const page = await context.newPage();
   await page.goto(url + launchHash({ initData, platform: 'android' }), { waitUntil: 'domcontentloaded' });
   await until(page, 'Telegram.WebApp with the launch data', () => window.Telegram?.WebApp?.initData?.length > 0);
