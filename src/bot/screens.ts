@@ -11,6 +11,19 @@ import { HTML, TEXT, appCard, type AppView } from './texts.ts';
 
 const MAX_LISTED = 20;
 
+/** a secret a message may show: a token or key in full (lists show only prefixes), a public link, an invite link */
+const SHOWS_SECRET = /\btma_[A-Za-z0-9_-]{20,}|[?&]start=join_/;
+
+/**
+ * A button press edits the message the button sits on, unless that message shows a secret: shown once, it must stay
+ * readable in the chat, so its buttons answer in a new message
+ */
+function editable(message: NonNullable<BotContext['callbackQuery']>['message']): boolean {
+  if (!message) return false;
+  const text = 'text' in message && typeof message.text === 'string' ? message.text : '';
+  return !SHOWS_SECRET.test(text);
+}
+
 export interface Screens {
   show(ctx: BotContext, text: string, keyboard: InlineKeyboard): Promise<unknown>;
   analytics(ctx: BotContext): Promise<unknown>;
@@ -35,7 +48,7 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
   };
 
   const show: Screens['show'] = async (ctx, text, keyboard) => {
-    if (ctx.callbackQuery?.message) {
+    if (editable(ctx.callbackQuery?.message)) {
       await ctx.editMessageText(text, { ...HTML, reply_markup: keyboard }).catch((error: unknown) => {
         if (!(error instanceof GrammyError && error.description.includes('message is not modified'))) throw error;
       });

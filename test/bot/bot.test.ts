@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
 import { readKeyIssued, tokenIssued } from '../../src/bot/texts.ts';
 import { SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
-import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
+import { alertsOf, type ApiCall, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -179,6 +179,37 @@ describe('new token dialog', () => {
     const pressed = await harness.click(BOB, 'menu:apps');
     expect(alertsOf(pressed)).toEqual(['Finish the current step first, or send /cancel.']);
     await harness.send(BOB, '/cancel');
+  });
+});
+
+describe('messages that show a secret', () => {
+  /** the plain text Telegram shows of a message sent in HTML */
+  const shown = (call: ApiCall) => String(call.payload.text).replace(/<[^>]+>/g, '');
+
+  it('keeps a token, a read key and a server key readable: every button on them answers in a new message', async () => {
+    await harness.click(ALICE, 'menu:new');
+    await harness.send(ALICE, '@alice_secret_bot');
+    await harness.send(ALICE, '/skip');
+    await harness.send(ALICE, 'secret.example.com');
+    const issued = (await harness.send(ALICE, 'alice_secret')).filter((call) => call.method === 'sendMessage').at(-1)!;
+    const id = await appId('alice_secret');
+    const readKey = (await harness.click(ALICE, `rknew:${id}`)).filter((call) => call.method === 'sendMessage').at(-1)!;
+    const serverKey = (await harness.click(ALICE, `sknew:${id}`))
+      .filter((call) => call.method === 'sendMessage')
+      .at(-1)!;
+    for (const message of [issued, readKey, serverKey]) {
+      expect(shown(message)).toMatch(/tma_(read_|server_)?[A-Za-z0-9_-]{32,40}/);
+      for (const button of buttonsOf([message]).filter(Boolean)) {
+        const pressed = (await harness.click(ALICE, button, shown(message))).map((call) => call.method);
+        expect(pressed, `${button} on a secret`).toContain('sendMessage');
+        expect(pressed, `${button} on a secret`).not.toContain('editMessageText');
+        expect(pressed, `${button} on a secret`).not.toContain('editMessageReplyMarkup');
+        // a button that opened a dialog (New token) is left before the next one
+        await harness.send(ALICE, '/cancel');
+      }
+    }
+    // a message without a secret is still edited in place
+    expect((await harness.click(ALICE, 'menu:apps')).map((call) => call.method)).toContain('editMessageText');
   });
 });
 

@@ -74,8 +74,11 @@ const say = (text: string) =>
   after(() =>
     text.startsWith('/') ? client.sendCommand(client.makeCommand(text)) : client.sendMessage(client.makeMessage(text)),
   );
+/** a button pressed on a message; Telegram sends the message's text with the press (the emulator leaves it out) */
 const press = (data: string, on: BotMessage) =>
-  after(() => client.sendCallback(client.makeCallbackQuery(data, { message: { message_id: on.messageId } })));
+  after(() =>
+    client.sendCallback(client.makeCallbackQuery(data, { message: { message_id: on.messageId, text: on.text } })),
+  );
 
 describe('bot against a Bot API emulator', () => {
   it('issues a working token, shows its last event, and revokes it', async () => {
@@ -99,6 +102,9 @@ describe('bot against a Bot API emulator', () => {
       (await postEvents(service.url, makeEvent('erin_shop'), { token, origin: 'https://erin.example.com' })).status,
     ).toBe(201);
     const apps = await press('menu:apps', issued);
+    // the token's message keeps the token: "My tokens" came as a new message
+    expect(apps.messageId).not.toBe(issued.messageId);
+    expect(chat().find((message) => message.messageId === issued.messageId)!.text).toContain(token);
     expect(apps.text).toMatch(/<b>erin_shop<\/b>[\s\S]*Last event: just now \(\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\)/);
 
     const appButton = apps.buttons.find((data) => data.startsWith('app:'))!;

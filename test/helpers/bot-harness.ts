@@ -85,7 +85,8 @@ export class BotHarness {
     });
   }
 
-  async click(userId: number, data: string): Promise<ApiCall[]> {
+  /** a press of a button with `data`, on a message of the bot that says `text` (Telegram sends its text along) */
+  async click(userId: number, data: string, text = 'menu'): Promise<ApiCall[]> {
     return this.handle({
       update_id: this.updateId++,
       callback_query: {
@@ -97,7 +98,7 @@ export class BotHarness {
           message_id: this.messageId++,
           date: 0,
           chat: { id: userId, type: 'private', first_name: 'U' },
-          text: 'menu',
+          text,
         },
       },
     });

@@ -68,7 +68,7 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
       [app],
     );
     const sessions = await one<{ raw: number; rows: number; counted: number }>(
-      `SELECT (SELECT count(DISTINCT session_id)::int FROM events WHERE app_id = $1) AS raw,
+      `SELECT (SELECT count(DISTINCT session_id)::int FROM events WHERE app_id = $1 AND sent_by_server IS NOT TRUE) AS raw,
               (SELECT count(*)::int FROM daily_sessions WHERE app_id = $1) AS rows,
               (SELECT coalesce(sum(sessions), 0)::int FROM daily_app_stats WHERE app_id = $1) AS counted`,
       [app],
@@ -365,6 +365,21 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
     ]);
     // counted under the launch values it started with
     expect(dashboard.dimensions.platform).toEqual([{ value: 'ios', sessions: 2 }]);
+  });
+
+  it('counts no Mini App session for what a bot sends with a server key, and its users as users', async () => {
+    const app = (
+      await store.prisma.app.create({ data: { appName: 'bot_side_app', bot: '@bot_side_bot', domains: ['b.example'] } })
+    ).id;
+    const fromBot = (eventName: string) =>
+      row(app, { eventName, sentByServer: true, platform: 'telegram-bot', sessionId: crypto.randomUUID() });
+    const rows = [fromBot('bot-start'), fromBot('bot-command'), row(app, { platform: 'android' })];
+    await events.insert(rows);
+    await rollupsMatchRawRows(app);
+    const { day } = rows[0]!;
+    const dashboard = await new RollupReader(store.sql).dashboard(app, { from: day, to: day });
+    expect(dashboard.totals).toEqual({ events: 3, users: 3, verifiedUsers: 0, sessions: 1 });
+    expect(dashboard.dimensions.platform).toEqual([{ value: 'android', sessions: 1 }]);
   });
 
   it('keeps the most recent 50 rejections per app, newest first', async () => {

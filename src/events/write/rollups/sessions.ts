@@ -1,4 +1,5 @@
-// Sessions, each counted once on the UTC day it started, with the launch attributes it started with.
+// Mini App sessions, each counted once on the UTC day it started, with the launch attributes it started with; what a bot
+// sends with a server key is no Mini App session.
 import { rollupText } from '../../custom-events.ts';
 import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
 
@@ -16,7 +17,7 @@ export const SESSIONS: Rollup = {
   ],
   sql: () => `session_starts AS (
   SELECT DISTINCT ON (app_id, session_id) app_id, day, session_id, platform, locale, start_param
-  FROM inserted ORDER BY app_id, session_id, day, occurred_at
+  FROM inserted WHERE sent_by_server IS NOT TRUE ORDER BY app_id, session_id, day, occurred_at
 ), new_sessions AS (
   -- a session already counted (on an earlier day, or by an earlier commit) is not counted again
   INSERT INTO daily_sessions (app_id, day, session_id, platform, locale, start_param)
