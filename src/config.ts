@@ -71,6 +71,8 @@ export interface Config {
   launchMaxAgeSeconds: number;
   /** apps one person may own unless an administrator raised their limit */
   maxAppsPerOwner: number;
+  /** the .env file the settings were read from (beneath what the environment sets), when there was one */
+  envFile?: string;
 }
 
 export class ConfigError extends Error {}
@@ -181,7 +183,21 @@ function secretFromFile(file: string): string {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * Reads the settings of a .env file in the working directory into the environment, beneath what it already sets (the
+ * environment wins); returns the file's path, or undefined without one. A service and the CLI read it once at start.
+ */
+export function loadEnvFile(file = path.resolve('.env')): string | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  try {
+    process.loadEnvFile(file);
+  } catch (error) {
+    throw new ConfigError(`${file} cannot be read (${(error as Error).message})`);
+  }
+  return file;
+}
+
+export function loadConfig(env: Env = process.env, envFile?: string): Config {
   const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   // SECRET wins over SECRET_FILE, which wins over the file generated into DATA_DIR
@@ -228,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     telegramTestPublicKey: publicKey(env, 'TELEGRAM_TEST_PUBLIC_KEY', TELEGRAM_TEST_KEY),
     launchMaxAgeSeconds: integer(env, 'LAUNCH_MAX_AGE_SECONDS', 86_400, 60, 30 * 86_400),
     maxAppsPerOwner: integer(env, 'MAX_APPS_PER_OWNER', 20, 1, 1_000_000),
+    envFile,
   };
 }
 

@@ -124,5 +124,16 @@ export async function serve(
     );
   void services.purger.purgeDeletedApps(); // deletions a stop cut short
   services.retention.start(); // now, then hourly: what apps' retention periods keep no longer
-  log.info({ store: store.kind, dataDir: store.kind === 'embedded' ? config.dataDir : undefined }, 'ready');
+  const site = config.publicUrl ?? `http://localhost:${listening.port}`;
+  log.info(
+    {
+      store: store.kind,
+      dataDir: store.kind === 'embedded' ? config.dataDir : undefined,
+      site,
+      envFile: config.envFile,
+    },
+    `ready: the site is at ${site}. Sign in with Telegram there (the Login Widget needs BotFather's /setdomain for ` +
+      `this host), from the management bot (BOT_TOKEN), or with a one-time link from this machine: ` +
+      `npm run -s cli -- login-link --telegram-id <your Telegram id>`,
+  );
 }

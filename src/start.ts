@@ -1,6 +1,6 @@
 // Starts the service: settings, the socket (answering "starting"), the store; the rest of the code loads while the
 // store opens, then src/serve.ts runs everything the settings ask for.
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, loadEnvFile } from './config.ts';
 import { DataDirBusyError } from './db/owner-lock.ts';
 import { openStore } from './db/store.ts';
 import { probeIngestLog } from './events/write/log-dir.ts';
@@ -10,7 +10,7 @@ import type { ServicesOptions } from './services.ts';
 
 /** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(process.env, loadEnvFile());
   // listening first: while the store opens and migrations apply, /healthz answers "starting"
   const listening = await listenWhileStarting({
     port: config.port,

@@ -1,6 +1,7 @@
 // Operator CLI entry: prints what the run of its arguments (run.ts) prints and exits with its code.
 import '../stack-traces.ts';
-import { runCli } from './run.ts';
+import { ConfigError, loadEnvFile } from '../config.ts';
+import { type CommandResult, runCli } from './run.ts';
 
 // a reader that stops early (`| head`) closes the pipe: stop quietly, as Unix tools do, instead of
 // dying on an unhandled EPIPE with a stack trace
@@ -11,7 +12,15 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const result = await runCli(process.argv.slice(2), { env: process.env });
+// the service's settings, from a .env file in the working directory too (the environment wins)
+let result: CommandResult;
+try {
+  loadEnvFile();
+  result = await runCli(process.argv.slice(2), { env: process.env });
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  result = { exitCode: 1, stdout: '', stderr: `${error.message}\n` };
+}
 process.stdout.write(result.stdout);
 process.stderr.write(result.stderr);
 process.exitCode = result.exitCode;

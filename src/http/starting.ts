@@ -1,6 +1,7 @@
 // The service's listening socket, open before the store: while the store opens and migrations apply, /healthz answers
 // 503 "starting" (a supervisor sees the process alive, and keeps it out of rotation), then the app takes it over.
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyServerFactory } from 'fastify';
 import { REFUSALS } from '../events/request/refusals.ts';
 
@@ -9,6 +10,8 @@ const NOT_RECORDED = { message: REFUSALS.failedToRecord.message };
 const STARTING_MESSAGE = 'The service is starting: it opens its store. Try again in a moment.';
 
 export interface StartingServer {
+  /** the port it listens on (the one asked for, or the one given for 0) */
+  port: number;
   /** gives the socket to the app built with it (Fastify's serverFactory); requests go to the app from handOver on */
   serverFactory: FastifyServerFactory;
   /** the app is ready: every request from now on is its */
@@ -52,6 +55,7 @@ export async function listenWhileStarting(options: {
   });
   let appHandler: http.RequestListener | undefined;
   return {
+    port: (server.address() as AddressInfo).port,
     serverFactory: (handler, fastifyOptions) => {
       appHandler = handler;
       // what Fastify sets on a server it makes itself
