@@ -29,3 +29,16 @@ export function eachDay(from: string, to: string): string[] {
     days.push(new Date(time).toISOString().slice(0, 10));
   return days;
 }
+
+/**
+ * Whether a UTC day is over at `now`: today's numbers still grow, so they are marked as incomplete and left out of
+ * comparisons
+ */
+export function isCompleteDay(day: string, now: number = Date.now()): boolean {
+  return day < isoDayOf(now);
+}
+
+/** how many days from `day` on (day included) are over at `now` (0 when `day` is today or later) */
+export function completeDaysFrom(day: string, now: number = Date.now()): number {
+  return Math.max(0, Math.round((Date.parse(isoDayOf(now)) - Date.parse(day)) / DAY_MS));
+}

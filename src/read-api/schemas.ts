@@ -95,8 +95,18 @@ export const READ_API_SCHEMAS = {
   retention: route(
     'Retention cohorts',
     `One cohort per day of the period with new users; retained[k] is how many of them had an event on the cohort's ` +
-      `day + k (retained[0] = users), up to "to" or ${RETENTION_DAYS} days.`,
-    object({ cohorts: list(object({ day: DAY, users: COUNT, retained: list(COUNT) })) }),
+      `day + k (retained[0] = users), up to "to" or ${RETENTION_DAYS} days. The cells from retained[complete] on fall ` +
+      'on today (UTC): still growing, not a final figure.',
+    object({
+      cohorts: list(
+        object({
+          day: DAY,
+          users: COUNT,
+          retained: list(COUNT),
+          complete: { ...COUNT, description: "how many of retained's days are over; the cells after them are today's" },
+        }),
+      ),
+    }),
   ),
   funnel: route(
     'A funnel of your own steps',
@@ -203,6 +213,7 @@ export const READ_API_SCHEMAS = {
           payments: COUNT,
           refunds: COUNT,
           paying_users: COUNT,
+          complete: { type: 'boolean', description: 'false for today (UTC): still growing' },
         }),
       ),
     }),

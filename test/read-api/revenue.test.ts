@@ -184,6 +184,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
           payments: 2,
           refunds: 0,
           paying_users: 2,
+          complete: true,
         },
         {
           day: dayB,
@@ -193,6 +194,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
           payments: 2,
           refunds: 1,
           paying_users: 6,
+          complete: true,
         },
       ],
     });
@@ -224,6 +226,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
       payments: 3,
       refunds: 1,
       paying_users: 6,
+      complete: true,
     });
     // a period of day B alone: the gold invoice registered before it still prices nothing there (1 paid on day A),
     // and 3's purchase is still the bot's

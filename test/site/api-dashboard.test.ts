@@ -196,6 +196,8 @@ describe('dashboard numbers and exports', () => {
       expect(day, day.day).toEqual({
         day: day.day,
         ...(WEEK.days[day.day] ?? { users: 0, sessions: 0, events: 0, byName: {} }),
+        // today is still under way
+        complete: day.day !== dayString(0),
       });
     }
     expect(dashboard.funnel).toHaveLength(4);
@@ -536,6 +538,7 @@ describe('dashboard numbers and exports', () => {
       sessions: 1,
       events: 4,
       byName: { 'app-init': 1, 'connection-started': 1, 'connection-completed': 1, 'custom-event': 1 },
+      complete: true,
     });
     expect(android.funnel.map((step: { sessions: number }) => step.sessions)).toEqual([1, 1, 0, 0]);
     expect(android.dimensions).toEqual({

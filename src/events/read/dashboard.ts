@@ -2,7 +2,7 @@
 // any volume), plus the raw-event reads a dashboard needs: a filtered view, the latest events and exports.
 import { named } from '../../db/named-sql.ts';
 import type { SqlReader } from '../../db/sql.ts';
-import { addDays, eachDay } from '../days.ts';
+import { addDays, eachDay, isCompleteDay } from '../days.ts';
 import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
 import { FUNNEL, FUNNEL_STEP_BITS } from '../wallet-funnel.ts';
 import { ratio } from '../ratio.ts';
@@ -21,6 +21,8 @@ export interface DayRow {
   sessions: number;
   events: number;
   byName: Record<string, number>;
+  /** false for today (UTC): its numbers still grow, so charts mark it and comparisons leave it out */
+  complete: boolean;
 }
 
 export interface Dashboard {
@@ -93,7 +95,11 @@ export async function distinctUsers(sql: SqlReader, appId: number, period: Perio
 }
 
 export class RollupReader {
-  constructor(private readonly sql: SqlReader) {}
+  constructor(
+    private readonly sql: SqlReader,
+    /** the time the reads take as now: which days are over */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async dashboard(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Dashboard> {
     const [counts, stats, dimensions, users, [reached], verifiedUsers] = await (isFiltered(filter)
@@ -102,7 +108,7 @@ export class RollupReader {
     const days = new Map(
       eachDay(period.from, period.to).map((day) => [
         day,
-        { day, users: 0, sessions: 0, events: 0, byName: {} } as DayRow,
+        { day, users: 0, sessions: 0, events: 0, byName: {}, complete: isCompleteDay(day, this.now()) } as DayRow,
       ]),
     );
     const names = new Map<string, number>();

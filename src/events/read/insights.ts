@@ -4,7 +4,7 @@
 // event cards under a filter the period's events.
 import { named } from '../../db/named-sql.ts';
 import type { SqlReader } from '../../db/sql.ts';
-import { DAY_MS } from '../days.ts';
+import { completeDaysFrom, DAY_MS } from '../days.ts';
 import {
   customDataObjectSql,
   customNameSql,
@@ -56,6 +56,8 @@ export interface Cohort {
   users: number;
   /** retained[k]: how many of them had an event on day + k (retained[0] = users), up to the period's end or 90 days */
   retained: number[];
+  /** how many of retained's days are over: from retained[complete] on (today) a cell is still growing */
+  complete: number;
 }
 
 export interface Campaign {
@@ -97,7 +99,11 @@ const TRACKED_VALUE = `(SELECT coalesce(min(c.value), '${OTHER}') FROM custom_ca
 const PROPERTY_FIELDS = `CROSS JOIN LATERAL jsonb_each(${customDataObjectSql("e.props->'custom_data'")}) AS p(key, value)`;
 
 export class InsightsReader {
-  constructor(private readonly sql: SqlReader) {}
+  constructor(
+    private readonly sql: SqlReader,
+    /** the time the reads take as now: which days are over */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async summary(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Summary> {
     if (isFiltered(filter)) return this.filteredSummary(appId, period, filter);
@@ -175,7 +181,12 @@ export class InsightsReader {
       let cohort = cohorts.get(row.day);
       if (!cohort) {
         const followed = Math.min(RETENTION_DAYS, Math.round((lastDay - Date.parse(row.day)) / DAY_MS));
-        cohort = { day: row.day, users: 0, retained: new Array(followed + 1).fill(0) };
+        cohort = {
+          day: row.day,
+          users: 0,
+          retained: new Array(followed + 1).fill(0),
+          complete: Math.min(followed + 1, completeDaysFrom(row.day, this.now())),
+        };
         cohorts.set(row.day, cohort);
       }
       cohort.retained[row.offset] = row.users;
@@ -270,7 +281,7 @@ export class InsightsReader {
   /** users by the start_param they first arrived with (new users of the period), most new users first */
   /** Stars per day, paying users and purchase conversion (src/events/read/revenue.ts) */
   revenue(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Revenue> {
-    return readRevenue(this.sql, appId, period, filter);
+    return readRevenue(this.sql, appId, period, filter, this.now());
   }
 
   async campaigns(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<{ campaigns: Campaign[] }> {

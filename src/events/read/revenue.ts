@@ -8,6 +8,7 @@ import type { SqlReader } from '../../db/sql.ts';
 import { type Filter, filterConditions, filterValues, firstSeenColumns, NO_FILTER } from './filters.ts';
 import type { Period } from './dashboard.ts';
 import { MAX_PAYMENT_AMOUNT } from '../request/schema.ts';
+import { isCompleteDay } from '../days.ts';
 
 /** Telegram Stars' currency code */
 export const STARS = 'XTR';
@@ -25,6 +26,8 @@ export interface RevenueDay {
   refunds: number;
   /** distinct users with a successful-payment or a purchase-success in a verified session that day */
   paying_users: number;
+  /** false for today (UTC): still growing */
+  complete: boolean;
 }
 
 export interface Revenue {
@@ -161,6 +164,7 @@ export async function readRevenue(
   appId: number,
   period: Period,
   filter: Filter = NO_FILTER,
+  now: number = Date.now(),
 ): Promise<Revenue> {
   const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
   // revenue belongs to the user who pays: the filter keeps the payments of users first seen with its attributes, so a
@@ -220,7 +224,16 @@ export async function readRevenue(
   const dayOf = (day: string) => {
     let entry = days.get(day);
     if (!entry) {
-      entry = { day, stars: 0, stars_from_bot: 0, stars_from_mini_app: 0, payments: 0, refunds: 0, paying_users: 0 };
+      entry = {
+        day,
+        stars: 0,
+        stars_from_bot: 0,
+        stars_from_mini_app: 0,
+        payments: 0,
+        refunds: 0,
+        paying_users: 0,
+        complete: isCompleteDay(day, now),
+      };
       days.set(day, entry);
     }
     return entry;

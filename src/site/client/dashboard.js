@@ -39,6 +39,8 @@
     );
   }
 
+  // A day still under way (today, UTC) is drawn apart, dashed from the day before, so a partial day never reads as a
+  // drop; complete days keep the solid line.
   function chart(element, title, days, series) {
     const width = Math.max(280, element.clientWidth - 4);
     const xs = days.map((d) => Date.parse(d.day) / 1000);
@@ -46,6 +48,11 @@
     const text = style.color;
     const line = style.getPropertyValue('--line').trim() || '#e4e7ec';
     const axis = { stroke: text, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
+    const open = days.length > 1 && days[days.length - 1].complete === false;
+    const solid = series.map((s) => (open ? s.values.slice(0, -1).concat([null]) : s.values));
+    const partial = open
+      ? series.map((s) => s.values.map((value, index) => (index >= s.values.length - 2 ? value : null)))
+      : [];
     return new uPlot(
       {
         title,
@@ -54,16 +61,27 @@
         legend: { live: false },
         scales: { x: { time: true } },
         axes: [axis, axis],
-        series: [{}].concat(
-          series.map((s, i) => ({
-            label: s.label,
-            stroke: COLORS[i % COLORS.length],
-            width: 2,
-            points: { show: days.length < 40 },
-          })),
-        ),
+        series: [{}]
+          .concat(
+            series.map((s, i) => ({
+              label: s.label,
+              stroke: COLORS[i % COLORS.length],
+              width: 2,
+              points: { show: days.length < 40 },
+            })),
+          )
+          .concat(
+            partial.map((_, i) => ({
+              label: series[i].label + ' (today, so far)',
+              stroke: COLORS[i % COLORS.length],
+              width: 2,
+              dash: [5, 5],
+              alpha: 0.6,
+              points: { show: days.length < 40 },
+            })),
+          ),
       },
-      [xs].concat(series.map((s) => s.values)),
+      [xs].concat(solid, partial),
       element,
     );
   }
@@ -113,7 +131,10 @@
       kpi('Users', num(data.totals.users)) +
       kpi('Verified users', num(data.totals.verifiedUsers)) +
       kpi('Sessions', num(data.totals.sessions)) +
-      kpi('Events today', num(today ? today.events : 0)) +
+      kpi(
+        today && today.complete === false ? 'Events today, so far' : 'Events on the last day',
+        num(today ? today.events : 0),
+      ) +
       kpi(
         'Last event',
         '<span class="small-value">' +

@@ -8,8 +8,9 @@
   const ratio = (part, whole) => (whole > 0 ? part / whole : null);
 
   /** retention on day k over the cohorts followed that far */
+  // day k's retention of the cohorts whose day k is over (a cell on today is still growing: never a figure)
   function retention(cohorts, k) {
-    const followed = cohorts.filter((cohort) => cohort.retained.length > k);
+    const followed = cohorts.filter((cohort) => cohort.retained.length > k && !(cohort.complete <= k));
     const users = followed.reduce((sum, cohort) => sum + cohort.users, 0);
     return ratio(
       followed.reduce((sum, cohort) => sum + cohort.retained[k], 0),
@@ -35,13 +36,15 @@
             '</td>' +
             days
               .map((day) =>
-                day < cohort.retained.length
-                  ? '<td class="num" title="' +
-                    num(cohort.retained[day]) +
-                    ' users">' +
-                    pct(ratio(cohort.retained[day], cohort.users)) +
-                    '</td>'
-                  : '<td class="num muted">·</td>',
+                day < cohort.retained.length && cohort.complete <= day
+                  ? '<td class="num muted pending" title="today: still growing">…</td>'
+                  : day < cohort.retained.length
+                    ? '<td class="num" title="' +
+                      num(cohort.retained[day]) +
+                      ' users">' +
+                      pct(ratio(cohort.retained[day], cohort.users)) +
+                      '</td>'
+                    : '<td class="num muted">·</td>',
               )
               .join('') +
             '</tr>',
@@ -173,6 +176,7 @@
           (day) =>
             '<tr><td>' +
             esc(day.day) +
+            (day.complete === false ? ' <span class="muted">(today, so far)</span>' : '') +
             '</td><td class="num">' +
             num(day.stars) +
             '</td><td class="num">' +

@@ -189,12 +189,27 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     const expected5 = new Array(27).fill(0);
     Object.assign(expected5, { 0: 2, 1: 1, 2: 1 });
     expect(cohorts).toEqual([
-      { day: '2026-10-01', users: 3, retained: expected1 },
-      { day: '2026-10-05', users: 2, retained: expected5 },
+      { day: '2026-10-01', users: 3, retained: expected1, complete: 31 },
+      { day: '2026-10-05', users: 2, retained: expected5, complete: 27 },
     ]);
     // a cohort is followed up to the period's end
     expect((await insights.retention(appId, { from: '2026-10-01', to: '2026-10-03' })).cohorts).toEqual([
-      { day: '2026-10-01', users: 3, retained: [3, 1, 0] },
+      { day: '2026-10-01', users: 3, retained: [3, 1, 0], complete: 3 },
+    ]);
+  });
+
+  it('marks what falls on today as still growing: the cells of retention, the day of the dashboard', async () => {
+    // read on 2026-10-03 at noon: of the cohort of 10-01, days 0 and 1 are over, day 2 (today) is not
+    const onTheThird = () => Date.parse('2026-10-03T12:00:00Z');
+    const period = { from: '2026-10-01', to: '2026-10-03' };
+    expect((await new InsightsReader(store.sql, onTheThird).retention(appId, period)).cohorts).toEqual([
+      { day: '2026-10-01', users: 3, retained: [3, 1, 0], complete: 2 },
+    ]);
+    const dashboard = await new RollupReader(store.sql, onTheThird).dashboard(appId, period);
+    expect(dashboard.days.map((day) => [day.day, day.complete])).toEqual([
+      ['2026-10-01', true],
+      ['2026-10-02', true],
+      ['2026-10-03', false],
     ]);
   });
 
