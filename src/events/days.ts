@@ -2,6 +2,12 @@
 
 export const DAY_MS = 86_400_000;
 
+/** a span of UTC days: the first and the last, inclusive, as YYYY-MM-DD */
+export interface Period {
+  from: string;
+  to: string;
+}
+
 /** the number of the UTC day a time falls on */
 export function dayNumberOf(ms: number): number {
   return Math.floor(ms / DAY_MS);

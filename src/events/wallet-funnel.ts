@@ -13,8 +13,3 @@ export type FunnelStep = (typeof FUNNEL)[number];
 export const WALLET_CONNECTION_EVENT: FunnelStep = FUNNEL[1];
 /** a transaction the user signed in their wallet */
 export const SIGNED_TRANSACTION_EVENT: FunnelStep = FUNNEL[3];
-
-/** SQL: a funnel event's step as a bit (step i is bit i), so the events and days of a session combine with bit_or */
-export const FUNNEL_STEP_BITS = `CASE event_name ${FUNNEL.slice(0, -1)
-  .map((name, index) => `WHEN '${name}' THEN ${1 << index}`)
-  .join(' ')} ELSE ${1 << (FUNNEL.length - 1)} END`;

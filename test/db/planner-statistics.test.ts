@@ -25,7 +25,6 @@ const READ_TABLES: Record<string, string[]> = {
   daily_sessions: ['app_id', 'day'],
   daily_app_stats: ['app_id', 'day'],
   daily_dimensions: ['app_id', 'day', 'dimension'],
-  daily_funnel_sessions: ['app_id', 'day'],
   wallet_users: ['app_id', 'user_key'],
   daily_custom_events: ['app_id', 'day', 'name'],
   daily_custom_values: ['app_id', 'day', 'name', 'property'],

@@ -149,11 +149,13 @@ describe('dashboard numbers and exports', () => {
         },
       },
     } as Record<string, { users: number; sessions: number; events: number; byName: Record<string, number> }>,
+    // users within a day of their first step: U0, U1, U2 and U3 started and completed; U0, U2 and U3 sent a
+    // transaction, U0 and U3 signed it
     funnel: [
-      { name: 'connection-started', events: 5, fromPrevious: null, fromFirst: null },
-      { name: 'connection-completed', events: 4, fromPrevious: 0.8, fromFirst: 0.8 },
-      { name: 'transaction-sent-for-signature', events: 3, fromPrevious: 0.75, fromFirst: 0.6 },
-      { name: 'transaction-signed', events: 2, fromPrevious: 2 / 3, fromFirst: 0.4 },
+      { name: 'connection-started', users: 4, events: 5, fromPrevious: null, fromFirst: null },
+      { name: 'connection-completed', users: 4, events: 4, fromPrevious: 1, fromFirst: 1 },
+      { name: 'transaction-sent-for-signature', users: 3, events: 3, fromPrevious: 0.75, fromFirst: 0.75 },
+      { name: 'transaction-signed', users: 2, events: 2, fromPrevious: 2 / 3, fromFirst: 0.5 },
     ],
     dimensions: {
       platform: [
@@ -204,12 +206,22 @@ describe('dashboard numbers and exports', () => {
     dashboard.funnel.forEach((step: (typeof WEEK.funnel)[number], index: number) => {
       const expected = WEEK.funnel[index]!;
       expect(step.name).toBe(expected.name);
+      expect(step.users).toBe(expected.users);
       expect(step.events).toBe(expected.events);
       for (const key of ['fromPrevious', 'fromFirst'] as const) {
         if (expected[key] === null) expect(step[key]).toBeNull();
         else expect(step[key]).toBeCloseTo(expected[key]!, 10);
       }
     });
+    // one answer to one question: the read API's funnel of the same steps, by user, in the same window and period
+    const { key } = await service.services.readKeys.create(APP, { surface: 'cli', isAdmin: true });
+    const query = `from=${dayString(6)}&to=${dayString(0)}&by=user&window=${dashboard.funnelWindow}&steps=${FULL_FUNNEL.slice(1).join(',')}`;
+    const readApi = (await (
+      await fetch(`${service.url}/api/v1/apps/${APP}/funnel?${query}`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as { steps: { count: number }[] };
+    expect(readApi.steps.map((step) => step.count)).toEqual(
+      dashboard.funnel.map((step: { users: number }) => step.users),
+    );
     expect(dashboard.dimensions).toEqual(WEEK.dimensions);
     expect(dashboard.eventNames).toEqual(WEEK.eventNames);
     expect(dashboard.app).toMatchObject({ app_name: APP, events_total: 27 });
@@ -540,7 +552,7 @@ describe('dashboard numbers and exports', () => {
       byName: { 'app-init': 1, 'connection-started': 1, 'connection-completed': 1, 'custom-event': 1 },
       complete: true,
     });
-    expect(android.funnel.map((step: { sessions: number }) => step.sessions)).toEqual([1, 1, 0, 0]);
+    expect(android.funnel.map((step: { users: number }) => step.users)).toEqual([1, 1, 0, 0]);
     expect(android.dimensions).toEqual({
       platform: [{ value: 'android', sessions: 2 }],
       locale: [{ value: 'ru', sessions: 2 }],
@@ -631,18 +643,18 @@ describe('wallet funnel of real sessions', () => {
       201,
     );
     const { funnel } = (await alice.get('/api/apps/funnel_app/dashboard?days=7')).json as {
-      funnel: { name: string; sessions: number; fromPrevious: number | null; fromFirst: number | null }[];
+      funnel: { name: string; users: number; fromPrevious: number | null; fromFirst: number | null }[];
     };
     const shown = funnel
-      .map((step) => `${step.name} ${step.sessions} (${step.fromPrevious}, ${step.fromFirst})`)
+      .map((step) => `${step.name} ${step.users} (${step.fromPrevious}, ${step.fromFirst})`)
       .join('; ');
     funnel.forEach((step, index) => {
-      if (index > 0) expect(step.sessions, shown).toBeLessThanOrEqual(funnel[index - 1]!.sessions);
+      if (index > 0) expect(step.users, shown).toBeLessThanOrEqual(funnel[index - 1]!.users);
       for (const rate of [step.fromPrevious, step.fromFirst])
         if (rate !== null) expect(rate, shown).toBeLessThanOrEqual(1);
     });
-    // only the first session took the steps in order; the restored one never started a connection here
-    expect(funnel.map((step) => step.sessions)).toEqual([1, 1, 1, 1]);
+    // only the first user took the steps in order; the restored one never started a connection here
+    expect(funnel.map((step) => step.users)).toEqual([1, 1, 1, 1]);
   });
 });
 

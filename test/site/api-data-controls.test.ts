@@ -133,7 +133,6 @@ describe("erasing a user's data in the site API", () => {
       deleted: {
         events: 2,
         daily_sessions: 2,
-        daily_funnel_sessions: 0,
         daily_users: 1,
         app_users: 1,
         wallet_users: 0,

@@ -21,7 +21,6 @@ import type { RollupTable } from '../write/rollups/rollup.ts';
 export interface ErasedRows {
   events: number;
   daily_sessions: number;
-  daily_funnel_sessions: number;
   daily_users: number;
   app_users: number;
   wallet_users: number;

@@ -2,17 +2,15 @@
 // any volume), plus the raw-event reads a dashboard needs: a filtered view, the latest events and exports.
 import { named } from '../../db/named-sql.ts';
 import type { SqlReader } from '../../db/sql.ts';
-import { addDays, eachDay, isCompleteDay } from '../days.ts';
+import { addDays, eachDay, isCompleteDay, type Period } from '../days.ts';
+import { readOwnerFunnel } from './funnel-reader.ts';
+import { DEFAULT_WINDOW, parseFunnelQuery } from './funnel-parameters.ts';
 import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
-import { FUNNEL, FUNNEL_STEP_BITS } from '../wallet-funnel.ts';
+import { FUNNEL } from '../wallet-funnel.ts';
 import { ratio } from '../ratio.ts';
 import { verifiedUsers } from './launch-checks.ts';
 
-export interface Period {
-  /** first and last UTC day, inclusive, as YYYY-MM-DD */
-  from: string;
-  to: string;
-}
+export type { Period };
 
 export interface DayRow {
   day: string;
@@ -31,8 +29,13 @@ export interface Dashboard {
   totals: { events: number; users: number; verifiedUsers: number; sessions: number };
   days: DayRow[];
   eventNames: { name: string; events: number }[];
-  /** sessions that reached a step having taken every step before it (rates from those), and the step's events */
-  funnel: { name: string; sessions: number; events: number; fromPrevious: number | null; fromFirst: number | null }[];
+  /**
+   * the wallet funnel as the Funnel insight and the read API count it (WALLET_FUNNEL): users who took each step, within
+   * its window of their first, having taken every step before it (rates from those), and the step's events
+   */
+  funnel: { name: string; users: number; events: number; fromPrevious: number | null; fromFirst: number | null }[];
+  /** how the funnel counts: by user, and its window as a read API's funnel names it */
+  funnelWindow: string;
   dimensions: Record<'platform' | 'locale' | 'start_param', { value: string; sessions: number }[]>;
 }
 
@@ -54,9 +57,16 @@ export interface ExportRow extends RecentEvent {
   user: string;
 }
 
-/** sessions that took every funnel step up to the first, second, third and fourth (steps: bits of one session) */
-const REACHED = `count(*) FILTER (WHERE steps & 1 = 1)::int AS s1, count(*) FILTER (WHERE steps & 3 = 3)::int AS s2,
-  count(*) FILTER (WHERE steps & 7 = 7)::int AS s3, count(*) FILTER (WHERE steps & 15 = 15)::int AS s4`;
+/**
+ * The first screen's wallet funnel: the TON Connect steps by user within the default window, asked of the funnel reader
+ * as the Funnel insight and the read API's funnel ask it, so one page never gives two answers to one question (TON
+ * Connect restores a wallet in later sessions, so a funnel by session would read about zero at its later steps)
+ */
+const WALLET_FUNNEL = (() => {
+  const parsed = parseFunnelQuery({ steps: FUNNEL.join(','), by: 'user', window: DEFAULT_WINDOW }, FUNNEL.length);
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+})();
 
 /** most values listed per launch dimension */
 const TOP_VALUES = 20;
@@ -102,9 +112,10 @@ export class RollupReader {
   ) {}
 
   async dashboard(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Dashboard> {
-    const [counts, stats, dimensions, users, [reached], verifiedUsers] = await (isFiltered(filter)
-      ? this.fromEvents(appId, period, filter)
-      : this.fromRollups(appId, period));
+    const [[counts, stats, dimensions, users, verifiedUsers], funnel] = await Promise.all([
+      isFiltered(filter) ? this.fromEvents(appId, period, filter) : this.fromRollups(appId, period),
+      readOwnerFunnel(this.sql, appId, period, WALLET_FUNNEL, filter),
+    ]);
     const days = new Map(
       eachDay(period.from, period.to).map((day) => [
         day,
@@ -123,7 +134,7 @@ export class RollupReader {
       const day = days.get(row.day);
       if (day) Object.assign(day, { users: row.users, sessions: row.sessions });
     }
-    const sessions = [reached?.s1 ?? 0, reached?.s2 ?? 0, reached?.s3 ?? 0, reached?.s4 ?? 0];
+    const reached = funnel.steps.map((step) => step.count);
     const grouped: Dashboard['dimensions'] = { platform: [], locale: [], start_param: [] };
     for (const row of dimensions) grouped[row.dimension].push({ value: row.value, sessions: row.sessions });
     const dayRows = [...days.values()];
@@ -141,11 +152,12 @@ export class RollupReader {
         .sort((a, b) => b.events - a.events || a.name.localeCompare(b.name)),
       funnel: FUNNEL.map((name, index) => ({
         name,
-        sessions: sessions[index]!,
+        users: reached[index]!,
         events: names.get(name) ?? 0,
-        fromPrevious: index === 0 ? null : ratio(sessions[index]!, sessions[index - 1]!),
-        fromFirst: index === 0 ? null : ratio(sessions[index]!, sessions[0]!),
+        fromPrevious: index === 0 ? null : ratio(reached[index]!, reached[index - 1]!),
+        fromFirst: index === 0 ? null : ratio(reached[index]!, reached[0]!),
       })),
+      funnelWindow: DEFAULT_WINDOW,
       dimensions: grouped,
     };
   }
@@ -177,14 +189,6 @@ export class RollupReader {
         ),
       ),
       distinctUsers(this.sql, appId, period),
-      this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
-        ...named(
-          `SELECT ${REACHED}
-         FROM (SELECT bit_or(steps) AS steps FROM daily_funnel_sessions
-               WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date GROUP BY session_id) AS per_session`,
-          args,
-        ),
-      ),
       verifiedUsers(this.sql, appId, period),
     ]);
   }
@@ -227,13 +231,6 @@ export class RollupReader {
       this.sql
         .query<{ users: number }>(...named(`SELECT count(DISTINCT user_key)::int AS users ${kept}`, params))
         .then(([row]) => row?.users ?? 0),
-      this.sql.query<{ s1: number; s2: number; s3: number; s4: number }>(
-        ...named(
-          `SELECT ${REACHED} FROM (SELECT bit_or(${FUNNEL_STEP_BITS}) AS steps ${kept}
-           AND event_name IN (${FUNNEL.map((name) => `'${name}'`).join(', ')}) GROUP BY session_id) AS per_session`,
-          params,
-        ),
-      ),
       // the users of the kept events in sessions Telegram signed
       this.sql
         .query<{ users: number }>(

@@ -14,7 +14,7 @@ import {
   eventKeyOf,
   type PostingEvent,
 } from '../write/funnel-posting-format.ts';
-import type { Period } from './dashboard.ts';
+import type { Period } from '../days.ts';
 
 export interface FunnelQuery {
   steps: string[];

@@ -3,9 +3,7 @@
 import { named } from '../../db/named-sql.ts';
 import type { SqlReader } from '../../db/sql.ts';
 import { LAUNCH_OUTCOMES, type LaunchOutcome } from '../request/launch-check.ts';
-
-/** first and last UTC day, inclusive (dashboard.ts's Period) */
-type Period = { from: string; to: string };
+import type { Period } from '../days.ts';
 
 export interface LaunchChecks {
   /** app-init events of the period, whatever their outcome */

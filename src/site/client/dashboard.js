@@ -150,14 +150,14 @@
       launchesCard(data) +
       '<div class="grid"><div class="card"><div id="chart-users" class="chart"></div></div><div class="card"><div id="chart-events" class="chart"></div></div></div>' +
       '<div class="grid">' +
-      '<div class="card"><h2>Wallet funnel <span class="muted">(sessions)</span></h2><table><tr><th>Step</th><th class="num">Sessions</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
+      '<div class="card"><h2>Wallet funnel <span class="muted">(users)</span></h2><table><tr><th>Step</th><th class="num">Users</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
       data.funnel
         .map(
           (f) =>
             '<tr><td>' +
             esc(f.name) +
             '</td><td class="num">' +
-            num(f.sessions) +
+            num(f.users) +
             '</td><td class="num">' +
             pct(f.fromPrevious) +
             '</td><td class="num">' +
@@ -167,7 +167,9 @@
             '</td></tr>',
         )
         .join('') +
-      '</table><p class="muted">A session counts at a step when it also took every step before it.</p></div>' +
+      '</table><p class="muted">A user counts at a step when they took it within ' +
+      esc(data.funnelWindow) +
+      ' of their first step, after every step before it: as the Funnel insight and the read API count it.</p></div>' +
       '<div class="card"><h2>Events by name</h2>' +
       bars(data.eventNames, 'events', 'name') +
       '</div>' +

@@ -173,15 +173,11 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
     return rows.map((entry) => entry.session_id);
   }
 
-  async function sessionRows(appId: number, sessions: string[]): Promise<{ sessions: number; funnel: number }> {
+  async function sessionRows(appId: number, sessions: string[]): Promise<{ sessions: number }> {
     const params = [appId, `{${sessions.join(',')}}`];
     return {
       sessions: await count(
         `SELECT count(*)::int AS n FROM daily_sessions WHERE app_id = $1 AND session_id = ANY($2::uuid[])`,
-        params,
-      ),
-      funnel: await count(
-        `SELECT count(*)::int AS n FROM daily_funnel_sessions WHERE app_id = $1 AND session_id = ANY($2::uuid[])`,
         params,
       ),
     };
@@ -233,7 +229,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(result.deleted).toEqual({
         events: 15,
         daily_sessions: 3,
-        daily_funnel_sessions: 3,
         daily_users: 3,
         app_users: 1,
         wallet_users: 1,
@@ -241,9 +236,9 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         funnel_postings: 15,
       });
       expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
-      expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0, funnel: 0 });
+      expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0 });
       expect(await rowsOfUser(appId, bob)).toEqual(bobBefore);
-      expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3, funnel: 3 });
+      expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3 });
       // the counts keep counting the erased user, as anonymous numbers; the property values they sent count as OTHER
       const after = await countRows(appId);
       expect({ ...after, daily_custom_values: [] }).toEqual({ ...counts, daily_custom_values: [] });
@@ -336,7 +331,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(finished.complete).toBe(true);
       expect(Object.values(await rowsOfUser(appId, alice)).every((n) => n === 0)).toBe(true);
       expect(await count(`SELECT count(*)::int AS n FROM daily_sessions WHERE app_id = $1`, [appId])).toBe(0);
-      expect(await count(`SELECT count(*)::int AS n FROM daily_funnel_sessions WHERE app_id = $1`, [appId])).toBe(0);
     });
 
     it("goes round again when the user's events are stored behind its walk, and says so when they keep coming", async () => {
@@ -468,7 +462,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       const purged = await purger.purgeExpired();
       expect(purged).toEqual({
         events: 22,
-        daily_funnel_sessions: 7,
         daily_sessions: 9,
         daily_users: 7,
         app_users: 1,
@@ -481,7 +474,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(Math.max(...deletions)).toBe(5);
 
       expect(await count(`SELECT count(*)::int AS n FROM events WHERE app_id = $1`, [appId])).toBe(keptEvents);
-      for (const table of ['events', 'daily_users', 'daily_sessions', 'daily_funnel_sessions'])
+      for (const table of ['events', 'daily_users', 'daily_sessions'])
         expect(
           await count(`SELECT count(*)::int AS n FROM ${table} WHERE app_id = $1 AND day < $2`, [appId, firstKept]),
           table,

@@ -7,7 +7,6 @@ import { CUSTOM_EVENTS } from './custom-events.ts';
 import { DIMENSIONS } from './dimensions.ts';
 import { EVENT_COUNTS } from './event-counts.ts';
 import { FUNNEL_POSTINGS } from './funnel-postings.ts';
-import { FUNNEL_SESSIONS } from './funnel-sessions.ts';
 import { LAUNCHES } from './launches.ts';
 import type { Rollup, RollupTable } from './rollup.ts';
 import { SESSIONS } from './sessions.ts';
@@ -20,7 +19,6 @@ export const ROLLUPS: readonly Rollup[] = [
   USERS,
   SESSIONS,
   DIMENSIONS,
-  FUNNEL_SESSIONS,
   APP_STATS,
   ACTIVITY,
   DAILY_USAGE,
