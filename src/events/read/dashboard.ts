@@ -8,7 +8,7 @@ import { DEFAULT_WINDOW, parseFunnelQuery } from './funnel-parameters.ts';
 import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
 import { FUNNEL } from '../wallet-funnel.ts';
 import { ratio } from '../ratio.ts';
-import { verifiedUsers } from './launch-checks.ts';
+import { VERIFIED_USERS } from './launch-checks.ts';
 
 export type { Period };
 
@@ -188,9 +188,13 @@ export class RollupReader {
           args,
         ),
       ),
-      distinctUsers(this.sql, appId, period),
-      verifiedUsers(this.sql, appId, period),
-    ]);
+      // the distinct users and, of them, those with a verified launch: one statement
+      this.sql
+        .query<{ users: number; verified_users: number }>(
+          ...named(`${DISTINCT_USERS}, (${VERIFIED_USERS}) AS verified_users`, args),
+        )
+        .then(([row]) => [row?.users ?? 0, row?.verified_users ?? 0] as const),
+    ]).then(([counts, stats, dimensions, [users, verified]]) => [counts, stats, dimensions, users, verified] as const);
   }
 
   /**

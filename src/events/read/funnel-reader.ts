@@ -118,18 +118,21 @@ async function postingsRows(sql: SqlReader, select: string): Promise<PostingsRow
 
 /** the steps' postings rows in the period, per step */
 async function stepRows(sql: SqlReader, appId: number, period: Period, steps: FunnelStep[]): Promise<PostingsRow[][]> {
-  // a statement per step, each a range of the primary key (app, step, day), so other steps' rows are never read;
-  // any custom event reads the range of every custom event's name, which holds the named ones too
+  // one statement (a page asks for several funnels' worth of reads at once, and the store lets a bounded number wait):
+  // the primary key (app, step, day) read for the named steps, and for any custom event the range of every custom
+  // event's name, which holds the named ones too; never the app's other steps' rows
   const anyCustom = steps.some((step) => step.name === ANY_CUSTOM);
   const names = [...new Set(steps.map(postingStep))].filter(
     (name): name is string => name !== null && !(anyCustom && name.startsWith(CUSTOM_STEP_PREFIX)),
   );
   const select = `SELECT step, day::text AS day, entries FROM funnel_postings WHERE app_id = ${Number(appId)}
     AND day BETWEEN ${sqlLiteral(period.from)}::date AND ${sqlLiteral(period.to)}::date`;
-  const reads = names.map((name) => postingsRows(sql, `${select} AND step = ${sqlLiteral(name)}`));
-  if (anyCustom)
-    reads.push(postingsRows(sql, `${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`));
-  const rows = (await Promise.all(reads)).flat();
+  const branches = [
+    ...(names.length > 0 ? [`${select} AND step = ANY(ARRAY[${names.map(sqlLiteral).join(', ')}]::text[])`] : []),
+    ...(anyCustom ? [`${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`] : []),
+  ];
+  if (branches.length === 0) return steps.map(() => []);
+  const rows = await postingsRows(sql, branches.join(' UNION ALL '));
   return steps.map((step) => rows.filter((row) => holds(step, row.step)));
 }
 

@@ -76,7 +76,6 @@
               stroke: COLORS[i % COLORS.length],
               width: 2,
               dash: [5, 5],
-              alpha: 0.6,
               points: { show: days.length < 40 },
             })),
           ),
