@@ -1,12 +1,18 @@
-// The page shell of every site page: one stylesheet (light and dark, readable on a phone), header, nav.
+// The page shell of every site page: one stylesheet (light and dark, readable on a phone), header, nav; inside
+// Telegram, Telegram's script and the Mini App's shell instead of a sign-out.
 import { escapeHtml } from './html.ts';
+
+/** Telegram's script for Mini Apps (Telegram.WebApp), loaded only by pages of a session begun inside Telegram */
+export const TELEGRAM_WEB_APP_SCRIPT = 'https://telegram.org/js/telegram-web-app.js';
 
 const STYLE = `
 :root{--bg:#f6f7f9;--card:#fff;--text:#17202a;--muted:#667085;--line:#e4e7ec;--accent:#2481cc;--accent-text:#fff;--good:#1a7f37;--warn:#b54708;--bad:#b42318}
-@media (prefers-color-scheme:dark){:root{--bg:#0f1419;--card:#182029;--text:#e6edf3;--muted:#8b98a5;--line:#2b3640;--accent:#4ea4f6;--accent-text:#0f1419}}
+@media (prefers-color-scheme:dark){:root{--bg:#0f1419;--card:#182029;--text:#e6edf3;--muted:#8b98a5;--line:#2b3640;--accent:#4ea4f6;--accent-text:#0f1419;--good:#3fb950;--warn:#d29922;--bad:#f85149}}
+:root[data-scheme=light]{--bg:#f6f7f9;--card:#fff;--text:#17202a;--muted:#667085;--line:#e4e7ec;--accent:#2481cc;--accent-text:#fff;--good:#1a7f37;--warn:#b54708;--bad:#b42318;color-scheme:light}
+:root[data-scheme=dark]{--bg:#0f1419;--card:#182029;--text:#e6edf3;--muted:#8b98a5;--line:#2b3640;--accent:#4ea4f6;--accent-text:#0f1419;--good:#3fb950;--warn:#d29922;--bad:#f85149;color-scheme:dark}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--text)}
-a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
+a{color:var(--link,var(--accent));text-decoration:none}a:hover{text-decoration:underline}
 header{background:var(--card);border-bottom:1px solid var(--line)}
 header .bar{max-width:1100px;margin:0 auto;padding:12px 16px;display:flex;gap:16px;align-items:center;flex-wrap:wrap}
 header .brand{font-weight:700;color:var(--text);font-size:17px}
@@ -38,7 +44,19 @@ form.stack{display:grid;gap:10px;max-width:520px}label{display:grid;gap:4px;font
 .chip{display:inline-flex;gap:4px;align-items:center;padding:2px 8px;border:1px solid var(--line);border-radius:999px}
 button.small,.button.small{padding:5px 10px;font-size:14px}button.link{background:none;color:var(--muted);padding:0 2px}
 form.signout{display:inline}form.signout button{color:var(--accent);font-size:inherit;padding:0}
-@media (max-width:600px){h1{font-size:20px}th,td{padding:6px}.hide-narrow{display:none}}
+.small{font-size:13px}
+.headline{display:grid;gap:10px;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));margin:12px 0}
+.kpi.pick{font:inherit;text-align:left;color:var(--text);cursor:pointer}.kpi.pick[aria-pressed=true]{border-color:var(--accent);box-shadow:inset 0 0 0 1px var(--accent)}
+.kpi .change{font-size:13px}
+.sections{display:flex;gap:6px;overflow-x:auto;padding:2px 0 10px;margin-bottom:6px;scrollbar-width:thin}
+.sections a{white-space:nowrap;padding:4px 10px;border:1px solid var(--line);border-radius:999px;background:var(--card);font-size:14px}
+details.filters{margin-bottom:16px}details.filters>summary{cursor:pointer;color:var(--link,var(--accent));margin-bottom:8px}
+.checklist{list-style:none;padding:0;margin:12px 0 0;display:grid;gap:12px}.checklist li{display:grid;grid-template-columns:22px 1fr;gap:6px}
+.checklist .mark{font-weight:700}.checklist .done .mark{color:var(--good)}.checklist .todo .mark{color:var(--muted)}
+.code{position:relative;margin:8px 0}.code pre{white-space:pre;word-break:normal;overflow-x:auto;margin:0;padding-right:72px}
+.code .copy{position:absolute;top:6px;right:6px}
+.scroll-hint{display:none;font-size:13px;color:var(--muted);margin-top:6px}.scrolls .scroll-hint{display:block}
+@media (max-width:600px){h1{font-size:20px}th,td{padding:6px}.hide-narrow{display:none}main{padding:14px 10px 40px}.card{padding:12px}.headline{grid-template-columns:repeat(2,minmax(0,1fr))}.kpi .value{font-size:20px}}
 `;
 
 // drawn inline: emoji fonts are missing on many machines
@@ -52,19 +70,31 @@ export interface PageOptions {
   user?: string;
   /** extra tags for <head> (scripts, styles) */
   head?: string;
+  /** the session began inside Telegram: the page uses Telegram.WebApp (theme, BackButton) and has no sign-out */
+  miniApp?: boolean;
+  /** where Telegram's BackButton goes from this page (Mini App only) */
+  back?: string;
+  /** the service's public address (PUBLIC_URL) the page's snippets name; without it, the page's own origin */
+  base?: string;
 }
 
-export function page({ title, body, user, head = '' }: PageOptions): string {
+export function page({ title, body, user, head = '', miniApp = false, back, base }: PageOptions): string {
   const nav = user
     ? `<a href="/analytics">Analytics</a><a href="/catalog">Catalog</a>`
     : `<a href="/catalog">Catalog</a><a href="/login">Sign in</a>`;
   // sign-out is a same-origin POST (a link could be followed from any site)
-  const who = user
-    ? `<span class="who">${escapeHtml(user)} · <form class="signout" method="post" action="/logout"><button type="submit" class="link">Sign out</button></form></span>`
-    : '';
+  // inside Telegram the session is Telegram's: closing the Mini App ends the visit, a sign-out would strand it
+  let who = '';
+  if (user && miniApp) who = `<span class="who">${escapeHtml(user)}</span>`;
+  else if (user)
+    who = `<span class="who">${escapeHtml(user)} · <form class="signout" method="post" action="/logout"><button type="submit" class="link">Sign out</button></form></span>`;
+  const telegram = miniApp ? `<script src="${TELEGRAM_WEB_APP_SCRIPT}"></script>` : '';
+  const shell = miniApp ? '<script src="/assets/mini-app.js"></script>' : '';
+  const backTo =
+    (miniApp && back ? ` data-back="${escapeHtml(back)}"` : '') + (base ? ` data-base="${escapeHtml(base)}"` : '');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${escapeHtml(title)} · Mini App Analytics</title><style>${STYLE}</style>${head}</head>
-<body><header><div class="bar"><a class="brand" href="/">${LOGO} Mini App Analytics</a><nav>${nav}</nav>${who}</div></header>
-<main>${body}</main></body></html>`;
+<title>${escapeHtml(title)} · Mini App Analytics</title><style>${STYLE}</style>${telegram}${head}</head>
+<body${backTo}><header><div class="bar"><a class="brand" href="/">${LOGO} Mini App Analytics</a><nav>${nav}</nav>${who}</div></header>
+<main>${body}</main>${shell}</body></html>`;
 }

@@ -32,9 +32,13 @@ export interface Screens {
   app(ctx: BotContext, app: AppRecord): Promise<unknown>;
 }
 
-/** the site's Mini App entry, when the service has a public https address (Telegram requires https) */
-export function dashboardUrl(publicUrl: string | undefined): string | undefined {
-  return publicUrl?.startsWith('https://') ? `${publicUrl}/webapp` : undefined;
+/**
+ * the site's Mini App entry, when the service has a public https address (Telegram requires https); with an app's
+ * name, the entry that opens that app's dashboard
+ */
+export function dashboardUrl(publicUrl: string | undefined, appName?: string): string | undefined {
+  if (!publicUrl?.startsWith('https://')) return undefined;
+  return appName === undefined ? `${publicUrl}/webapp` : `${publicUrl}/webapp?app=${encodeURIComponent(appName)}`;
 }
 
 export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
@@ -84,6 +88,10 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
         TEXT.noApps,
       ),
     app: async (ctx, app) =>
-      show(ctx, appCard(await view(app), now()), appKeyboard(app, dashboardUrl(services.config.publicUrl))),
+      show(
+        ctx,
+        appCard(await view(app), now()),
+        appKeyboard(app, dashboardUrl(services.config.publicUrl, app.appName)),
+      ),
   };
 }

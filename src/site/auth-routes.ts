@@ -138,6 +138,7 @@ export function registerAuthRoutes(app: FastifyInstance, site: SiteContext): voi
     reply.type('text/html; charset=utf-8');
     return page({
       title: 'Opening',
+      miniApp: true,
       body: `<p class="muted" id="status">Signing you in…</p><script src="/assets/webapp.js"></script>`,
     });
   });

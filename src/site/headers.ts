@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
+import { TELEGRAM_WEB_APP_SCRIPT } from '../page-shell.ts';
 import type { SiteContext } from './context.ts';
 import { SESSION_COOKIE } from './session.ts';
 
@@ -39,7 +40,12 @@ function helmetOptions({ widget, miniApp, public: open, secure }: Policy): Helme
       useDefaults: false,
       directives: {
         'default-src': ["'self'"],
-        'script-src': widget ? ["'self'", LOGIN_WIDGET_SCRIPT] : ["'self'"],
+        // the Login Widget's script on /login; Telegram's Mini App script on the pages of a session begun in Telegram
+        'script-src': [
+          "'self'",
+          ...(widget ? [LOGIN_WIDGET_SCRIPT] : []),
+          ...(miniApp ? [TELEGRAM_WEB_APP_SCRIPT] : []),
+        ],
         'script-src-attr': ["'none'"],
         // style attributes carry computed widths (bars, charts); styles cannot run code
         'style-src': ["'self'", "'unsafe-inline'"],

@@ -28,6 +28,10 @@ const CLIENT_FILES = new Set([
   '/data-controls.js',
   '/alerts.js',
   '/share.js',
+  '/daily-chart.js',
+  '/overview.js',
+  '/first-event.js',
+  '/mini-app.js',
 ]);
 const UPLOT_FILES = new Set(['/uPlot.iife.min.js', '/uPlot.min.css']);
 
@@ -57,7 +61,7 @@ const DEFAULT_FUNNEL_VIEW = escapeHtml(
 /** the dashboard's period, read and kept in the URL by dashboard.js */
 const PERIOD = `<select id="period" aria-label="Period" style="width:auto"><option value="7">Last 7 days</option><option value="30" selected>Last 30 days</option><option value="90">Last 90 days</option></select>`;
 
-const FILTERS = `<form id="filters" class="card row" aria-label="Filter">
+const FILTERS = `<details class="filters" id="filter-panel" open><summary>Filter <span class="muted" id="filter-count"></span></summary><form id="filters" class="card row" aria-label="Filter">
 <input name="platform" list="platform-values" placeholder="Platform" aria-label="Platform" style="width:auto;flex:1 1 120px">
 <input name="language" list="language-values" placeholder="Language" aria-label="Language" style="width:auto;flex:1 1 100px">
 <select name="premium" aria-label="Premium" style="width:auto;flex:1 1 150px"><option value="">Premium or not</option><option value="true">Premium users</option><option value="false">Other users</option></select>
@@ -65,7 +69,10 @@ const FILTERS = `<form id="filters" class="card row" aria-label="Filter">
 <select name="verified" aria-label="Traffic" style="width:auto;flex:1 1 170px"><option value="">All traffic</option><option value="true">Verified by Telegram</option><option value="false">Unverified</option></select>
 <button type="submit">Filter</button><button type="button" class="secondary" id="clear-filters">Clear</button>
 <datalist id="platform-values"></datalist><datalist id="language-values"></datalist><datalist id="campaign-values"></datalist>
-</form>`;
+</form></details>`;
+
+/** the dashboard's contents: dashboard.js lists every part of the page marked data-section */
+const SECTIONS = '<nav class="sections" id="sections" aria-label="Sections"></nav>';
 
 /** the administrator's view: end every session of a user (a stolen cookie, a departed operator) */
 const ADMIN_SESSIONS = `<div class="card"><h2>Sessions (admin)</h2>
@@ -120,6 +127,8 @@ export async function registerPages(app: FastifyInstance, site: SiteContext): Pr
       return page({
         title: 'Analytics',
         user: user.name,
+        miniApp: user.miniApp,
+        base: site.services.config.publicUrl,
         body: `<h1>Analytics</h1>
 ${user.isAdmin ? `<p class="row"><a href="/analytics">My apps</a> · <a href="/analytics?all=1">All apps (admin)</a></p>` : ''}
 <div class="card"><h2>${everyone ? 'All apps' : 'My apps'}</h2><div id="apps" data-all="${everyone ? '1' : ''}"><p class="muted">Loading…</p></div></div>
@@ -153,18 +162,22 @@ ${everyone ? ADMIN_SESSIONS : ''}
       return page({
         title: `${request.params.name} dashboard`,
         user: user.name,
+        miniApp: user.miniApp,
+        back: '/analytics',
+        base: site.services.config.publicUrl,
         head: '<link rel="stylesheet" href="/assets/uplot/uPlot.min.css">',
-        body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
+        body: `<div class="row" style="margin-bottom:12px"><h1 style="margin:0 auto 0 0">${name}</h1>
   ${PERIOD}
-  <a class="button secondary" id="export-csv" href="#">CSV</a><a class="button secondary" id="export-ndjson" href="#">NDJSON</a></div>
+  <a class="button secondary hide-narrow" id="export-csv" href="#">CSV</a><a class="button secondary hide-narrow" id="export-ndjson" href="#">NDJSON</a></div>
 ${FILTERS}
-<div id="dashboard" data-app="${name}"><p class="muted">Loading…</p></div>
+${SECTIONS}
+<div id="dashboard" data-app="${name}" data-script="${escapeHtml(SNIPPETS.script)}"><p class="muted">Loading…</p></div>
 <div id="insights" data-default-funnel="${DEFAULT_FUNNEL_VIEW}"></div>
-<div id="live"></div>
-<div class="card" id="data-controls" data-app="${name}" hidden></div>
+<div id="live" data-section="Live"></div>
+<div id="settings" data-section="Settings"><div class="card" id="data-controls" data-app="${name}" hidden></div>
 <div class="card" id="alerts" data-app="${name}" hidden></div>
-<div class="card" id="share" data-app="${name}" hidden></div>
-<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/insight-tables.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script><script src="/assets/share.js"></script>`,
+<div class="card" id="share" data-app="${name}" hidden></div></div>
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/daily-chart.js"></script><script src="/assets/overview.js"></script><script src="/assets/first-event.js"></script><script src="/assets/insight-tables.js"></script><script src="/assets/insights.js"></script><script src="/assets/dashboard.js"></script><script src="/assets/data-controls.js"></script><script src="/assets/alerts.js"></script><script src="/assets/share.js"></script>`,
       });
     },
   );
@@ -191,10 +204,11 @@ ${FILTERS}
         body: `<div class="row" style="margin-bottom:16px"><h1 style="margin:0 auto 0 0">${name}</h1>
   ${PERIOD}</div>
 ${FILTERS}
+${SECTIONS}
 <div id="dashboard" data-app="${name}" data-api="${api}"><p class="muted">Loading…</p></div>
 <div id="live"></div>
 <p class="muted">A read-only view shared by the app\u2019s owner.</p>
-<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/dashboard.js"></script>`,
+<script src="/assets/uplot/uPlot.iife.min.js"></script><script src="/assets/common.js"></script><script src="/assets/daily-chart.js"></script><script src="/assets/overview.js"></script><script src="/assets/dashboard.js"></script>`,
       });
     },
   );

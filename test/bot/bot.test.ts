@@ -240,7 +240,15 @@ describe('my tokens', () => {
   it('revokes after confirmation; the token then answers "Token is invalid."', async () => {
     const token = await register(ALICE, '@alice_rev_bot', 'rev.example.com', 'alice_rev');
     const id = await appId('alice_rev');
-    expect(buttonsOf(await harness.click(ALICE, `app:${id}`))).toContain(`rev:${id}`);
+    const card = await harness.click(ALICE, `app:${id}`);
+    expect(buttonsOf(card)).toContain(`rev:${id}`);
+    // the card's dashboard button opens this app's dashboard in the Mini App, not the list of apps
+    const keyboard = card.find((call) => call.method === 'editMessageText')!.payload.reply_markup as {
+      inline_keyboard: { web_app?: { url: string } }[][];
+    };
+    expect(keyboard.inline_keyboard.flat().find((button) => button.web_app)?.web_app?.url).toBe(
+      'https://analytics.example.net/webapp?app=alice_rev',
+    );
     expect(buttonsOf(await harness.click(ALICE, `rev:${id}`))).toEqual([`rev!:${id}`, `app:${id}`]);
     expect(
       (await postEvents(service.url, makeEvent('alice_rev'), { token, origin: 'https://rev.example.com' })).status,

@@ -53,7 +53,9 @@ describe('site assets', () => {
   it('a page loads the files it names (the dashboard pages load theirs in Chromium, in the browser suite)', async () => {
     const page = await (await fetch(`${service.url}/webapp`)).text();
     const files = [...page.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1]!);
-    expect(files).toEqual(['/assets/webapp.js']);
+    // the sign-in, then the Mini App's shell (theme, ready, BackButton), after Telegram's own script
+    expect(files).toEqual(['/assets/webapp.js', '/assets/mini-app.js']);
+    expect(page).toContain('<script src="https://telegram.org/js/telegram-web-app.js"></script>');
     for (const file of files) expect((await fetch(`${service.url}${file}`)).status, file).toBe(200);
   });
 });

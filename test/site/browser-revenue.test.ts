@@ -9,7 +9,7 @@ import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts
 import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
-import { create, startSiteApi } from './api-harness.ts';
+import { create, PUBLIC_URL, startSiteApi } from './api-harness.ts';
 import { chromiumAvailable, launchChromium, SITE_LAUNCHES, type SiteClient } from './site-harness.ts';
 
 const APP = 'alice_stars';
@@ -44,11 +44,12 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
     const key = (await page.locator('#server-key').textContent({ timeout: 10_000 }))!.trim();
     expect(key).toMatch(/^tma_server_[A-Za-z0-9_-]{32}$/);
     // with the grammY middleware's install line and its two lines for the app's own bot, the key filled in
+    // naming the service's public address (PUBLIC_URL), as the bot's snippets do
     expect(await page.locator('#server-key-grammy-install').textContent()).toBe(
-      `npm install ${service.url}/sdk/${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`,
+      `npm install ${PUBLIC_URL}/sdk/${GRAMMY_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`,
     );
     expect(await page.locator('#server-key-grammy').textContent()).toContain(
-      `bot.use(analytics({ serverKey: '${key}', appName: '${APP}', endpoint: '${service.url}' }));`,
+      `bot.use(analytics({ serverKey: '${key}', appName: '${APP}', endpoint: '${PUBLIC_URL}' }));`,
     );
 
     // the bot's events: no Origin, the server key; the mini app's: its token and domain

@@ -1,8 +1,10 @@
 // What the site suites share: the service with the site's options (the bot's username makes /login show
 // the Telegram Login Widget), Login Widget payloads and Mini App initData signed like Telegram signs
-// them, and a tiny HTTP client that keeps the session cookie and sends writes like the site's pages do.
+// them, a tiny HTTP client that keeps the session cookie and sends writes like the site's pages do, and a check
+// that a page does not scroll sideways.
 import crypto from 'node:crypto';
 import { sign } from '@telegram-apps/init-data-node';
+import type { Page } from 'playwright-core';
 import { launchSigner } from '../helpers/telegram-launch.ts';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -218,4 +220,27 @@ export function elementData(html: string, id: string, name: string): string {
 export function filledSnippet(template: string, values: { base: string; token: string; appName: string }): string {
   const { base, token, appName } = SNIPPET_PLACEHOLDERS;
   return template.split(base).join(values.base).split(token).join(values.token).split(appName).join(values.appName);
+}
+
+/** the page does not scroll sideways (what a phone user would have to do to read it) */
+export async function horizontalOverflow(page: Page): Promise<{ page: number; viewport: number; wide: string[] }> {
+  return page.evaluate(() => {
+    const viewport = document.documentElement.clientWidth;
+    const wide: string[] = [];
+    for (const element of document.querySelectorAll('body *')) {
+      const box = element.getBoundingClientRect();
+      // elements inside a scrolling card are fine; an element sticking out of the page is not
+      let scroller = element.parentElement;
+      while (scroller && getComputedStyle(scroller).overflowX === 'visible') scroller = scroller.parentElement;
+      if (
+        box.right > viewport + 1 &&
+        (!scroller || scroller === document.body || scroller === document.documentElement)
+      ) {
+        wide.push(
+          `${element.tagName.toLowerCase()}${element.id ? '#' + element.id : ''}${element.className && typeof element.className === 'string' ? '.' + element.className.split(' ').join('.') : ''} right=${Math.round(box.right)}`,
+        );
+      }
+    }
+    return { page: document.documentElement.scrollWidth, viewport, wide: wide.slice(0, 10) };
+  });
 }

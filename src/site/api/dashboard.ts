@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { parseFunnelQuery } from '../../events/read/funnel-parameters.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../../events/read/insights.ts';
 import { RollupReader } from '../../events/read/dashboard.ts';
+import { readHeadline } from '../../events/read/headline.ts';
 import { launchChecksDocument, readLaunchChecks } from '../../events/read/launch-checks.ts';
 import { SavedFunnels } from '../../events/read/saved-funnels.ts';
 import { refused } from '../../http-error.ts';
@@ -35,15 +36,17 @@ export const dashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async 
 
   api.get<NamedApp & { Querystring: ViewQuery }>('/dashboard', { ...nameAndView, ...VIEWING }, async (request) => {
     const record = appOf(request);
-    const period = periodOf(request.query);
-    const [dashboard, rejections, launches] = await Promise.all([
-      rollups.dashboard(record.appId, period, filterOf(request.query)),
+    const [period, filter] = [periodOf(request.query), filterOf(request.query)];
+    const [dashboard, headline, rejections, launches] = await Promise.all([
+      rollups.dashboard(record.appId, period, filter),
+      readHeadline(insights, record.appId, period, { filter }),
       services.rejections.recent(record.appId, 20),
       readLaunchChecks(services.store.reads, record.appId, period),
     ]);
     return {
       app: await documents.one(record),
       ...dashboard,
+      headline,
       rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection),
       launch_checks: launchChecksDocument(launches),
     };

@@ -2,6 +2,8 @@
 // and the dashboard the link opens (its numbers only: no token, domains, refusals or events), with no sign-in.
 import type { FastifyPluginAsync } from 'fastify';
 import { RollupReader } from '../../events/read/dashboard.ts';
+import { readHeadline } from '../../events/read/headline.ts';
+import { InsightsReader } from '../../events/read/insights.ts';
 import { refused } from '../../http-error.ts';
 import { makerDocument } from '../../tokens/makers.ts';
 import { type ShareLinkInfo, sharePath } from '../../tokens/share-links.ts';
@@ -36,6 +38,7 @@ export const shareRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api
 export const sharedDashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, { site }) => {
   const { services } = site;
   const rollups = new RollupReader(services.store.reads);
+  const insights = new InsightsReader(services.store.reads);
   api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
     '/:secret/dashboard',
     {
@@ -45,13 +48,16 @@ export const sharedDashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = 
     async (request) => {
       const shared = await services.shareLinks.resolve(request.params.secret);
       if (!shared) throw refused(404, 'This link does not exist or was revoked.');
-      const [dashboard, activity] = await Promise.all([
-        rollups.dashboard(shared.appId, periodOf(request.query), filterOf(request.query)),
+      const [period, filter] = [periodOf(request.query), filterOf(request.query)];
+      const [dashboard, headline, activity] = await Promise.all([
+        rollups.dashboard(shared.appId, period, filter),
+        readHeadline(insights, shared.appId, period, { filter, revenue: false }),
         services.events.activities([shared.appId]).then((read) => read.get(shared.appId)!),
       ]);
       return {
         app: { app_name: shared.appName, last_event_at: activity.lastEventAt?.toISOString() ?? null },
         ...dashboard,
+        headline,
         rejections: [],
       };
     },

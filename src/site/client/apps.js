@@ -143,14 +143,12 @@
       '<pre class="mono" id="token">' +
       esc(result.token) +
       '</pre>' +
-      '<p>Script tag:</p><pre>' +
-      esc(snippet(issued.dataset.script)) +
-      '</pre>' +
-      '<p>Or the package, installed from this service:</p><pre>' +
-      esc(snippet(issued.dataset.install)) +
-      '</pre><pre>' +
-      esc(snippet(issued.dataset.package)) +
-      '</pre></div>';
+      '<p>Script tag:</p>' +
+      site.code(snippet(issued.dataset.script)) +
+      '<p>Or the package, installed from this service:</p>' +
+      site.code(snippet(issued.dataset.install)) +
+      site.code(snippet(issued.dataset.package)) +
+      '</div>';
     issued.scrollIntoView({ behavior: 'smooth' });
   }
 

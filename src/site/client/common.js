@@ -9,11 +9,13 @@ window.site = {
     });
     if (response.status === 401)
       location.href = '/login?next=' + encodeURIComponent(location.pathname + location.search);
-    const data = response.status === 204 ? null : await response.json();
+    // a proxy's or a starting service's answer may be no JSON at all
+    const data = response.status === 204 ? null : await response.json().catch(() => null);
     if (!response.ok)
-      throw Object.assign(new Error(data?.message ? data.message : 'Request failed'), {
-        field: data?.field,
-      });
+      throw Object.assign(
+        new Error(data?.message ? data.message : 'The service answered ' + response.status + '. Try again shortly.'),
+        { field: data?.field, status: response.status },
+      );
     return data;
   },
   esc(text) {
@@ -73,12 +75,40 @@ window.site = {
   rejectedAfter(rejection, lastEventAt) {
     return Boolean(rejection && (!lastEventAt || rejection.at > lastEventAt));
   },
-  // the page's snippet templates (src/integration-snippet.ts) with the site's origin, the token and the app name
+  // the page's snippet templates (src/integration-snippet.ts) with the service's address (PUBLIC_URL, as the bot's
+  // snippets name it; else the page's origin), the token and the app name
   snippet(template, token, appName) {
-    return template.split('$BASE').join(location.origin).split('$TOKEN').join(token).split('$APP_NAME').join(appName);
+    const base = document.body.dataset.base || location.origin;
+    return template.split('$BASE').join(base).split('$TOKEN').join(token).split('$APP_NAME').join(appName);
+  },
+  /** a block of code to paste, kept whole on its lines (it scrolls), with a Copy button; `text` is plain text */
+  code(text) {
+    return (
+      '<div class="code"><pre>' +
+      site.esc(text) +
+      '</pre><button type="button" class="secondary small copy" data-copy>Copy</button></div>'
+    );
   },
   rejection(r) {
     // a refusal the service explains itself (a daily quota reached) tells that rather than the spec's message
     return r.status + ' ' + (r.reason || r.message) + (r.origin ? ' from ' + r.origin : '') + ', ' + site.ago(r.at);
   },
 };
+
+// a Copy button copies the code block it sits in, and says so
+document.addEventListener('click', async (event) => {
+  const button = event.target.closest?.('button[data-copy]');
+  if (!button) return;
+  const text = button.parentElement.querySelector('pre').textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch {
+    // no clipboard (an http page, a refused permission): the text is selected for the person to copy
+    getSelection().selectAllChildren(button.parentElement.querySelector('pre'));
+    button.textContent = 'Selected: copy it';
+  }
+  setTimeout(() => {
+    button.textContent = 'Copy';
+  }, 2000);
+});

@@ -1,6 +1,7 @@
-// The per-app dashboard: KPIs, daily users and sessions, events per day by name (uPlot), the wallet
-// funnel, platforms / locales / start params, rejected requests, and live recent events; the period and the
-// filter come from the page's URL, so a shared link shows the same view.
+// The per-app dashboard: the overview (headline figures and their changes), launches, daily users and sessions,
+// events per day by name (uPlot), the wallet funnel, platforms / locales / start params, rejected requests, and live
+// recent events, with contents to jump between them; an app with no event yet shows what to set up instead. The
+// period and the filter come from the page's URL, so a shared link shows the same view.
 (() => {
   const { api, esc, ago, utc, kpi, num, pct } = window.site;
   const root = document.getElementById('dashboard');
@@ -13,8 +14,11 @@
   const filters = document.getElementById('filters');
   /** the filter's fields, as the page's form names them */
   const FILTER_KEYS = [...filters.elements].map((element) => element.name).filter(Boolean);
-  const COLORS = ['#2481cc', '#e8590c', '#2f9e44', '#9c36b5', '#c2255c', '#1098ad', '#f08c00', '#5c7cfa'];
+  const insights = document.getElementById('insights');
+  const narrow = matchMedia('(max-width: 600px)');
   let charts = [];
+  /** the page polls often while the app waits for its first event */
+  let waiting = false;
 
   function bars(rows, valueKey, labelKey) {
     const max = Math.max(1, ...rows.map((r) => r[valueKey]));
@@ -39,52 +43,6 @@
     );
   }
 
-  // A day still under way (today, UTC) is drawn apart, dashed from the day before, so a partial day never reads as a
-  // drop; complete days keep the solid line.
-  function chart(element, title, days, series) {
-    const width = Math.max(280, element.clientWidth - 4);
-    const xs = days.map((d) => Date.parse(d.day) / 1000);
-    const style = getComputedStyle(document.body);
-    const text = style.color;
-    const line = style.getPropertyValue('--line').trim() || '#e4e7ec';
-    const axis = { stroke: text, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
-    const open = days.length > 1 && days[days.length - 1].complete === false;
-    const solid = series.map((s) => (open ? s.values.slice(0, -1).concat([null]) : s.values));
-    const partial = open
-      ? series.map((s) => s.values.map((value, index) => (index >= s.values.length - 2 ? value : null)))
-      : [];
-    return new uPlot(
-      {
-        title,
-        width,
-        height: 240,
-        legend: { live: false },
-        scales: { x: { time: true } },
-        axes: [axis, axis],
-        series: [{}]
-          .concat(
-            series.map((s, i) => ({
-              label: s.label,
-              stroke: COLORS[i % COLORS.length],
-              width: 2,
-              points: { show: days.length < 40 },
-            })),
-          )
-          .concat(
-            partial.map((_, i) => ({
-              label: series[i].label + ' (today, so far)',
-              stroke: COLORS[i % COLORS.length],
-              width: 2,
-              dash: [5, 5],
-              points: { show: days.length < 40 },
-            })),
-          ),
-      },
-      [xs].concat(solid, partial),
-      element,
-    );
-  }
-
   // the launches Telegram signed and why the others did not verify; an app without its bot's id, what to do. Members
   // only: a public link's data has no launch checks.
   function launchesCard(data) {
@@ -92,7 +50,7 @@
     if (!checks) return '';
     if (!data.app.bot_id)
       return (
-        '<div class="card warn" id="launches"><b>No launch can be verified:</b> this app has no bot id, so no user counts as verified and ' +
+        '<div class="card warn" id="launches" data-section="Launches"><b>No launch can be verified:</b> this app has no bot id, so no user counts as verified and ' +
         'the app stays out of the catalog. Set it in <a href="/analytics">Analytics</a> (“Bot id”): the number before “:” in the ' +
         'token @BotFather gave (only that number). The grammY middleware also reports it with a server key.</div>'
       );
@@ -100,7 +58,7 @@
       .map((r) => '<tr><td>' + esc(r.text) + '</td><td class="num">' + num(r.launches) + '</td></tr>')
       .join('');
     return (
-      '<div class="card" id="launches"><h2>Launches Telegram signed</h2><p>' +
+      '<div class="card" id="launches" data-section="Launches"><h2>Launches Telegram signed</h2><p>' +
       num(checks.outcomes.verified) +
       ' of ' +
       num(checks.launches) +
@@ -118,13 +76,33 @@
     );
   }
 
+  /** the filter's fields that are set */
+  const filtersSet = () => FILTER_KEYS.filter((key) => filters.elements[key].value.trim() !== '');
+
+  /** an app with no event at all, unfiltered: what to set up, polled until the first event arrives */
+  function renderWaiting(data) {
+    charts.forEach((c) => c.destroy());
+    charts = [];
+    root.innerHTML = window.siteFirstEvent.render(data.app, root.dataset.script);
+    live.innerHTML = '';
+    insights.hidden = true;
+    listSections();
+  }
+
   function render(data) {
     charts.forEach((c) => c.destroy());
     charts = [];
+    if (insights) insights.hidden = false;
     const a = data.app;
     const today = data.days[data.days.length - 1];
     const lastRejection = data.rejections[0];
     root.innerHTML =
+      (data.headline ? '<div class="card" id="overview" data-section="Overview"></div>' : '') +
+      (site.rejectedAfter(lastRejection, a.last_event_at)
+        ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' +
+          esc(site.rejection(lastRejection)) +
+          '</div>'
+        : '') +
       '<div class="kpis">' +
       kpi('Events', num(data.totals.events)) +
       kpi('Users', num(data.totals.users)) +
@@ -141,15 +119,10 @@
           '</span>',
       ) +
       '</div>' +
-      (site.rejectedAfter(lastRejection, a.last_event_at)
-        ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' +
-          esc(site.rejection(lastRejection)) +
-          '</div>'
-        : '') +
       launchesCard(data) +
-      '<div class="grid"><div class="card"><div id="chart-users" class="chart"></div></div><div class="card"><div id="chart-events" class="chart"></div></div></div>' +
+      '<div class="grid" id="traffic" data-section="Traffic"><div class="card"><div id="chart-users" class="chart"></div></div><div class="card"><div id="chart-events" class="chart"></div></div></div>' +
       '<div class="grid">' +
-      '<div class="card"><h2>Wallet funnel <span class="muted">(users)</span></h2><table><tr><th>Step</th><th class="num">Users</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
+      '<div class="card" id="wallet" data-section="Wallet funnel"><h2>Wallet funnel <span class="muted">(users)</span></h2><table><tr><th>Step</th><th class="num">Users</th><th class="num">From previous</th><th class="num">From start</th><th class="num hide-narrow">Events</th></tr>' +
       data.funnel
         .map(
           (f) =>
@@ -169,11 +142,11 @@
       '</table><p class="muted">A user counts at a step when they took it within ' +
       esc(data.funnelWindow) +
       ' of their first step, after every step before it: as the Funnel insight and the read API count it.</p></div>' +
-      '<div class="card"><h2>Events by name</h2>' +
+      '<div class="card" id="event-names" data-section="Events"><h2>Events by name</h2>' +
       bars(data.eventNames, 'events', 'name') +
       '</div>' +
       '</div>' +
-      '<div class="grid">' +
+      '<div class="grid" id="audience" data-section="Audience">' +
       '<div class="card"><h2>Platforms <span class="muted">(sessions)</span></h2>' +
       bars(data.dimensions.platform, 'sessions', 'value') +
       '</div>' +
@@ -211,7 +184,9 @@
             '</table>') +
         '</div>' +
         '<div class="card"><h2>Recent events <span class="muted">(live)</span></h2><div id="recent"><p class="muted">Loading…</p></div></div>';
+    if (data.headline) window.siteOverview.render(document.getElementById('overview'), data.headline, data.days);
     const names = data.eventNames.slice(0, 6).map((e) => e.name);
+    const chart = window.siteCharts.daily;
     charts.push(
       chart(document.getElementById('chart-users'), 'Daily users and sessions', data.days, [
         { label: 'Users', values: data.days.map((d) => d.users) },
@@ -288,27 +263,65 @@
         .join('');
   }
 
+  /** the contents: a link to every part of the page marked data-section that shows */
+  function listSections() {
+    const nav = document.getElementById('sections');
+    if (!nav) return;
+    const parts = [...document.querySelectorAll('[data-section]')].filter(
+      (part) => part.id && !part.hidden && part.closest('[hidden]') === null && part.textContent.trim() !== '',
+    );
+    nav.innerHTML = parts.map((part) => '<a href="#' + part.id + '">' + esc(part.dataset.section) + '</a>').join('');
+    nav.hidden = parts.length < 2;
+  }
+
+  /** a table wider than its card scrolls inside it: the card says so (no page-wide scroll on a phone) */
+  function markScrolling() {
+    for (const card of document.querySelectorAll('main .card')) {
+      const scrolls = card.scrollWidth > card.clientWidth + 1;
+      card.classList.toggle('scrolls', scrolls);
+      if (scrolls && !card.querySelector(':scope > .scroll-hint'))
+        card.insertAdjacentHTML('beforeend', '<p class="scroll-hint">← Swipe the table to see every column →</p>');
+    }
+  }
+
+  /** the filter folds on a phone unless one is set; its summary counts what is set */
+  function showFilterState() {
+    const set = filtersSet().length;
+    document.getElementById('filter-count').textContent = set ? '(' + set + ' set)' : '';
+    if (narrow.matches && set === 0) document.getElementById('filter-panel').open = false;
+  }
+
   async function load() {
     const view = viewQuery();
     if (!shared) {
       document.getElementById('export-csv').href = base + '/export.csv?' + view;
       document.getElementById('export-ndjson').href = base + '/export.ndjson?' + view;
     }
+    showFilterState();
     try {
       const data = await api('GET', base + '/dashboard?' + view);
+      waiting = !shared && data.app.events_total === 0 && filtersSet().length === 0;
+      if (waiting) return renderWaiting(data);
       render(data);
       offer(data.dimensions);
     } catch (error) {
       live.innerHTML = '';
+      // a service that is starting or overloaded (503) is asked again by itself; the button asks at once
+      const again = error.status === 503 || error.status === undefined;
       root.innerHTML =
         '<div class="card"><p class="error">' +
         esc(error.message) +
-        '</p>' +
-        (shared ? '' : '<p><a href="/analytics">Back to your apps</a></p>') +
-        '</div>';
+        '</p><p class="row"><button type="button" id="retry">Try again</button>' +
+        (again ? '<span class="muted">Trying again in a few seconds…</span>' : '') +
+        (shared ? '' : '<a href="/analytics">Back to your apps</a>') +
+        '</p></div>';
+      document.getElementById('retry').addEventListener('click', load);
+      if (again) setTimeout(load, 5000);
       return;
     }
-    if (!shared) window.siteInsights.load(app, view);
+    if (!shared) await window.siteInsights.load(app, view);
+    listSections();
+    markScrolling();
   }
 
   /** a changed view goes into the URL, with the funnel's steps kept (replacing the entry: back leaves the dashboard) */
@@ -333,7 +346,15 @@
     apply();
   });
   period.addEventListener('change', apply);
+  addEventListener('resize', markScrolling);
   load();
-  setInterval(loadRecent, 5000);
-  setInterval(load, 60000);
+  // while the app waits for its first event the page looks every few seconds, then every minute
+  let sinceLoad = 0;
+  setInterval(() => {
+    sinceLoad += 5;
+    if (waiting || sinceLoad >= 60) {
+      sinceLoad = 0;
+      load();
+    } else loadRecent();
+  }, 5000);
 })();

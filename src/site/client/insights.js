@@ -3,7 +3,7 @@
 // for the dashboard's period and filter; the funnel's steps are kept in the URL with the rest of the view. The tables
 // they show are drawn by insight-tables.js.
 (() => {
-  const { api, esc, kpi, num, pct } = window.site;
+  const { api, esc, num, pct } = window.site;
   const { ratio, retention, cohortGrid, funnelTable, customEvents, campaigns, revenue } = window.siteInsightTables;
   const target = document.getElementById('insights');
   /** the funnel shown when the URL names none: the app's default one, as the page gives it */
@@ -131,11 +131,9 @@
   /** the cards' frame, built once: the forms in it keep what the user typed while the numbers reload */
   function frame() {
     target.innerHTML =
-      '<h2 style="margin-top:8px">Insights</h2>' +
-      '<div class="kpis" id="insight-kpis"></div>' +
-      '<div class="card"><h2>Retention <span class="muted">(new users by first day, back on day N)</span></h2>' +
-      '<div id="cohort-grid"></div></div>' +
-      '<div class="card"><h2>Funnel</h2>' +
+      '<div class="card" id="retention" data-section="Retention"><h2>Retention <span class="muted">(new users by first day, back on day N)</span></h2>' +
+      '<p id="retention-summary" class="muted"></p><div id="cohort-grid"></div></div>' +
+      '<div class="card" id="funnel" data-section="Funnels"><h2>Funnel</h2>' +
       '<div class="row" style="margin-bottom:10px"><select id="saved-funnels" aria-label="Saved funnels" style="width:auto;flex:1 1 200px"></select>' +
       '<button type="button" class="secondary" id="delete-funnel" disabled>Delete</button></div>' +
       funnelForm(funnelQuery()) +
@@ -143,14 +141,14 @@
       '<button type="submit" class="secondary">Save funnel</button></form><p class="error" id="funnel-error" role="alert"></p>' +
       '</div>' +
       '<div class="grid">' +
-      '<div class="card"><h2>Custom events</h2><div id="custom-events"></div>' +
+      '<div class="card" id="custom" data-section="Custom events"><h2>Custom events</h2><div id="custom-events"></div>' +
       '<form id="property-form" class="row" style="margin-top:12px">' +
       '<input name="name" aria-label="Custom event" placeholder="custom event" style="flex:1 1 140px">' +
       '<input name="property" aria-label="Property" placeholder="property of custom_data" style="flex:1 1 140px">' +
       '<button type="submit">Top values</button></form><div id="property-values"></div></div>' +
-      '<div class="card"><h2>Campaigns <span class="muted">(start_param of new users)</span></h2>' +
+      '<div class="card" id="campaigns-section" data-section="Campaigns"><h2>Campaigns <span class="muted">(start_param of new users)</span></h2>' +
       '<div id="campaigns"></div></div></div>' +
-      '<div class="card"><h2>Revenue <span class="muted">(Telegram Stars)</span></h2><div id="revenue"></div></div>';
+      '<div class="card" id="revenue-section" data-section="Revenue"><h2>Revenue <span class="muted">(Telegram Stars)</span></h2><div id="revenue"></div></div>';
 
     document.getElementById('funnel-form').addEventListener('submit', (event) => {
       event.preventDefault();
@@ -219,11 +217,12 @@
   function render(data) {
     if (!document.getElementById('funnel-form')) frame();
     const cohorts = data.retention.cohorts;
-    document.getElementById('insight-kpis').innerHTML =
-      kpi('New users', num(data.summary.new_users)) +
-      kpi('D1 retention', pct(retention(cohorts, 1))) +
-      kpi('D7 retention', pct(retention(cohorts, 7))) +
-      kpi('D30 retention', pct(retention(cohorts, 30)));
+    // new users, D1 and D7 are on the overview; D30 needs a longer view
+    document.getElementById('retention-summary').textContent =
+      num(data.summary.new_users) +
+      ' new users in this period; D30 retention ' +
+      (retention(cohorts, 30) === null ? 'not reached yet in this period' : pct(retention(cohorts, 30))) +
+      '.';
     document.getElementById('cohort-grid').innerHTML = cohortGrid(cohorts);
     document.getElementById('custom-events').innerHTML = customEvents(data.custom_events);
     document.getElementById('campaigns').innerHTML = campaigns(data.campaigns);
