@@ -135,8 +135,18 @@ export const READ_API_SCHEMAS = {
     'Custom events',
     'Custom event names (custom_data.name of a custom-event, what trackEvent(name, data) sends) with their events ' +
       'and distinct users, most frequent first. "(no name)" holds custom events without a name, "(other)" the ' +
-      'names beyond the ones tracked per app.',
-    object({ events: list(object({ name: { type: 'string' }, count: COUNT, users: COUNT })) }),
+      'names beyond the ones tracked per app. "properties" names the custom_data properties whose values can be ' +
+      'read (the values route), in order.',
+    object({
+      events: list(
+        object({
+          name: { type: 'string' },
+          count: COUNT,
+          users: COUNT,
+          properties: list({ type: 'string' }),
+        }),
+      ),
+    }),
   ),
   customProperty: route(
     'Values of a custom event property',

@@ -93,7 +93,7 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     });
     expect(await get(service, path('custom-events'), key)).toEqual({
       status: 200,
-      body: { events: [{ name: 'purchase', count: 1, users: 1 }] },
+      body: { events: [{ name: 'purchase', count: 1, users: 1, properties: ['sku'] }] },
     });
     expect(await get(service, path('custom-events/purchase/properties/sku'), key)).toEqual({
       status: 200,

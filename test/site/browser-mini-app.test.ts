@@ -76,7 +76,7 @@ describe.runIf(chromiumAvailable())('the dashboard as a Mini App', () => {
     const events = Array.from({ length: 14 * 6 }, (_, index) =>
       makeEvent(APP, {
         event_name: index % 3 === 0 ? 'custom-event' : 'app-init',
-        custom_data: index % 3 === 0 ? { custom_event_name: `level_${index % 4}`, stars: index } : undefined,
+        custom_data: index % 3 === 0 ? { name: `level_${index % 4}`, stars: index } : undefined,
         user_id: 7000 + (index % 23),
         platform: ['android', 'ios', 'tdesktop', 'weba'][index % 4],
         locale: ['en', 'ru', 'es'][index % 3],

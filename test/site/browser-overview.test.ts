@@ -37,6 +37,17 @@ function twoWeeks(): Record<string, unknown>[] {
   }
   for (let user = 11; user <= 14; user++)
     events.push(makeEvent(APP, { user_id: user, client_timestamp: String(Date.now() - 1_000) }));
+  // today's custom events of user 11, in the launch's session
+  for (const level of [1, 2, 2])
+    events.push(
+      makeEvent(APP, {
+        event_name: 'custom-event',
+        user_id: 11,
+        session_id: events.at(-4)!.session_id,
+        custom_data: { name: 'level_up', level, mode: 'solo' },
+        client_timestamp: String(Date.now() - 500 + level),
+      }),
+    );
   return events;
 }
 
@@ -174,6 +185,33 @@ describe.runIf(chromiumAvailable())('the first screen in the browser', () => {
     expect(links.every(([, found]) => found)).toBe(true);
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(SCREENSHOTS, 'first-screen-desktop.png') });
+    expect(errorsOf.get(page)).toEqual([]);
+    await page.context().close();
+  });
+
+  it("offers the names seen: filter values, each custom event's properties, funnel steps", async () => {
+    const page = await dashboardPage(APP);
+    await page.locator('#custom-events table').waitFor();
+    expect(
+      await page.locator('#platform-values option').evaluateAll((options: any[]) => options.map((o) => o.value)),
+    ).toEqual(['tdesktop']);
+    // a property's button shows its values
+    const properties = page.locator('#custom-events .custom-property');
+    expect(await properties.allTextContents()).toEqual(['level', 'mode']);
+    await properties.first().click();
+    await expect
+      .poll(() => page.locator('#property-values tr').allTextContents())
+      .toEqual(['levelEventsShare', '2266.7%', '1133.3%']);
+    // funnel steps are picked from the names seen, custom events by their name
+    const offered = await page
+      .locator('#add-step option')
+      .evaluateAll((options: any[]) => options.map((o) => o.value).filter(Boolean));
+    expect(offered).toEqual(['app-init', 'level_up']);
+    await page.fill('#funnel-form input[name=steps]', 'app-init');
+    await page.selectOption('#add-step', 'level_up');
+    expect(await page.inputValue('#funnel-form input[name=steps]')).toBe('app-init,level_up');
+    await page.click('#funnel-form button[type=submit]');
+    await expect.poll(() => page.locator('#funnel-steps tr').count()).toBe(3);
     expect(errorsOf.get(page)).toEqual([]);
     await page.context().close();
   });

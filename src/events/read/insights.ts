@@ -60,6 +60,14 @@ export interface Cohort {
   complete: number;
 }
 
+export interface CustomEventCount {
+  name: string;
+  count: number;
+  users: number;
+  /** the properties of custom_data whose values are tracked for this name, in order */
+  properties: string[];
+}
+
 export interface Campaign {
   start_param: string;
   new_users: number;
@@ -209,7 +217,31 @@ export class InsightsReader {
     appId: number,
     period: Period,
     filter: Filter = NO_FILTER,
-  ): Promise<{ events: { name: string; count: number; users: number }[] }> {
+  ): Promise<{ events: CustomEventCount[] }> {
+    const [counts, properties] = await Promise.all([
+      this.customEventCounts(appId, period, filter),
+      this.customPropertyNames(appId),
+    ]);
+    return { events: counts.map((event) => ({ ...event, properties: properties.get(event.name) ?? [] })) };
+  }
+
+  /** the property names of each custom event whose values are tracked (the first ones each name was sent with) */
+  private async customPropertyNames(appId: number): Promise<Map<string, string[]>> {
+    const rows = await this.sql.query<{ name: string; properties: string[] }>(
+      ...named(
+        `SELECT name, array_agg(property ORDER BY property) AS properties FROM custom_catalog
+         WHERE app_id = {{app}} AND level = 1 GROUP BY name`,
+        { app: appId },
+      ),
+    );
+    return new Map(rows.map((row) => [row.name, row.properties]));
+  }
+
+  private async customEventCounts(
+    appId: number,
+    period: Period,
+    filter: Filter,
+  ): Promise<{ name: string; count: number; users: number }[]> {
     if (isFiltered(filter)) {
       const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
       const conditions = filterConditions(filter, eventColumns('e'));
@@ -222,7 +254,7 @@ export class InsightsReader {
           params,
         ),
       );
-      return { events };
+      return events;
     }
     const events = await this.sql.query<{ name: string; count: number; users: number }>(
       ...named(
@@ -234,7 +266,7 @@ export class InsightsReader {
         { app: appId, from: period.from, to: period.to },
       ),
     );
-    return { events };
+    return events;
   }
 
   /** the custom event's most frequent values of one property, then everything else as OTHER */

@@ -19,6 +19,8 @@
   let charts = [];
   /** the page polls often while the app waits for its first event */
   let waiting = false;
+  /** the one pending retry after a failed load */
+  let retrying;
 
   function bars(rows, valueKey, labelKey) {
     const max = Math.max(1, ...rows.map((r) => r[valueKey]));
@@ -298,8 +300,9 @@
       document.getElementById('export-ndjson').href = base + '/export.ndjson?' + view;
     }
     showFilterState();
+    let data;
     try {
-      const data = await api('GET', base + '/dashboard?' + view);
+      data = await api('GET', base + '/dashboard?' + view);
       waiting = !shared && data.app.events_total === 0 && filtersSet().length === 0;
       if (waiting) return renderWaiting(data);
       render(data);
@@ -316,10 +319,16 @@
         (shared ? '' : '<a href="/analytics">Back to your apps</a>') +
         '</p></div>';
       document.getElementById('retry').addEventListener('click', load);
-      if (again) setTimeout(load, 5000);
+      clearTimeout(retrying);
+      if (again) retrying = setTimeout(load, 5000);
       return;
     }
-    if (!shared) await window.siteInsights.load(app, view);
+    if (!shared)
+      await window.siteInsights.load(
+        app,
+        view,
+        data.eventNames.map((entry) => entry.name),
+      );
     listSections();
     markScrolling();
   }

@@ -97,7 +97,21 @@
             esc(event.name) +
             '">' +
             esc(event.name) +
-            '</button></td><td class="num">' +
+            '</button>' +
+            // its properties, each a button that shows the property's values
+            (event.properties || [])
+              .map(
+                (property) =>
+                  ' <button type="button" class="chip custom-property" data-name="' +
+                  esc(event.name) +
+                  '" data-property="' +
+                  esc(property) +
+                  '">' +
+                  esc(property) +
+                  '</button>',
+              )
+              .join('') +
+            '</td><td class="num">' +
             num(event.count) +
             '</td><td class="num">' +
             num(event.users) +

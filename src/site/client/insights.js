@@ -10,6 +10,7 @@
   const DEFAULT_FUNNEL = JSON.parse(target.dataset.defaultFunnel);
   let app;
   let view;
+  let eventNames = [];
   /** the custom event and property whose values are shown */
   let property = null;
 
@@ -21,6 +22,7 @@
       '<input name="steps" aria-label="Steps" style="flex:3 1 260px" value="' +
       esc(query.steps) +
       '" placeholder="event names, separated by commas">' +
+      '<select id="add-step" aria-label="Add a step" style="width:auto;flex:1 1 160px"><option value="">Add a step…</option></select>' +
       '<select name="by" aria-label="Count by" style="width:auto">' +
       option('user', 'by user', query.by) +
       option('session', 'by session', query.by) +
@@ -161,6 +163,13 @@
       showSaved(undefined);
       loadFunnel();
     });
+    document.getElementById('add-step').addEventListener('change', (event) => {
+      const name = event.target.value;
+      if (!name) return;
+      const steps = document.getElementById('funnel-form').elements.steps;
+      steps.value = steps.value.trim() ? steps.value.trim().replace(/,\s*$/, '') + ',' + name : name;
+      event.target.value = '';
+    });
     const saved = document.getElementById('saved-funnels');
     saved.addEventListener('change', () => {
       const funnel = savedFunnels[Number(saved.value)];
@@ -207,6 +216,13 @@
       loadValues();
     });
     document.getElementById('custom-events').addEventListener('click', (event) => {
+      const chosen = event.target.closest('.custom-property');
+      if (chosen) {
+        propertyForm.elements.name.value = chosen.dataset.name;
+        propertyForm.elements.property.value = chosen.dataset.property;
+        propertyForm.requestSubmit();
+        return;
+      }
       const button = event.target.closest('.custom-name');
       if (!button) return;
       propertyForm.elements.name.value = button.dataset.name;
@@ -214,8 +230,18 @@
     });
   }
 
+  /** the names a funnel step can take, as seen in the period: events by name, then custom events by their name */
+  function offerSteps(names) {
+    const select = document.getElementById('add-step');
+    select.innerHTML =
+      '<option value="">Add a step…</option>' +
+      names.map((name) => '<option value="' + esc(name) + '">' + esc(name) + '</option>').join('');
+  }
+
   function render(data) {
     if (!document.getElementById('funnel-form')) frame();
+    const customNames = data.custom_events.map((event) => event.name).filter((name) => !name.startsWith('('));
+    offerSteps([...new Set(eventNames.filter((name) => name !== 'custom-event').concat(customNames))]);
     const cohorts = data.retention.cohorts;
     // new users, D1 and D7 are on the overview; D30 needs a longer view
     document.getElementById('retention-summary').textContent =
@@ -234,9 +260,11 @@
   }
 
   window.siteInsights = {
-    async load(appName, viewQuery) {
+    /** `names`: the event names the dashboard saw in the period, offered as funnel steps */
+    async load(appName, viewQuery, names = []) {
       app = appName;
       view = viewQuery;
+      eventNames = names;
       try {
         render(await api('GET', '/api/apps/' + encodeURIComponent(app) + '/insights?' + view));
       } catch (error) {

@@ -452,18 +452,19 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
   });
 
   it('lists custom events with their users, and the values of a property', async () => {
+    // each with the properties whose values can be read
     expect(await insights.customEvents(appId, PERIOD)).toEqual({
       events: [
-        { name: 'purchase', count: 3, users: 2 },
-        { name: NO_NAME, count: 1, users: 1 },
-        { name: 'share', count: 1, users: 1 },
+        { name: 'purchase', count: 3, users: 2, properties: ['qty', 'sku'] },
+        { name: NO_NAME, count: 1, users: 1, properties: ['sku'] },
+        { name: 'share', count: 1, users: 1, properties: [] },
       ],
     });
     // a period before some users' last custom event: A bought on 10-01 and 10-02, C shared on 10-01
     expect(await insights.customEvents(appId, { from: '2026-10-01', to: '2026-10-02' })).toEqual({
       events: [
-        { name: 'purchase', count: 2, users: 1 },
-        { name: 'share', count: 1, users: 1 },
+        { name: 'purchase', count: 2, users: 1, properties: ['qty', 'sku'] },
+        { name: 'share', count: 1, users: 1, properties: [] },
       ],
     });
     expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'sku')).toEqual({
@@ -493,7 +494,7 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     await events.insert([first[0]!, buy('T', '2026-10-03T10:02:00Z', 'silver')]);
     await events.insert([first[1]!]);
     const custom = await insights.customEvents(app, PERIOD);
-    expect(custom).toEqual({ events: [{ name: 'buy', count: 3, users: 3 }] });
+    expect(custom).toEqual({ events: [{ name: 'buy', count: 3, users: 3, properties: ['sku'] }] });
     const values = {
       values: [
         { value: 'gold', count: 2 },
@@ -663,8 +664,8 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     });
     expect(await insights.customEvents(appId, PERIOD, android)).toEqual({
       events: [
-        { name: NO_NAME, count: 1, users: 1 },
-        { name: 'share', count: 1, users: 1 },
+        { name: NO_NAME, count: 1, users: 1, properties: ['sku'] },
+        { name: 'share', count: 1, users: 1, properties: [] },
       ],
     });
     expect(await insights.customPropertyValues(appId, PERIOD, 'purchase', 'sku', { premium: true })).toEqual({
@@ -745,8 +746,13 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     const { events: listed } = await insights.customEvents(noisy, PERIOD);
     // 100 names tracked; the 5 beyond them are one (other)
     expect(listed).toHaveLength(MAX_CUSTOM_NAMES + 1);
-    expect(listed.find((entry) => entry.name === OTHER)).toEqual({ name: OTHER, count: extraNames, users: extraNames });
-    expect(listed.find((entry) => entry.name === 'name_000')).toEqual({
+    expect(listed.find((entry) => entry.name === OTHER)).toEqual({
+      name: OTHER,
+      count: extraNames,
+      users: extraNames,
+      properties: [],
+    });
+    expect(listed.find((entry) => entry.name === 'name_000')).toMatchObject({
       name: 'name_000',
       count: 1 + 130 + 9,
       users: 2,
@@ -768,6 +774,11 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
       [noisy],
     );
     expect(tracked1.map((row) => row.property)).toEqual(Object.keys(properties).slice(0, MAX_CUSTOM_PROPERTIES));
+    // the names listed with the custom event are those whose values are tracked
+    const { events: named } = await insights.customEvents(noisy, PERIOD);
+    expect(named.find((entry) => entry.name === 'name_001')!.properties).toEqual(
+      Object.keys(properties).slice(0, MAX_CUSTOM_PROPERTIES),
+    );
   });
 
   it('counts a user once under (other) when the client also names an event (other)', async () => {
@@ -785,7 +796,7 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
     // beyond the limit: counted as (other), by the same user
     await events.insert([event(app, 'x', 'sx', at, 'custom-event', { custom: { name: 'one_too_many' } })]);
     const { events: listed } = await insights.customEvents(app, PERIOD);
-    expect(listed.find((entry) => entry.name === OTHER)).toEqual({ name: OTHER, count: 2, users: 1 });
+    expect(listed.find((entry) => entry.name === OTHER)).toEqual({ name: OTHER, count: 2, users: 1, properties: [] });
   });
 });
 
@@ -834,12 +845,12 @@ describe.each(
     expect(new Set(slots.map((row) => row.slot)).size).toBe(6);
     const { events: listed } = await new InsightsReader(store.sql).customEvents(app, PERIOD);
     expect(listed).toEqual([
-      { name: 'x1', count: 2, users: 2 },
-      { name: 'x2', count: 1, users: 1 },
-      { name: 'x3', count: 1, users: 1 },
-      { name: 'y1', count: 1, users: 1 },
-      { name: 'y2', count: 1, users: 1 },
-      { name: 'y3', count: 1, users: 1 },
+      { name: 'x1', count: 2, users: 2, properties: [] },
+      { name: 'x2', count: 1, users: 1, properties: [] },
+      { name: 'x3', count: 1, users: 1, properties: [] },
+      { name: 'y1', count: 1, users: 1, properties: [] },
+      { name: 'y2', count: 1, users: 1, properties: [] },
+      { name: 'y3', count: 1, users: 1, properties: [] },
     ]);
   });
 });
