@@ -45,6 +45,7 @@ form.stack{display:grid;gap:10px;max-width:520px}label{display:grid;gap:4px;font
 button.small,.button.small{padding:5px 10px;font-size:14px}button.link{background:none;color:var(--muted);padding:0 2px}
 form.signout{display:inline}form.signout button{color:var(--accent);font-size:inherit;padding:0}
 .small{font-size:13px}
+label.check{display:flex;gap:8px;align-items:center}label.check input{width:auto;margin:0}
 .headline{display:grid;gap:10px;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));margin:12px 0}
 .kpi.pick{font:inherit;text-align:left;color:var(--text);cursor:pointer}.kpi.pick[aria-pressed=true]{border-color:var(--accent);box-shadow:inset 0 0 0 1px var(--accent)}
 .kpi .change{font-size:13px}

@@ -10,6 +10,8 @@
 //   report repeating a trace_id its library gave that type moments before is dropped.
 // - The UI reports a failed restore also when there was nothing to restore; the core library reports every restore it
 //   attempts, so restores are taken from the core alone (as the official client does).
+// - The UI reports a transaction as sent for signature before it knows a wallet is connected (with none, only its
+//   failure follows); the core library reports it when it really goes to a wallet, so that report is the core's.
 // A page can also send an event of its own kind, as the official client allows: `ton-connect-custom-event` with
 // detail.type naming the event.
 import type { Fields } from './sender.ts';
@@ -27,7 +29,11 @@ export const WALLET_EVENTS = [
 ];
 
 /** reported by the core library alone (see above) */
-const CORE_ONLY = new Set(['connection-restoring-completed', 'connection-restoring-error']);
+const CORE_ONLY = new Set([
+  'connection-restoring-completed',
+  'connection-restoring-error',
+  'transaction-sent-for-signature',
+]);
 
 /** how far apart the reports of one action may be (the UI reports a cancel when its modal closes) */
 const SAME_ACTION_MS = 10_000;

@@ -288,4 +288,42 @@ describe.runIf(enabled)('the official client and ours in a page of real librarie
       for (const client of clients) await client.context.close();
     }
   });
+
+  it.for([
+    '2.0.5',
+    '2.4.4',
+  ] as const)('store only the failure of a transaction tried with no wallet connected (nothing reached a wallet), with @tonconnect/ui %s', async (ui, {
+    expect,
+  }) => {
+    const clients = await Promise.all([openClientPage('official', ui, false), openClientPage('ours', ui, false)]);
+    try {
+      const counts = await Promise.all(
+        clients.map(async (client) => {
+          const answer = await client.page.evaluate(
+            (transfer) =>
+              window.tonConnectUI
+                .sendTransaction({
+                  validUntil: Math.floor(Date.now() / 1000) + 300,
+                  messages: [{ address: transfer, amount: '1000000' }],
+                })
+                .then(
+                  () => 'signed',
+                  () => 'refused',
+                ),
+            TRANSFER,
+          );
+          expect(answer).toBe('refused');
+          await until(client.page, 'the UI to report the failure', () =>
+            window.__dispatched.includes('ton-connect-ui-transaction-signing-failed'),
+          );
+          return countByKind(await endSession(client));
+        }),
+      );
+      expect(counts[1]).not.toHaveProperty('transaction-sent-for-signature');
+      expect(counts[1]).toEqual(counts[0]);
+      expect(counts[1]).toMatchObject({ 'transaction-signing-failed': 1 });
+    } finally {
+      for (const client of clients) await client.context.close();
+    }
+  });
 });

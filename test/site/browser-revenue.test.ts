@@ -127,7 +127,10 @@ describe.runIf(chromiumAvailable())('server keys and revenue in the browser', ()
     expect(await card.locator('#revenue-unverified').textContent()).toContain(
       'Not counted: pages in sessions Telegram did not sign reported 1 purchase (100 Stars',
     );
-    expect(await card.locator('table').textContent()).toContain('350250100');
+    // a chart of Stars per day, and each day with a payment in a folded table
+    await card.locator('#chart-revenue canvas').waitFor();
+    expect(await card.locator('#chart-revenue .u-legend').textContent()).toContain('Stars');
+    expect(await card.locator('#revenue-days table').textContent()).toContain('350250100');
     // the campaign that brought the buyer (their /start payload) gets the Stars they paid in the bot
     const ofCampaign = async (campaign: string) =>
       (await alice.get(`/api/apps/${APP}/insights?days=7&campaign=${campaign}`)).json.revenue;

@@ -30,7 +30,7 @@
       '</select></label>' +
       FLAGS.map(
         ([name, label]) =>
-          '<label><input type="checkbox" name="' +
+          '<label class="check"><input type="checkbox" name="' +
           name +
           '"' +
           (settings[name] ? ' checked' : '') +

@@ -182,8 +182,13 @@
           " Stars at the invoice price). Anyone holding the app's public token can send those: they are shown, never added.</p>"
         : '');
     if (data.days.length === 0) return totals + '<p class="muted">No payments in this period.</p>';
+    // a chart of the period's days (insights.js draws it), then each day with a payment, folded
     return (
       totals +
+      '<div id="chart-revenue" class="chart"></div>' +
+      '<details id="revenue-days"><summary>Each day with a payment (' +
+      num(data.days.length) +
+      ')</summary>' +
       '<table><tr><th>Day</th><th class="num">Stars</th><th class="num">from the bot</th><th class="num">from the Mini App</th><th class="num">Payments</th><th class="num">Refunds</th><th class="num">Paying users</th></tr>' +
       data.days
         .map(
@@ -206,7 +211,7 @@
             '</td></tr>',
         )
         .join('') +
-      '</table>'
+      '</table></details>'
     );
   }
 

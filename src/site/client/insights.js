@@ -230,6 +230,26 @@
     });
   }
 
+  let revenueChart = null;
+
+  /** Stars per day over every day of the period (a day without payments is 0), today drawn apart */
+  function drawRevenue(period, days) {
+    revenueChart?.destroy();
+    revenueChart = null;
+    const element = document.getElementById('chart-revenue');
+    if (!element) return;
+    const stars = new Map(days.map((day) => [day.day, day.stars]));
+    const today = new Date().toISOString().slice(0, 10);
+    const all = [];
+    for (let time = Date.parse(period.from); time <= Date.parse(period.to); time += 86400000) {
+      const day = new Date(time).toISOString().slice(0, 10);
+      all.push({ day, complete: day < today, stars: stars.get(day) ?? 0 });
+    }
+    revenueChart = window.siteCharts.daily(element, 'Stars per day (net)', all, [
+      { label: 'Stars', values: all.map((day) => day.stars) },
+    ]);
+  }
+
   /** the names a funnel step can take, as seen in the period: events by name, then custom events by their name */
   function offerSteps(names) {
     const select = document.getElementById('add-step');
@@ -253,6 +273,7 @@
     document.getElementById('custom-events').innerHTML = customEvents(data.custom_events);
     document.getElementById('campaigns').innerHTML = campaigns(data.campaigns);
     document.getElementById('revenue').innerHTML = revenue(data.revenue);
+    drawRevenue(data.period, data.revenue.days);
     const name = document.getElementById('property-form').elements.name;
     if (!name.value && data.custom_events[0]) name.value = data.custom_events[0].name;
     loadFunnel();
