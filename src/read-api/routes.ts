@@ -2,6 +2,7 @@
 // tools, read with a per-app key (Authorization: Bearer tma_read_…), rate limited per key, described in /openapi.json.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest, FastifySchemaValidationError } from 'fastify';
+import type { Period } from '../events/days.ts';
 import type { FilterQuery } from '../events/read/filters.ts';
 import { refused } from '../http-error.ts';
 import { InsightsReader, MAX_FUNNEL_STEPS } from '../events/read/insights.ts';
@@ -75,48 +76,53 @@ export const readApiRoutes: FastifyPluginAsync<{ services: Services }> = async (
   const options = (schema: object) => ({ schema, schemaErrorFormatter: formatErrors });
   const appId = (request: FastifyRequest) => request.readGrant!.appId;
 
+  /** the answer of a read over the request's period, which it names */
+  const over = async <T extends object>(query: PeriodQuery, read: (period: Period) => Promise<T>) => {
+    const period = parsePeriod(query);
+    return { period, ...(await read(period)) };
+  };
+
   app.get('/api/v1/apps/:app/summary', options(READ_API_SCHEMAS.summary), async (request: AppRequest) =>
-    insights.summary(appId(request), parsePeriod(request.query), filterOf(request.query)),
+    over(request.query, (period) => insights.summary(appId(request), period, filterOf(request.query))),
   );
 
   app.get('/api/v1/apps/:app/retention', options(READ_API_SCHEMAS.retention), async (request: AppRequest) =>
-    insights.retention(appId(request), parsePeriod(request.query), filterOf(request.query)),
+    over(request.query, (period) => insights.retention(appId(request), period, filterOf(request.query))),
   );
 
   app.get(
     '/api/v1/apps/:app/funnel',
     options(READ_API_SCHEMAS.funnel),
     async (request: AppRequest<PeriodQuery & { steps?: string; by?: string; window?: string }>) =>
-      insights.funnel(
-        appId(request),
-        parsePeriod(request.query),
-        funnelOf(request.query, MAX_FUNNEL_STEPS),
-        filterOf(request.query),
+      over(request.query, (period) =>
+        insights.funnel(appId(request), period, funnelOf(request.query, MAX_FUNNEL_STEPS), filterOf(request.query)),
       ),
   );
 
   app.get('/api/v1/apps/:app/custom-events', options(READ_API_SCHEMAS.customEvents), async (request: AppRequest) =>
-    insights.customEvents(appId(request), parsePeriod(request.query), filterOf(request.query)),
+    over(request.query, (period) => insights.customEvents(appId(request), period, filterOf(request.query))),
   );
 
   app.get(
     '/api/v1/apps/:app/custom-events/:name/properties/:property',
     options(READ_API_SCHEMAS.customProperty),
     async (request: AppRequest<PeriodQuery, { name: string; property: string }>) =>
-      insights.customPropertyValues(
-        appId(request),
-        parsePeriod(request.query),
-        request.params.name,
-        request.params.property,
-        filterOf(request.query),
+      over(request.query, (period) =>
+        insights.customPropertyValues(
+          appId(request),
+          period,
+          request.params.name,
+          request.params.property,
+          filterOf(request.query),
+        ),
       ),
   );
 
   app.get('/api/v1/apps/:app/campaigns', options(READ_API_SCHEMAS.campaigns), async (request: AppRequest) =>
-    insights.campaigns(appId(request), parsePeriod(request.query), filterOf(request.query)),
+    over(request.query, (period) => insights.campaigns(appId(request), period, filterOf(request.query))),
   );
 
   app.get('/api/v1/apps/:app/revenue', options(READ_API_SCHEMAS.revenue), async (request: AppRequest) =>
-    insights.revenue(appId(request), parsePeriod(request.query), filterOf(request.query)),
+    over(request.query, (period) => insights.revenue(appId(request), period, filterOf(request.query))),
   );
 };

@@ -44,7 +44,28 @@ const query = (extra: Record<string, object> = {}) => ({
   properties: { ...period, ...filter, ...extra },
 });
 
-function route(summary: string, description: string, ok: object, params = appParams(), querystring: object = query()) {
+/** every answer names the period it counts, as parsed: the defaults filled in */
+const PERIOD_ANSWER = {
+  type: 'object',
+  required: ['from', 'to'],
+  properties: { from: DAY, to: DAY },
+  description: 'the days counted, first and last inclusive',
+} as const;
+
+type ObjectSchema = { type: 'object'; required: string[]; properties: Record<string, object> };
+
+function route(
+  summary: string,
+  description: string,
+  answer: ObjectSchema,
+  params = appParams(),
+  querystring: object = query(),
+) {
+  const ok = {
+    ...answer,
+    required: ['period', ...answer.required],
+    properties: { period: PERIOD_ANSWER, ...answer.properties },
+  };
   return {
     tags: ['read API'],
     summary,
@@ -68,7 +89,7 @@ function route(summary: string, description: string, ok: object, params = appPar
   };
 }
 
-const object = (properties: Record<string, object>) => ({
+const object = (properties: Record<string, object>): ObjectSchema => ({
   type: 'object',
   required: Object.keys(properties),
   properties,

@@ -71,15 +71,17 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
 
   const path = (route: string, query = `from=${first}&to=${today}`) => `/api/v1/apps/read_app/${route}?${query}`;
 
-  it('answers each insight with the numbers of the events sent', async () => {
+  it('answers each insight with the numbers of the events sent, naming the period', async () => {
+    const period = { from: first, to: today };
     expect(await get(service, path('summary'), key)).toEqual({
       status: 200,
-      body: { events: 7, users: 3, verified_users: 0, sessions: 5, new_users: 3 },
+      body: { period, events: 7, users: 3, verified_users: 0, sessions: 5, new_users: 3 },
     });
 
     const retention = await get(service, path('retention'), key);
     expect(retention.status).toBe(200);
     expect(retention.body).toEqual({
+      period,
       cohorts: [
         // the last cell of each falls on today: still growing
         { day: first, users: 2, retained: [2, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0], complete: 10 },
@@ -89,21 +91,22 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
 
     expect(await get(service, path('campaigns'), key)).toEqual({
       status: 200,
-      body: { campaigns: [{ start_param: 'promo', new_users: 2, retained_d7: 1, wallet_connections: 1 }] },
+      body: { period, campaigns: [{ start_param: 'promo', new_users: 2, retained_d7: 1, wallet_connections: 1 }] },
     });
     expect(await get(service, path('custom-events'), key)).toEqual({
       status: 200,
-      body: { events: [{ name: 'purchase', count: 1, users: 1, properties: ['sku'] }] },
+      body: { period, events: [{ name: 'purchase', count: 1, users: 1, properties: ['sku'] }] },
     });
     expect(await get(service, path('custom-events/purchase/properties/sku'), key)).toEqual({
       status: 200,
-      body: { values: [{ value: 'gold', count: 1 }] },
+      body: { period, values: [{ value: 'gold', count: 1 }] },
     });
     expect(
       await get(service, path('funnel', `from=${first}&to=${today}&steps=app-init,purchase&by=user&window=1h`), key),
     ).toEqual({
       status: 200,
       body: {
+        period,
         steps: [
           { name: 'app-init', count: 3, median_seconds_from_previous: null },
           { name: 'purchase', count: 1, median_seconds_from_previous: 600 },
@@ -114,15 +117,21 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
 
   it('narrows every answer with the filter parameters', async () => {
     const promo = `from=${first}&to=${today}&campaign=promo`;
+    const period = { from: first, to: today };
     expect((await get(service, path('summary', promo), key)).body).toEqual({
+      period,
       events: 4,
       users: 2,
       verified_users: 0,
       sessions: 2,
       new_users: 2,
     });
-    expect((await get(service, path('custom-events', `${promo}&premium=false`), key)).body).toEqual({ events: [] });
+    expect((await get(service, path('custom-events', `${promo}&premium=false`), key)).body).toEqual({
+      period,
+      events: [],
+    });
     expect((await get(service, path('campaigns', `${promo}&platform=no_such_platform`), key)).body).toEqual({
+      period,
       campaigns: [],
     });
     const cohorts = (await get(service, path('retention', promo), key)).body.cohorts as {
@@ -132,12 +141,20 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
     expect(cohorts.map((cohort) => [cohort.day, cohort.users])).toEqual([[first, 2]]);
   });
 
-  it('reads the last 30 days when no period is given', async () => {
+  it('reads the last 30 days when no period is given, and says which', async () => {
     const { body } = await get(service, '/api/v1/apps/read_app/summary', key);
-    expect(body).toEqual({ events: 7, users: 3, verified_users: 0, sessions: 5, new_users: 3 });
+    expect(body).toEqual({
+      period: { from: addDays(today, -29), to: today },
+      events: 7,
+      users: 3,
+      verified_users: 0,
+      sessions: 5,
+      new_users: 3,
+    });
     // a period before the data: nothing
     const before = addDays(first, -5);
     expect((await get(service, path('summary', `from=${before}&to=${before}`), key)).body).toEqual({
+      period: { from: before, to: before },
       events: 0,
       users: 0,
       verified_users: 0,

@@ -159,6 +159,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
 
   it('counts Stars from the bot and from the Mini App per day, each purchase once, with the conversion', async () => {
     expect(await shop.revenue(dayA, today)).toEqual({
+      period: { from: dayA, to: today },
       currency: 'XTR',
       stars: 130, // 100 + 50 + 50 + 30 paid, 100 refunded
       stars_paid: 230,
@@ -321,6 +322,7 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
 
   it('is empty for a period without payment events, and refuses a key of nobody', async () => {
     expect(await shop.revenue(today, today)).toEqual({
+      period: { from: today, to: today },
       currency: 'XTR',
       stars: 0,
       stars_paid: 0,

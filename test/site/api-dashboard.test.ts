@@ -578,7 +578,7 @@ describe('dashboard numbers and exports', () => {
       `${service.url}/api/v1/apps/${APP}/summary?from=${android.period.from}&to=${android.period.to}&platform=android`,
       { headers: { authorization: `Bearer ${key}` } },
     );
-    expect(await api.json()).toEqual(insights.summary);
+    expect(await api.json()).toEqual({ period: android.period, ...insights.summary });
     const [, ...rows] = parseCsv((await alice.get(`/api/apps/${APP}/export.csv?${view}`)).text);
     expect(rows).toHaveLength(6);
     expect(new Set(rows.map((row) => row[5]))).toEqual(new Set(['android']));
