@@ -49,7 +49,7 @@ label.check{display:flex;gap:8px;align-items:center}label.check input{width:auto
 .headline{display:grid;gap:10px;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));margin:12px 0}
 .kpi.pick{font:inherit;text-align:left;color:var(--text);cursor:pointer}.kpi.pick[aria-pressed=true]{border-color:var(--accent);box-shadow:inset 0 0 0 1px var(--accent)}
 .kpi .change{font-size:13px}
-.sections{display:flex;gap:6px;overflow-x:auto;padding:2px 0 10px;margin-bottom:6px;scrollbar-width:thin}
+.sections[hidden]{display:none}.sections{display:flex;gap:6px;overflow-x:auto;padding:2px 0 10px;margin-bottom:6px;scrollbar-width:thin}
 .sections a{white-space:nowrap;padding:4px 10px;border:1px solid var(--line);border-radius:999px;background:var(--card);font-size:14px}
 details.filters{margin-bottom:16px}details.filters>summary{cursor:pointer;color:var(--link,var(--accent));margin-bottom:8px}
 .checklist{list-style:none;padding:0;margin:12px 0 0;display:grid;gap:12px}.checklist li{display:grid;grid-template-columns:22px 1fr;gap:6px}

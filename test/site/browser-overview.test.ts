@@ -231,6 +231,9 @@ describe.runIf(chromiumAvailable())('the first screen in the browser', () => {
     expect(await waiting.locator('button[data-copy]').count()).toBe(1);
     expect(await page.locator('#insights').isHidden()).toBe(true);
     expect(await page.locator('.kpi').count()).toBe(0); // no page of zeros
+    // nothing to filter or jump to yet
+    expect(await page.locator('#filter-panel').isHidden()).toBe(true);
+    expect(await page.locator('#sections').isHidden()).toBe(true);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'first-event-desktop.png') });
 
     const sent = await postEvents(service.url, [makeEvent(EMPTY, { user_id: 77 })], {
@@ -242,6 +245,7 @@ describe.runIf(chromiumAvailable())('the first screen in the browser', () => {
     expect(await waiting.count()).toBe(0);
     expect((await figures(page)).users!.value).toBe('1');
     expect(await page.locator('#insights').isHidden()).toBe(false);
+    expect(await page.locator('#filter-panel').isHidden()).toBe(false);
     expect(errorsOf.get(page)).toEqual([]);
     await page.context().close();
   });

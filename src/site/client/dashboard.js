@@ -88,6 +88,8 @@
     root.innerHTML = window.siteFirstEvent.render(data.app, root.dataset.script);
     live.innerHTML = '';
     insights.hidden = true;
+    // nothing to filter yet
+    document.getElementById('filter-panel').hidden = true;
     listSections();
   }
 
@@ -95,6 +97,7 @@
     charts.forEach((c) => c.destroy());
     charts = [];
     if (insights) insights.hidden = false;
+    document.getElementById('filter-panel').hidden = false;
     const a = data.app;
     const today = data.days[data.days.length - 1];
     const lastRejection = data.rejections[0];
