@@ -233,10 +233,19 @@ export async function createServices(config: Config, store: Store, options: Serv
     purger,
     retention,
     maintenance,
-    dataControls: new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets, {}, async () => {
-      // through the watch, which then knows this erase's mark is done and does not compact for it again
-      await erasureWatch?.check();
-    }),
+    dataControls: new DataControls(
+      store.prisma,
+      store.sql,
+      registry,
+      pseudonymiser,
+      secrets,
+      {},
+      async () => {
+        // through the watch, which then knows this erase's mark is done and does not compact for it again
+        await erasureWatch?.check();
+      },
+      store.reads,
+    ),
     erasureWatch,
     metrics,
     storeHealth,

@@ -40,11 +40,23 @@ export class AlertSubscriptions {
 
   /** the key of the first of the app's subscribed chats that `matches` (by its chat id), null when none does */
   async chatKeyWhere(appId: number, matches: (chatId: string) => boolean): Promise<string | null> {
+    return (await this.chatWhere(appId, matches))?.chatKey ?? null;
+  }
+
+  /** the first of the app's subscribed chats that `matches` (by its chat id), with its key; null when none does */
+  async chatWhere(
+    appId: number,
+    matches: (chatId: string) => boolean,
+  ): Promise<{ chatId: string; chatKey: string } | null> {
     const rows = await this.prisma.alertSubscription.findMany({
       where: { appId },
       select: { chatKey: true, chat: true },
     });
-    return rows.find((row) => matches(this.cipher.open(row.chat)))?.chatKey ?? null;
+    for (const row of rows) {
+      const chatId = this.cipher.open(row.chat);
+      if (matches(chatId)) return { chatId, chatKey: row.chatKey };
+    }
+    return null;
   }
 
   /**

@@ -1,15 +1,10 @@
 // Administrator commands: all apps, finding apps by name or owner, revoking any app's token. Everyone
 // else who tries them is told they are for administrators.
 import { Composer } from 'grammy';
+import { ADMIN_COMMANDS } from './commands.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import type { Screens } from './screens.ts';
 import { TEXT, escapeHtml } from './texts.ts';
-
-export const ADMIN_COMMANDS = [
-  { command: 'admin', description: 'All apps (administrators)' },
-  { command: 'find', description: 'Find apps by app name or owner id (administrators)' },
-  { command: 'revoke', description: 'Revoke the token of any app (administrators)' },
-];
 
 export function adminCommands(deps: BotDeps, screens: Screens): Composer<BotContext> {
   const { registry } = deps.services;

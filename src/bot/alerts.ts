@@ -3,7 +3,9 @@
 import { Composer, InlineKeyboard } from 'grammy';
 import type { AlertSettings, Subscription } from '../alerts/subscriptions.ts';
 import { SILENCE_CHOICES } from '../alerts/subscriptions.ts';
+import type { AppRecord } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
+import { appData } from './keyboards.ts';
 import type { Screens } from './screens.ts';
 import { escapeHtml } from './texts.ts';
 
@@ -18,14 +20,15 @@ const TOGGLES: { field: Toggle; label: string }[] = [
 
 const silenceLabel = (hours: AlertSettings['silenceHours']) => (hours === null ? 'off' : `${hours} h`);
 
-function settingsKeyboard(subscription: Subscription): InlineKeyboard {
+/** the settings of one app's alerts, and back to that app's card (the alerts belong to it) */
+function settingsKeyboard(subscription: Subscription, app: AppRecord): InlineKeyboard {
   const keyboard = new InlineKeyboard().text(
     `No events for: ${silenceLabel(subscription.silenceHours)}`,
     `alerts:set:${subscription.id}:silence`,
   );
   for (const { field, label } of TOGGLES)
     keyboard.row().text(`${subscription[field] ? '✅' : '▫️'} ${label}`, `alerts:set:${subscription.id}:${field}`);
-  return keyboard.row().text('⬅️ Apps', 'alerts:list');
+  return keyboard.row().text(`« ${app.appName}`, appData('app', app.appId));
 }
 
 const settingsText = (appName: string) =>
@@ -45,6 +48,7 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
     return screens.show(ctx, '🔔 Alerts: choose an app.', keyboard);
   };
   composer.command('alerts', list);
+  // settings messages sent before their button led back to the app's card still carry this one
   composer.callbackQuery('alerts:list', answered(list));
 
   composer.callbackQuery(
@@ -55,7 +59,7 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
         .catch(() => null);
       if (!app) return ctx.reply('This app is not yours or no longer exists.');
       const subscription = await alertSubscriptions.subscribe(app.appId, chatOf(ctx));
-      return screens.show(ctx, settingsText(app.appName), settingsKeyboard(subscription));
+      return screens.show(ctx, settingsText(app.appName), settingsKeyboard(subscription, app));
     }),
   );
 
@@ -73,7 +77,7 @@ export function alerts(deps: BotDeps, screens: Screens): Composer<BotContext> {
         : { [field]: !current[field] };
     const changed = await alertSubscriptions.change(current.id, chatOf(ctx), change);
     await ctx.answerCallbackQuery({ text: 'Saved' });
-    return screens.show(ctx, settingsText(app.appName), settingsKeyboard(changed ?? current));
+    return screens.show(ctx, settingsText(app.appName), settingsKeyboard(changed ?? current, app));
   });
 
   // the domain a refusal-spike alert offers: asked again before anything changes

@@ -4,7 +4,7 @@
 import { Composer, type CallbackQueryContext, type CallbackQueryMiddleware } from 'grammy';
 import { READ_KEY_PREFIX } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
-import { answered, type BotContext, type BotDeps } from './context.ts';
+import { answered, type BotContext, type BotDeps, yourReference } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { dataActions } from './data-actions.ts';
 import { ACTION_PERMISSION } from './permissions.ts';
@@ -98,6 +98,14 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
     'botid',
     answered((ctx) => ctx.conversation.enter(DIALOG.setBotId, ctx.app.appName)),
   );
+  // listing in the public catalog is as public as a shared link: who may share may choose it
+  on('cat', async (ctx) => {
+    const changed = await registry.setCatalogListed(ctx.app.appName, !ctx.app.catalogListed, deps.actorOf(ctx));
+    await ctx.answerCallbackQuery({
+      text: changed.catalogListed ? 'Listed in the public catalog' : 'Taken out of the public catalog',
+    });
+    return screens.app(ctx, changed);
+  });
   on('domdel', async (ctx) => {
     const domain = ctx.app.domains[Number(ctx.match[2])];
     if (domain === undefined) return ctx.answerCallbackQuery();
@@ -109,7 +117,11 @@ export function appActions(deps: BotDeps, screens: Screens): Composer<BotContext
 
   const readKeysScreen = async (ctx: AppContext) => {
     const keys = await readKeys.list(ctx.app.appName, deps.actorOf(ctx));
-    return screens.show(ctx, readKeysText(ctx.app, keys), readKeysKeyboard(ctx.app, keys));
+    return screens.show(
+      ctx,
+      readKeysText(ctx.app, keys, yourReference(deps, ctx, ctx.app.appId)),
+      readKeysKeyboard(ctx.app, keys),
+    );
   };
   on('rk', answered(readKeysScreen));
   on('rknew', async (ctx) => {

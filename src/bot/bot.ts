@@ -6,11 +6,13 @@ import { conversations, createConversation } from '@grammyjs/conversations';
 import { Bot, HttpError, type Context, type Transformer } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { Services } from '../services.ts';
-import { ADMIN_COMMANDS, adminCommands } from './admin.ts';
+import { adminCommands } from './admin.ts';
 import { alerts } from './alerts.ts';
 import { appActions } from './app-actions.ts';
+import { commandsOf } from './commands.ts';
 import { botDeps, type BotContext } from './context.ts';
 import { DIALOG, addDomainDialog, eraseUserDialog, newTokenDialog, setBotIdDialog } from './conversations.ts';
+import { withoutEmptyRows } from './keyboard-rows.ts';
 import { analyticsKeyboard } from './keyboards.ts';
 import { menus } from './menus.ts';
 import { tellRefusal } from './refusals.ts';
@@ -28,15 +30,6 @@ export interface BotOptions {
   log: { warn(object: object, message: string): void; error(object: object, message: string): void };
   now?: () => Date;
 }
-
-export const COMMANDS = [
-  { command: 'start', description: 'Main menu' },
-  { command: 'analytics', description: 'Tokens of your mini apps and their last events' },
-  { command: 'newtoken', description: 'Register a mini app and get its token' },
-  { command: 'mytokens', description: 'Your apps, tokens and last event times' },
-  { command: 'alerts', description: 'What the bot warns you about, per app' },
-  { command: 'cancel', description: 'Stop the current step' },
-];
 
 /**
  * The shape of a stored dialog in progress (its steps); a dialog stored in another shape is dropped
@@ -67,6 +60,8 @@ export function createBot(services: Services, options: BotOptions): Bot<BotConte
   const transformers: Transformer[] = [
     retriedUnlessReceiving(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 60 })),
     ...(options.transformers ?? []),
+    // installed last, so it runs first: every other transformer, and Telegram, sees the keyboard without empty rows
+    withoutEmptyRows,
   ];
   bot.api.config.use(...transformers);
 
@@ -133,9 +128,9 @@ export async function registerCommands(
       await bot.api.setChatMenuButton({
         menu_button: { type: 'web_app', text: 'Dashboards', web_app: { url: webApp } },
       });
-    await bot.api.setMyCommands(COMMANDS);
+    await bot.api.setMyCommands(commandsOf(false));
     for (const id of adminIds) {
-      await bot.api.setMyCommands([...COMMANDS, ...ADMIN_COMMANDS], { scope: { type: 'chat', chat_id: Number(id) } });
+      await bot.api.setMyCommands(commandsOf(true), { scope: { type: 'chat', chat_id: Number(id) } });
     }
   } catch (error) {
     log.warn({ err: (error as Error).message }, 'could not register the bot commands');

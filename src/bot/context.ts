@@ -3,6 +3,7 @@
 import type { ConversationFlavor } from '@grammyjs/conversations';
 import type { Context } from 'grammy';
 import type { Services } from '../services.ts';
+import { memberReference } from '../tokens/makers.ts';
 import type { Actor } from '../tokens/registry.ts';
 
 export type BotContext = ConversationFlavor<Context>;
@@ -23,6 +24,12 @@ export function botDeps(services: Services, now: () => Date): BotDeps {
     isAdmin,
     actorOf: (ctx) => ({ surface: 'bot', telegramId: String(ctx.from!.id), isAdmin: isAdmin(ctx) }),
   };
+}
+
+/** the presser's reference in an app's team (src/tokens/makers.ts): how lists tell what they made themselves */
+export function yourReference(deps: BotDeps, ctx: Context, appId: number): string {
+  const { secrets, registry } = deps.services;
+  return memberReference(secrets, appId, registry.ownerKey(String(ctx.from!.id)));
 }
 
 /** a press that needs no words back: answered first, so the button stops spinning while the handler works */

@@ -8,6 +8,7 @@ import { RegistryError } from '../tokens/registry.ts';
 import type { BotDeps } from './context.ts';
 import { analyticsKeyboard, eraseConfirmKeyboard } from './keyboards.ts';
 import { ask, type Dialog } from './questions.ts';
+import { screens } from './screens.ts';
 import { HTML, TEXT, eraseQuestion, escapeHtml, tokenIssued } from './texts.ts';
 
 // the bot's context type, also where the test harness takes it from
@@ -32,14 +33,23 @@ export function newTokenDialog(deps: BotDeps) {
     const bot = await ask(conversation, ctx, TEXT.askBot, parseBotAddress);
     const botId = await ask(conversation, ctx, TEXT.askBotId, botIdOrSkip);
     const domain = await ask(conversation, ctx, TEXT.askDomain, domainRule);
+    // a name taken by another app is told with the question asking for another, in one message
+    let taken: string | undefined;
     for (;;) {
-      const appName = await ask(conversation, ctx, TEXT.askAppName, parseAppName);
+      const appName = await ask(conversation, ctx, TEXT.askAppName, parseAppName, taken);
       // the token is created and sent inside one external step, so the secret never enters the stored dialog state
-      const taken = await conversation.external(async (outside) => {
+      const refusal = await conversation.external(async (outside) => {
         const actor = deps.actorOf(outside);
         try {
           const { token, app } = await registry.createApp(
-            { appName, bot, botId, domains: [domain], ownerTelegramId: actor.telegramId },
+            {
+              appName,
+              bot,
+              botId,
+              domains: [domain],
+              ownerTelegramId: actor.telegramId,
+              ownerName: outside.from?.first_name,
+            },
             actor,
           );
           // the chat that registers an app hears about its first event, silence and refusals without asking
@@ -58,8 +68,8 @@ export function newTokenDialog(deps: BotDeps) {
           throw failure;
         }
       });
-      if (taken === null) return;
-      await ctx.reply(`${taken} Choose another name.`, HTML);
+      if (refusal === null) return;
+      taken = `${escapeHtml(refusal)} Choose another name.`;
     }
   };
 }
@@ -74,9 +84,8 @@ export function addDomainDialog(deps: BotDeps) {
       const refusal = await conversation.external(async (outside) => {
         try {
           const app = await registry.addDomain(appName, domain, deps.actorOf(outside));
-          await outside.reply(`✅ ${domain} added. Domains of ${app.appName}: ${app.domains.join(', ')}`, {
-            reply_markup: analyticsKeyboard(false),
-          });
+          // back to the card of the app the domain was added to, where the next step on it starts
+          await screens(deps).app(outside, app, `✅ ${escapeHtml(domain)} added.`);
           return null;
         } catch (failure) {
           if (failure instanceof RegistryError) return { code: failure.code, message: failure.message };
@@ -115,9 +124,10 @@ export function setBotIdDialog(deps: BotDeps) {
 }
 
 /**
- * Asks for the Telegram user id whose data to erase, and answers with a confirmation whose button carries the
- * user's key. The dialog ends in the update that brings the id, so its stored state never holds it (answers
- * refused by the question are skipped, never stored); nothing is deleted before the button is pressed.
+ * Asks for the Telegram user id whose data to erase, and answers with a confirmation that names the id back to the
+ * owner who typed it, with what of the user is stored, and whose button carries the user's key. The dialog ends in
+ * the update that brings the id, so its stored state never holds it (answers refused by the question are skipped,
+ * never stored); nothing is deleted before the button is pressed.
  */
 export function eraseUserDialog(deps: BotDeps) {
   const { dataControls } = deps.services;
@@ -125,8 +135,10 @@ export function eraseUserDialog(deps: BotDeps) {
     const telegramUserId = await ask(conversation, ctx, TEXT.askErasedUser, parseTelegramUserId);
     await conversation.external(async (outside) => {
       try {
-        const { app, userKey, reference } = await dataControls.subject(appName, telegramUserId, deps.actorOf(outside));
-        await outside.reply(eraseQuestion(app, reference), {
+        // what this node accepted of the user's events is stored first, so the count covers it too
+        await deps.services.caughtUp();
+        const { app, userKey, stored } = await dataControls.preview(appName, telegramUserId, deps.actorOf(outside));
+        await outside.reply(eraseQuestion(app, telegramUserId, stored), {
           ...HTML,
           reply_markup: eraseConfirmKeyboard(app.appId, userKeyText(userKey)),
         });

@@ -7,10 +7,10 @@ import { DIALOG } from './conversations.ts';
 import { dataControlsBackKeyboard, dataControlsKeyboard, retentionConfirmKeyboard } from './keyboards.ts';
 import type { AppContext, OnAppAction } from './app-actions.ts';
 import type { Screens } from './screens.ts';
-import { dataControlsText, erasedText, retentionQuestion } from './texts.ts';
+import { dataControlsText, erasedText, erasedUserIdIn, retentionQuestion } from './texts.ts';
 
 export function dataActions(deps: BotDeps, screens: Screens, on: OnAppAction): void {
-  const { dataControls } = deps.services;
+  const { dataControls, pseudonymiser } = deps.services;
 
   const dataScreen = (ctx: AppContext, days: RetentionDays) =>
     screens.show(ctx, dataControlsText(ctx.app, days, deps.now()), dataControlsKeyboard(ctx.app.appId, days));
@@ -55,6 +55,16 @@ export function dataActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
     // what this node accepted of the user's events is stored first, so the erase covers it too
     await deps.services.caughtUp();
     const erased = await dataControls.eraseUserKey(ctx.app.appName, userKey, deps.actorOf(ctx));
-    return screens.show(ctx, erasedText(erased), dataControlsBackKeyboard(ctx.app.appId));
+    return screens.show(ctx, erasedText(erased, shownUserId(ctx, userKey)), dataControlsBackKeyboard(ctx.app.appId));
   });
+
+  /**
+   * The Telegram id the confirmation showed, read back from its text as Telegram sends it with the press (the bot
+   * keeps it nowhere), when it names the user the button erases; else null
+   */
+  const shownUserId = (ctx: AppContext, userKey: Buffer): string | null => {
+    const message = ctx.callbackQuery.message;
+    const shown = erasedUserIdIn(message && 'text' in message ? message.text : undefined);
+    return shown !== null && pseudonymiser.userKey(ctx.app.appId, shown).equals(userKey) ? shown : null;
+  };
 }

@@ -17,6 +17,8 @@ export const APP_ACTIONS = [
   'domdel',
   // the id of the app's bot, asked in a dialog
   'botid',
+  // the public catalog: list the app, or take it out
+  'cat',
   'del',
   'del!',
   // read keys: the list, a new one, revoke (asks first) and revoke confirmed
@@ -104,6 +106,7 @@ export function appKeyboard(app: AppRecord, dashboardUrl?: string): InlineKeyboa
       ['sk', '🤖 Server keys'],
       ['share', '🔗 Public link'],
       ['team', '👥 Team'],
+      ['cat', app.catalogListed ? '📇 Take out of catalog' : '📇 List in catalog'],
     ] as const
   ).filter(([action]) => mayPress(app, action));
   buttons.forEach(([action, label], index) => {

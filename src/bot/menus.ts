@@ -1,5 +1,6 @@
-// The menus: /start (with a join_<code> payload: an invite accepted), Analytics, "My tokens", the way into the new-token dialog, and /cancel outside a dialog.
+// The menus: /start (with a join_<code> payload: an invite accepted), Analytics, "My tokens", the way into the new-token dialog, /help, and /cancel outside a dialog.
 import { Composer } from 'grammy';
+import { helpText } from './commands.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { analyticsKeyboard, mainKeyboard } from './keyboards.ts';
@@ -18,6 +19,9 @@ export function menus(deps: BotDeps, screens: Screens): Composer<BotContext> {
   composer.command('analytics', screens.analytics);
   composer.command('newtoken', newToken);
   composer.command('mytokens', screens.myApps);
+  composer.command('help', (ctx) =>
+    ctx.reply(helpText(deps.isAdmin(ctx)), { ...HTML, reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) }),
+  );
   // inside a dialog /cancel is its answer; here there is nothing to leave
   composer.command('cancel', (ctx) =>
     ctx.reply('Nothing to cancel.', { reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) }),

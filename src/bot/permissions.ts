@@ -14,6 +14,7 @@ export const ACTION_PERMISSION: Record<AppAction, Permission> = {
   domadd: 'manage-domains',
   domdel: 'manage-domains',
   botid: 'manage-domains',
+  cat: 'share',
   del: 'delete',
   'del!': 'delete',
   rk: 'manage-tokens',

@@ -15,14 +15,18 @@ const CANCEL_COMMAND = /^\/cancel(@\w+)?$/i;
 const BOT_TOKEN_SHAPE = /^[0-9]+:[A-Za-z0-9_-]{20,}$/;
 const CANCELLED = Symbol('cancelled');
 
-/** Asks until the answer parses and returns it; /cancel ends the whole dialog. */
+/**
+ * Asks until the answer parses and returns it; /cancel ends the whole dialog. why: why the question is asked again
+ * (a refused answer), said in the same message before it
+ */
 export async function ask<T>(
   conversation: Dialog,
   ctx: Context,
   question: string,
   parse: (text: string) => Parsed<T>,
+  why?: string,
 ): Promise<T> {
-  await ctx.reply(question, HTML);
+  await ctx.reply(why === undefined ? question : `${why}\n\n${question}`, HTML);
   const answer = await conversation.form.build<T | typeof CANCELLED, string | null>({
     // the reason is null for an update that carries no text at all
     validate: (reply) => {

@@ -7,7 +7,7 @@ import { readLaunchChecks } from '../events/read/launch-checks.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import type { BotContext, BotDeps } from './context.ts';
 import { analyticsKeyboard, appKeyboard, appsKeyboard } from './keyboards.ts';
-import { HTML, TEXT, appCard, type AppView } from './texts.ts';
+import { HTML, TEXT, appCard, type AppView, countText } from './texts.ts';
 
 const MAX_LISTED = 20;
 
@@ -29,7 +29,8 @@ export interface Screens {
   analytics(ctx: BotContext): Promise<unknown>;
   apps(ctx: BotContext, apps: AppRecord[], heading: string, empty: string): Promise<unknown>;
   myApps(ctx: BotContext): Promise<unknown>;
-  app(ctx: BotContext, app: AppRecord): Promise<unknown>;
+  /** the app's card; note: what a step just did, said above it */
+  app(ctx: BotContext, app: AppRecord, note?: string): Promise<unknown>;
 }
 
 /**
@@ -70,7 +71,7 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
       listed.map((app) => app.appId),
     );
     const cards = listed.map((app) => appCard({ app, summary: summaries.get(app.appId)! }, now()));
-    const more = list.length > MAX_LISTED ? `\n\n…and ${list.length - MAX_LISTED} more` : '';
+    const more = list.length > MAX_LISTED ? `\n\n…and ${countText(list.length - MAX_LISTED)} more` : '';
     return show(ctx, `${heading}\n\n${cards.join('\n\n')}${more}`, appsKeyboard(listed));
   };
 
@@ -87,10 +88,10 @@ export function screens({ services, now, actorOf, isAdmin }: BotDeps): Screens {
         '📋 <b>Your apps</b>',
         TEXT.noApps,
       ),
-    app: async (ctx, app) =>
+    app: async (ctx, app, note) =>
       show(
         ctx,
-        appCard(await view(app), now()),
+        `${note === undefined ? '' : `${note}\n\n`}${appCard(await view(app), now())}`,
         appKeyboard(app, dashboardUrl(services.config.publicUrl, app.appName)),
       ),
   };

@@ -3,19 +3,18 @@
 import { InlineKeyboard } from 'grammy';
 import { grammyInstallSnippet, grammySnippet, serverKeySnippet } from '../integration-snippet.ts';
 import { utcTime } from '../time-format.ts';
-import { makerText } from '../tokens/makers.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import { type AppRecord, RegistryError } from '../tokens/registry.ts';
 import { SERVER_KEY_PREFIX } from '../tokens/server-keys.ts';
 import type { AppContext, OnAppAction } from './app-actions.ts';
-import { answered, type BotDeps } from './context.ts';
+import { answered, type BotDeps, yourReference } from './context.ts';
 import { appData } from './keyboards.ts';
 import type { Screens } from './screens.ts';
-import { ADDRESS_HINT, escapeHtml, HTML, snippetBase } from './texts.ts';
+import { ADDRESS_HINT, escapeHtml, HTML, madeByText, snippetBase } from './texts.ts';
 
 const shownPart = (key: ReadKeyInfo) => key.prefix.slice(SERVER_KEY_PREFIX.length);
 
-export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
+export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[], yours: string): string {
   const active = keys.filter((key) => key.revokedAt === null);
   return [
     `🤖 Server keys of <b>${escapeHtml(app.appName)}</b>`,
@@ -27,7 +26,7 @@ export function serverKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
       ? ['No active server keys.']
       : active.map(
           (key) =>
-            `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)} by ${escapeHtml(makerText(key.madeBy))}`,
+            `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)} by ${escapeHtml(madeByText(key.madeBy, yours))}`,
         )),
   ].join('\n');
 }
@@ -62,7 +61,11 @@ export function serverKeyActions(deps: BotDeps, screens: Screens, on: OnAppActio
 
   const listScreen = async (ctx: AppContext) => {
     const keys = await serverKeys.list(ctx.app.appName, deps.actorOf(ctx));
-    return screens.show(ctx, serverKeysText(ctx.app, keys), serverKeysKeyboard(ctx.app, keys));
+    return screens.show(
+      ctx,
+      serverKeysText(ctx.app, keys, yourReference(deps, ctx, ctx.app.appId)),
+      serverKeysKeyboard(ctx.app, keys),
+    );
   };
   on('sk', answered(listScreen));
   on('sknew', async (ctx) => {

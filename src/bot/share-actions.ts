@@ -1,24 +1,24 @@
 // What the buttons of an app's public link do: the screen (whether a link is active), a new link (shown once; the
 // one before stops working) and revoking it.
 import { InlineKeyboard } from 'grammy';
-import { makerText } from '../tokens/makers.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import { type ShareLinkInfo, sharePath } from '../tokens/share-links.ts';
 import { utcTime } from '../time-format.ts';
 import type { AppContext, OnAppAction } from './app-actions.ts';
-import { answered, type BotDeps } from './context.ts';
+import { answered, type BotDeps, yourReference } from './context.ts';
 import { appData } from './keyboards.ts';
 import type { Screens } from './screens.ts';
-import { escapeHtml, HTML, snippetBase } from './texts.ts';
+import { escapeHtml, HTML, madeByText, snippetBase } from './texts.ts';
 
-function shareText(app: AppRecord, link: ShareLinkInfo | null): string {
+/** yours: the reader's reference, so a link they made reads as theirs */
+function shareText(app: AppRecord, link: ShareLinkInfo | null, yours: string): string {
   return [
     `🔗 Public link of <b>${escapeHtml(app.appName)}</b>`,
     "Anyone with the link sees this app's dashboard numbers without signing in; not the token, domains, refusals " +
       'or events.',
     '',
     link
-      ? `A link is active: <code>${escapeHtml(link.prefix)}…</code> made ${utcTime(link.createdAt)} by ${escapeHtml(makerText(link.madeBy))}`
+      ? `A link is active: <code>${escapeHtml(link.prefix)}…</code> made ${utcTime(link.createdAt)} by ${escapeHtml(madeByText(link.madeBy, yours))}`
       : 'No link yet.',
   ].join('\n');
 }
@@ -33,7 +33,11 @@ export function shareActions(deps: BotDeps, screens: Screens, on: OnAppAction): 
   const { shareLinks, config } = deps.services;
   const screen = async (ctx: AppContext) => {
     const link = await shareLinks.current(ctx.app.appName, deps.actorOf(ctx));
-    return screens.show(ctx, shareText(ctx.app, link), shareKeyboard(ctx.app, link));
+    return screens.show(
+      ctx,
+      shareText(ctx.app, link, yourReference(deps, ctx, ctx.app.appId)),
+      shareKeyboard(ctx.app, link),
+    );
   };
   on('share', answered(screen));
   on(

@@ -1,5 +1,6 @@
 // What the buttons of an app's team do: the member list (owner and editors), invites as deep links, removing a member
 // and handing the app over (owner, each asked first), a member leaving; and /start join_<code> accepting an invite.
+// The owner is told in the bot when someone joins or leaves (team-news.ts).
 import { InlineKeyboard } from 'grammy';
 import { INVITE_PAYLOAD, isMemberRole, madeText, type Member } from '../tokens/members.ts';
 import { RegistryError } from '../tokens/registry.ts';
@@ -9,6 +10,7 @@ import { answered, type BotContext, type BotDeps } from './context.ts';
 import { analyticsKeyboard, appData } from './keyboards.ts';
 import { mayPress } from './permissions.ts';
 import type { Screens } from './screens.ts';
+import { joinedText, leftText, tellOwner } from './team-news.ts';
 import { HTML, escapeHtml } from './texts.ts';
 
 const memberLabel = (member: Member) =>
@@ -124,8 +126,10 @@ export function teamActions(deps: BotDeps, screens: Screens, on: OnAppAction): v
     ),
   );
   on('leave!', async (ctx) => {
-    await members.leave(ctx.app.appName, deps.actorOf(ctx));
+    const { app, member, revoked } = await members.leave(ctx.app.appName, deps.actorOf(ctx));
     await ctx.answerCallbackQuery({ text: 'You left' });
+    if (member.role !== 'owner')
+      await tellOwner(deps, ctx.api, app, leftText(app, { ...member, role: member.role }, revoked));
     return screens.show(
       ctx,
       `🚪 You left <b>${escapeHtml(ctx.app.appName)}</b>.`,
@@ -144,6 +148,7 @@ export async function acceptInvite(deps: BotDeps, ctx: BotContext, payload: stri
       ...HTML,
       reply_markup: new InlineKeyboard().text(`⚙️ ${app.appName}`, appData('app', app.appId)),
     });
+    await tellOwner(deps, ctx.api, app, joinedText(app, { name: ctx.from.first_name, role }));
   } catch (error) {
     if (!(error instanceof RegistryError)) throw error;
     await ctx.reply(error.message, { reply_markup: analyticsKeyboard(deps.isAdmin(ctx)) });

@@ -2,6 +2,7 @@
 // ready-to-paste snippets, relative times. HTML parse mode; user-supplied text is escaped.
 import { type AppSummary, rejectedAfterLastEvent } from '../events/read/app-summary.ts';
 import type { ErasureResult } from '../events/lifecycle/data-controls.ts';
+import type { StoredOfUser } from '../events/lifecycle/user-erasure.ts';
 import { rejectionReason } from '../events/request/refusals.ts';
 import { firstKeptDay, retentionText, type RetentionDays } from '../events/lifecycle/retention.ts';
 import type { RejectionRow } from '../events/write/event-plane.ts';
@@ -13,9 +14,10 @@ import {
   readKeySnippet,
   scriptSnippet,
 } from '../integration-snippet.ts';
+import { groupedNumber } from '../ranking/number-text.ts';
 import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
 import { timeAgo, utcTime } from '../time-format.ts';
-import { makerText } from '../tokens/makers.ts';
+import { type Maker, makerText } from '../tokens/makers.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import { type LaunchChecks, OUTCOME_TEXT, unverifiedOutcomes } from '../events/read/launch-checks.ts';
@@ -25,6 +27,12 @@ export const HTML = { parse_mode: 'HTML' } as const;
 
 /** text for a message in Telegram's HTML mode */
 export const escapeHtml = escapeTelegramHtml;
+
+/** a count as the bot shows it, grouped by thousands ("73,875"): the one formatter of the bot's numbers */
+export const countText = (n: number) => groupedNumber(n);
+
+/** "1 event", "73,875 events" */
+export const counted = (n: number, what: string) => `${countText(n)} ${what}${n === 1 ? '' : 's'}`;
 
 export function describeRejection(rejection: RejectionRow, now: Date): string {
   const reason = rejectionReason(rejection);
@@ -51,9 +59,9 @@ function launchLines(app: AppRecord, launches: LaunchChecks | undefined): string
   if (!launches) return [];
   const reasons = unverifiedOutcomes(launches)
     .slice(0, LISTED_REASONS)
-    .map(({ outcome, launches: n }) => `  ${n} ${escapeHtml(OUTCOME_TEXT[outcome])}`);
+    .map(({ outcome, launches: n }) => `  ${countText(n)} ${escapeHtml(OUTCOME_TEXT[outcome])}`);
   return [
-    `Launches (7 days): ${launches.launches}, verified by Telegram ${launches.outcomes.verified} (${launches.verifiedUsers} user${launches.verifiedUsers === 1 ? '' : 's'})`,
+    `Launches (7 days): ${countText(launches.launches)}, verified by Telegram ${countText(launches.outcomes.verified)} (${counted(launches.verifiedUsers, 'user')})`,
     ...(reasons.length > 0 ? ['Not verified:', ...reasons] : []),
   ];
 }
@@ -69,11 +77,16 @@ export function appCard({ app, summary, launches }: AppView, now: Date): string 
   ];
   // a member sees what they are to the app; an owner's own cards stay as they were
   if (app.role === 'editor' || app.role === 'viewer') lines.splice(1, 0, `Your role: ${app.role}`);
-  if (eventsTotal > 0) lines.push(`Events recorded: ${eventsTotal}`);
+  if (eventsTotal > 0) lines.push(`Events recorded: ${countText(eventsTotal)}`);
   if (lastRejection && rejectedAfterLastEvent(summary)) {
     lines.push(`⚠️ Last rejected request: ${describeRejection(lastRejection, now)}`);
   }
   lines.push(...launchLines(app, launches));
+  lines.push(
+    app.catalogListed
+      ? 'Public catalog: listed (ranked on verified users while its token works)'
+      : 'Public catalog: not listed',
+  );
   return lines.join('\n');
 }
 
@@ -114,8 +127,13 @@ export function tokenIssued(token: string, app: AppRecord, publicUrl: string | u
   ].join('\n');
 }
 
-/** an app's active read keys: prefix and creation time, never the key */
-export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
+/** who made a key or link: "you" for the reader's own (yours: their reference), else by name when known */
+export function madeByText(maker: Maker, yours: string): string {
+  return maker.ref !== null && maker.ref === yours ? 'you' : makerText(maker);
+}
+
+/** an app's active read keys: prefix and creation time, never the key; yours: the reader's reference */
+export function readKeysText(app: AppRecord, keys: ReadKeyInfo[], yours: string): string {
   const active = keys.filter((key) => key.revokedAt === null);
   return [
     `🔑 Read API keys of <b>${escapeHtml(app.appName)}</b>`,
@@ -125,7 +143,7 @@ export function readKeysText(app: AppRecord, keys: ReadKeyInfo[]): string {
       ? ['No active read keys.']
       : active.map(
           (key) =>
-            `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)} by ${escapeHtml(makerText(key.madeBy))}`,
+            `<code>${escapeHtml(key.prefix)}…</code> created ${utcTime(key.createdAt)} by ${escapeHtml(madeByText(key.madeBy, yours))}`,
         )),
   ].join('\n');
 }
@@ -195,21 +213,44 @@ export function retentionQuestion(app: AppRecord, days: number, now: Date): stri
   return `Keep the events of <b>${escapeHtml(app.appName)}</b> for ${retentionText(days)}? Their ${PURGED_AND_KEPT} from before ${firstKeptDay(days, now)} are deleted within the hour. This cannot be undone.`;
 }
 
-/** reference: the keyed reference of the user's key, never their Telegram id */
-export function eraseQuestion(app: AppRecord, reference: string): string {
-  return `Erase every event and per-user row of user <code>${escapeHtml(reference)}</code> from <b>${escapeHtml(app.appName)}</b>? Daily totals keep counting them, as anonymous numbers. This cannot be undone.`;
+/** how the confirmation names the user: the same words are read back from it when its button is pressed */
+const ERASED_USER_WORDS = 'Telegram user';
+const ERASED_USER_IN_QUESTION = new RegExp(`^Erase ${ERASED_USER_WORDS} (\\d{1,20}) from `);
+
+/**
+ * telegramUserId: the id the owner just typed, shown back in their chat only (never stored or logged); stored: what
+ * an erase would delete of the user now
+ */
+export function eraseQuestion(app: AppRecord, telegramUserId: string, stored: StoredOfUser): string {
+  const found =
+    stored.events === 0
+      ? 'No event of theirs is stored; their per-user rows, if any, are deleted.'
+      : `${counted(stored.events, 'event')} in ${counted(stored.sessions, 'session')} of theirs are deleted, with their per-user rows.`;
+  return `Erase ${ERASED_USER_WORDS} <code>${escapeHtml(telegramUserId)}</code> from <b>${escapeHtml(app.appName)}</b>? ${found} Daily totals keep counting them, as anonymous numbers. This cannot be undone.`;
 }
 
-export function erasedText({ app, reference, deleted, complete }: ErasureResult): string {
-  const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+/** the Telegram id a confirmation (as Telegram sends its text back with a press) names, or null */
+export function erasedUserIdIn(question: string | undefined): string | null {
+  return ERASED_USER_IN_QUESTION.exec(question ?? '')?.[1] ?? null;
+}
+
+/** telegramUserId: the id the confirmation named, else null and the user goes by their keyed reference */
+export function erasedText(
+  { app, reference, deleted, complete }: ErasureResult,
+  telegramUserId: string | null,
+): string {
   const parts = [
     counted(deleted.events, 'event'),
     counted(deleted.daily_sessions, 'session'),
     counted(deleted.daily_users, 'active day'),
     counted(deleted.app_users + deleted.wallet_users, 'per-user record'),
   ];
+  const who =
+    telegramUserId === null
+      ? `user <code>${escapeHtml(reference)}</code>`
+      : `${ERASED_USER_WORDS} <code>${escapeHtml(telegramUserId)}</code>`;
   return [
-    `🧹 Erased user <code>${escapeHtml(reference)}</code> from <b>${escapeHtml(app.appName)}</b>: ${parts.join(', ')}.`,
+    `🧹 Erased ${who} from <b>${escapeHtml(app.appName)}</b>: ${parts.join(', ')}.`,
     ...(complete
       ? []
       : ['⚠️ Their events kept arriving while erasing: some stored meanwhile may remain. Erase again to remove them.']),

@@ -10,6 +10,8 @@ export const OPTIONS = {
   bot: { type: 'string' },
   'bot-id': { type: 'string' },
   clear: { type: 'boolean' },
+  listed: { type: 'boolean' },
+  unlisted: { type: 'boolean' },
   apps: { type: 'string' },
   domain: { type: 'string' },
   'app-name': { type: 'string' },

@@ -73,6 +73,7 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
           botId: values['bot-id'] === undefined ? null : accepted(parseBotId(values['bot-id'])),
           domains: [accepted(parseDomain(required(values.domain, 'domain'), { allowLocalhost: true }))],
           ownerTelegramId: ownerId(values.owner),
+          catalogListed: !values.unlisted,
         },
         OPERATOR,
       );
@@ -151,6 +152,18 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       return {
         json: { app_name: app.appName, bot: app.bot, bot_id: app.botId },
         text: `${app.appName}: ${botIdLine(app)}`,
+      };
+    }
+    case 'apps catalog': {
+      const appName = required(values['app-name'], 'app-name');
+      if (values.listed && values.unlisted) throw new UsageError('--listed or --unlisted: one of them');
+      const app =
+        values.listed || values.unlisted
+          ? await services.registry.setCatalogListed(appName, Boolean(values.listed), OPERATOR)
+          : await services.registry.getApp(appName, OPERATOR);
+      return {
+        json: { app_name: app.appName, catalog_listed: app.catalogListed },
+        text: `${app.appName}: ${app.catalogListed ? 'listed in the public catalog' : 'not in the public catalog'}`,
       };
     }
     case 'owners limit': {

@@ -4,14 +4,17 @@ import type { CommandResult } from './commands.ts';
 export const USAGE = `Usage: npm run -s cli -- <command> [options]
 
   tokens create --bot <@name | https://t.me/name> --domain <host> --app-name <name> [--bot-id <id>]
-                [--owner <telegram id>] [--json]   --bot-id: the number before ":" in the bot's token (never the
-                                               token): Telegram signs the app's launches for it
+                [--owner <telegram id>] [--unlisted] [--json]   --bot-id: the number before ":" in the bot's token
+                                               (never the token): Telegram signs the app's launches for it;
+                                               --unlisted: not in the public catalog
   tokens list [--owner <telegram id>] [--json]
   tokens revoke --app-name <name> [--json]
   tokens regenerate --app-name <name> [--json]
   apps show --app-name <name> [--json]         the app, its last event and refusal, its launches of the last 7 days
   apps bot-id --app-name <name> [--bot-id <id> | --clear] [--json]
                                                set (or forget) the id of the app's bot; print it
+  apps catalog --app-name <name> [--listed | --unlisted] [--json]
+                                               list the app in the public catalog or take it out; print which
   apps quota --app-name <name> [--events-per-day <n>] [--bytes-per-day <n>] [--default] [--json]
                                                set the app's daily quotas (--default: the service's); print them
   apps retention --app-name <name> [--days <30|90|180|365|forever>] [--json]

@@ -62,6 +62,9 @@ type Window = {
   to: string;
 };
 
+/** an app (a) its owner lists in the catalog, with a token that works: a revoked app is no app to try */
+export const IN_CATALOG = `a.catalog_listed AND EXISTS (SELECT 1 FROM tokens t WHERE t.app_id = a.id AND t.revoked_at IS NULL)`;
+
 // Per app, one range scan of verified_sessions by app over the 30 days, grouped per user.
 export const VERIFIED_QUERY = `
 SELECT a.id AS app_id, a.app_name, a.bot, a.bot_id::text AS bot_id,
@@ -96,6 +99,7 @@ CROSS JOIN LATERAL (
     GROUP BY v.user_key
   ) p
 ) v
+WHERE ${IN_CATALOG}
 ORDER BY a.id`;
 
 // The days as above, apps: the app ids of one chunk. Per app, one range scan of daily_users (app_id, day, user_key):

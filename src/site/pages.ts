@@ -142,6 +142,7 @@ ${SERVER_KEYS}
     <span class="muted">The number before ":" in the token @BotFather gave (only that number, never the token): Telegram signs your app's launches for it, and only verified launches count in the catalog.</span></label>
   <label>Mini app domain <input name="domain" placeholder="app.example.com" required></label>
   <label>App name (analytics identifier) <input name="app_name" placeholder="my_app" pattern="[a-z0-9_-]{3,64}" required></label>
+  <label class="check"><input type="checkbox" name="catalog_listed" checked> List it in the public <a href="/catalog">catalog</a> (ranked on the users Telegram verified; you can take it out at any time)</label>
   <p class="error" id="create-error" role="alert"></p>
   <button type="submit">Create token</button>
 </form>

@@ -9,6 +9,8 @@ export interface AppRecord {
   botId: string | null;
   domains: string[];
   ownerKey: string | null;
+  /** the owner lists it in the public catalog */
+  catalogListed: boolean;
   createdAt: Date;
   /** display prefix of the active token, null when revoked */
   tokenPrefix: string | null;
@@ -25,6 +27,7 @@ export type AppRow = {
   botId: bigint | null;
   domains: string[];
   ownerKey: string | null;
+  catalogListed: boolean;
   createdAt: Date;
   tokens: { prefix: string; createdAt: Date }[];
 };
@@ -44,6 +47,7 @@ export function toRecord(app: AuthorizedApp): AppRecord {
     botId: app.botId === null ? null : String(app.botId),
     domains: app.domains,
     ownerKey: app.ownerKey,
+    catalogListed: app.catalogListed,
     createdAt: app.createdAt,
     tokenPrefix: token?.prefix ?? null,
     tokenCreatedAt: token?.createdAt ?? null,

@@ -4,6 +4,7 @@
 import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
 import type { Secrets } from '../secret.ts';
+import { changeQuotas, type QuotaOverrides } from './app-quotas.ts';
 import { type AppRecord, type AppRow, type AuthorizedApp, toRecord, WITH_ACTIVE_TOKEN } from './app-record.ts';
 import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 import { allows, refusal, type AppRole, type MemberRole, type Permission } from './policy.ts';
@@ -27,11 +28,7 @@ export const OPERATOR: Actor = { surface: 'cli', isAdmin: true };
 /** names one app: by its name (site, CLI) or its id (bot buttons) */
 export type AppRef = { appName: string } | { appId: number };
 
-/** an app's own quotas as an administrator set them; null: the service's default */
-export interface QuotaOverrides {
-  eventsPerDay: number | null;
-  bytesPerDay: number | null;
-}
+export type { QuotaOverrides } from './app-quotas.ts';
 
 export interface NewApp {
   appName: string;
@@ -40,6 +37,10 @@ export interface NewApp {
   botId?: string | null;
   domains: string[];
   ownerTelegramId?: string;
+  /** the owner's Telegram first name, when the surface knows it: lists name what they made by it */
+  ownerName?: string;
+  /** the owner's choice: the app is in the public catalog (default: listed) */
+  catalogListed?: boolean;
 }
 
 export interface RegistryOptions {
@@ -51,6 +52,9 @@ export interface AppFilter {
   ownerTelegramId?: string;
   appName?: string;
 }
+
+/** characters kept of an owner's name, as of a member's (members.ts) */
+const MAX_OWNER_NAME = 64;
 
 /** what is stored of a new token: its hash and display prefix, never the token itself */
 const tokenRow = (token: string) => ({ hash: hashToken(token), prefix: displayPrefix(token), checksummed: true });
@@ -101,12 +105,15 @@ export class TokenRegistry {
           bot: input.bot,
           botId: input.botId ? BigInt(input.botId) : null,
           domains: input.domains,
+          catalogListed: input.catalogListed ?? true,
           ownerKey,
+          ownerName: ownerKey === null ? null : input.ownerName?.trim().slice(0, MAX_OWNER_NAME) || null,
           tokens: { create: tokenRow(token) },
           audit: {
             create: this.auditEntry(actor, 'app.create', input.appName, {
               domains: input.domains,
               bot_id: input.botId ?? null,
+              catalog_listed: input.catalogListed ?? true,
             }),
           },
         },
@@ -212,6 +219,18 @@ export class TokenRegistry {
    * Sets or changes the id of the app's bot (null: forgets it), which Telegram signs the app's launches for. Launches
    * checked from then on use it; those stored before keep their verdict.
    */
+  /** The owner's choice of whether the app is in the public catalog (as public as a shared link: who may share may). */
+  async setCatalogListed(appName: string, listed: boolean, actor: Actor): Promise<AppRecord> {
+    const app = await this.authorized({ appName }, actor, 'share');
+    await this.prisma.$transaction([
+      this.prisma.app.update({ where: { id: app.id }, data: { catalogListed: listed } }),
+      this.prisma.auditLog.create({
+        data: { ...this.auditEntry(actor, 'app.catalog', app.appName, { listed }), appId: app.id },
+      }),
+    ]);
+    return this.getApp(app.appName, actor);
+  }
+
   async setBotId(appName: string, botId: string | null, actor: Actor): Promise<AppRecord> {
     const app = await this.authorized({ appName }, actor, 'manage-domains');
     await this.prisma.$transaction([
@@ -255,34 +274,9 @@ export class TokenRegistry {
    */
   async setQuotas(appName: string, change: Partial<QuotaOverrides>, actor: Actor): Promise<QuotaOverrides> {
     if (!actor.isAdmin) throw new RegistryError('not_allowed', 'Only an administrator may change quotas.');
-    const app = await this.authorized({ appName }, actor, 'view');
-    const data = {
-      ...(change.eventsPerDay === undefined
-        ? {}
-        : { quotaEventsPerDay: change.eventsPerDay === null ? null : BigInt(change.eventsPerDay) }),
-      ...(change.bytesPerDay === undefined
-        ? {}
-        : { quotaBytesPerDay: change.bytesPerDay === null ? null : BigInt(change.bytesPerDay) }),
-    };
-    const select = { quotaEventsPerDay: true, quotaBytesPerDay: true } as const;
-    const [quotas] =
-      Object.keys(data).length === 0
-        ? [await this.prisma.app.findUniqueOrThrow({ where: { id: app.id }, select })]
-        : await this.prisma.$transaction([
-            this.prisma.app.update({ where: { id: app.id }, data, select }),
-            this.prisma.auditLog.create({
-              data: {
-                ...this.auditEntry(actor, 'app.quota', app.appName, {
-                  events_per_day: change.eventsPerDay,
-                  bytes_per_day: change.bytesPerDay,
-                  admin: app.role === 'administrator',
-                }),
-                appId: app.id,
-              },
-            }),
-          ]);
-    const toNumber = (value: bigint | null) => (value === null ? null : Number(value));
-    return { eventsPerDay: toNumber(quotas.quotaEventsPerDay), bytesPerDay: toNumber(quotas.quotaBytesPerDay) };
+    const app = await this.authorize({ appName }, actor, 'view');
+    const detail = { events_per_day: change.eventsPerDay, bytes_per_day: change.bytesPerDay };
+    return changeQuotas(this.prisma, app.appId, change, this.auditRecord(app, actor, 'app.quota', detail));
   }
 
   /**

@@ -3,7 +3,8 @@
 // authorisation against forged callbacks, dialog state surviving a restart, odd updates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
-import { readKeyIssued, tokenIssued } from '../../src/bot/texts.ts';
+import { COMMANDS } from '../../src/bot/commands.ts';
+import { appCard, readKeyIssued, TEXT, tokenIssued } from '../../src/bot/texts.ts';
 import { SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
 import { alertsOf, type ApiCall, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
@@ -118,6 +119,7 @@ describe('new token dialog', () => {
       botId: null,
       domains: ['carol.example.com'],
       ownerKey: null,
+      catalogListed: true,
       createdAt: new Date(),
       tokenPrefix: 'tma_exampl',
       tokenCreatedAt: new Date(),
@@ -147,9 +149,11 @@ describe('new token dialog', () => {
     await harness.send(BOB, '@bob_shop_bot');
     await harness.send(BOB, '/skip');
     await harness.send(BOB, 'bob.example.com');
-    expect(textsOf(await harness.send(BOB, 'alice_taken'))).toContain(
-      'The app name "alice_taken" is already taken. Choose another name.',
-    );
+    // one message says the name is taken and asks for another
+    const taken = (await harness.send(BOB, 'alice_taken')).filter((call) => call.method === 'sendMessage');
+    const told = `The app name &quot;alice_taken&quot; is already taken. Choose another name.\n\n${TEXT.askAppName}`;
+    expect(lastTexts(taken)).toBe(told);
+    expect(taken.filter((call) => String(call.payload.text).includes('already taken'))).toHaveLength(1);
     tokenIn(textsOf(await harness.send(BOB, 'bob_shop')));
   });
 
@@ -237,6 +241,21 @@ describe('my tokens', () => {
     expect(textsOf(await harness.send(BOB, '/mytokens'))).not.toContain('alice_live');
   });
 
+  it('lets the owner take an app out of the public catalog and list it again from its card', async () => {
+    await register(ALICE, '@alice_cat_bot', 'cat.example.com', 'alice_cat');
+    const id = await appId('alice_cat');
+    const card = await harness.click(ALICE, `app:${id}`);
+    expect(textsOf(card)).toContain('Public catalog: listed');
+    expect(buttonsOf(card)).toContain(`cat:${id}`);
+    const out = await harness.click(ALICE, `cat:${id}`);
+    expect(alertsOf(out)).toEqual(['Taken out of the public catalog']);
+    expect(textsOf(out)).toContain('Public catalog: not listed');
+    expect((await service.store.prisma.app.findUniqueOrThrow({ where: { id } })).catalogListed).toBe(false);
+    const back = await harness.click(ALICE, `cat:${id}`);
+    expect(textsOf(back)).toContain('Public catalog: listed');
+    expect((await service.store.prisma.app.findUniqueOrThrow({ where: { id } })).catalogListed).toBe(true);
+  });
+
   it('revokes after confirmation; the token then answers "Token is invalid."', async () => {
     const token = await register(ALICE, '@alice_rev_bot', 'rev.example.com', 'alice_rev');
     const id = await appId('alice_rev');
@@ -283,9 +302,12 @@ describe('my tokens', () => {
     expect(buttonsOf(await harness.click(ALICE, `dom:${id}`))).toEqual([`domadd:${id}`, `app:${id}`]);
     expect(textsOf(await harness.click(ALICE, `domadd:${id}`))).toContain('Send the domain to add');
     expect(textsOf(await harness.send(ALICE, 'not a domain'))).toContain('host name');
-    expect(textsOf(await harness.send(ALICE, 'https://two.example.com'))).toContain(
-      'two.example.com added. Domains of alice_dom: one.example.com, two.example.com',
-    );
+    // back to the app's card, which lists the domains, with the app's buttons
+    const added = await harness.send(ALICE, 'https://two.example.com');
+    expect(textsOf(added)).toContain('✅ two.example.com added.\n\n<b>alice_dom</b>');
+    expect(textsOf(added)).toContain('Domains: one.example.com, two.example.com');
+    expect(buttonsOf(added)).toEqual(expect.arrayContaining([`dom:${id}`, `alerts:app:${id}`, 'menu:apps']));
+    expect(buttonsOf(added)).not.toContain('menu:new');
     expect(
       (await postEvents(service.url, makeEvent('alice_dom'), { token, origin: 'https://two.example.com' })).status,
     ).toBe(201);
@@ -510,5 +532,132 @@ describe('refusals outside dialogs', () => {
       },
     });
     expect(calls).toEqual([]);
+  });
+});
+
+describe('screens and messages', () => {
+  /** every inline keyboard of a step, as rows */
+  const keyboardsOf = (calls: ApiCall[]) =>
+    calls.flatMap((call) => {
+      const markup = call.payload.reply_markup as { inline_keyboard?: unknown[][] } | undefined;
+      return markup?.inline_keyboard ? [markup.inline_keyboard] : [];
+    });
+
+  it('sends no keyboard with an empty row on any of the main screens, for an owner, a member and an administrator', async () => {
+    await register(ALICE, '@alice_rows_bot', 'rows.example.com', 'alice_rows');
+    const id = await appId('alice_rows');
+    const alice = { surface: 'bot' as const, telegramId: String(ALICE) };
+    const { code } = await service.services.members.createInvite('alice_rows', 'viewer', alice);
+    await harness.send(CAROL, `/start join_${code}`);
+    await service.services.shareLinks.create('alice_rows', alice);
+    await service.services.readKeys.create('alice_rows', alice);
+    await service.services.serverKeys.create('alice_rows', alice);
+    const screens: [number, string][] = [
+      [ALICE, '/start'],
+      [ALICE, 'menu:analytics'],
+      [ADMIN, 'menu:analytics'],
+      [ALICE, 'menu:apps'],
+      [ADMIN, 'admin:apps'],
+      [ALICE, `app:${id}`],
+      [CAROL, `app:${id}`],
+      [ALICE, `dom:${id}`],
+      [ALICE, `rk:${id}`],
+      [ALICE, `sk:${id}`],
+      [ALICE, `data:${id}`],
+      [ALICE, `share:${id}`],
+      [ALICE, `team:${id}`],
+      [ALICE, `rev:${id}`],
+      [ALICE, `del:${id}`],
+      [ALICE, `alerts:app:${id}`],
+      [ALICE, '/alerts'],
+      [ALICE, '/help'],
+      [ALICE, '/cancel'],
+    ];
+    const empty: string[] = [];
+    for (const [user, step] of screens) {
+      const calls = step.startsWith('/') ? await harness.send(user, step) : await harness.click(user, step);
+      expect(keyboardsOf(calls).length, step).toBeGreaterThan(0);
+      for (const rows of keyboardsOf(calls))
+        if (rows.some((row) => row.length === 0)) empty.push(`${step} as ${user}: ${JSON.stringify(rows)}`);
+    }
+    expect(empty).toEqual([]);
+  });
+
+  it("leads from an app's alert settings back to that app's card", async () => {
+    await register(ALICE, '@alice_back_bot', 'back.example.com', 'alice_back');
+    const id = await appId('alice_back');
+    const settings = await harness.click(ALICE, `alerts:app:${id}`);
+    expect(buttonsOf(settings).at(-1)).toBe(`app:${id}`);
+    expect(buttonsOf(settings)).not.toContain('alerts:list');
+    const [subscription] = buttonsOf(settings);
+    expect(buttonsOf(await harness.click(ALICE, subscription!)).at(-1)).toBe(`app:${id}`);
+    expect(textsOf(await harness.click(ALICE, `app:${id}`))).toContain('<b>alice_back</b>');
+  });
+
+  it('/help lists every command with one line each, from the list Telegram is given', async () => {
+    const help = textsOf(await harness.send(DAVE, '/help'));
+    for (const { command, description } of COMMANDS) expect(help).toContain(`/${command} — ${description}`);
+    expect(COMMANDS.map(({ command }) => command)).toContain('help');
+    expect(help).not.toContain('/admin');
+    const adminHelp = textsOf(await harness.send(ADMIN, '/help'));
+    expect(adminHelp).toContain('/admin — All apps (administrators)');
+    expect(adminHelp).toContain('/find — ');
+    expect(adminHelp).toContain('/revoke — ');
+    // every command listed is one the bot answers (not the fallback pointing to /analytics)
+    for (const { command } of COMMANDS)
+      expect(textsOf(await harness.send(DAVE, `/${command}`)), command).not.toBe(
+        'Use /analytics to manage your tokens.',
+      );
+    await harness.send(DAVE, '/cancel');
+  });
+
+  it('groups the counts of an app card by thousands', () => {
+    const app = {
+      appId: 1,
+      appName: 'big_app',
+      bot: '@big_app_bot',
+      botId: '7012345678',
+      domains: ['big.example.com'],
+      ownerKey: null,
+      catalogListed: true,
+      createdAt: new Date(),
+      tokenPrefix: 'tma_exampl',
+      tokenCreatedAt: new Date(),
+      role: 'owner' as const,
+    };
+    const outcomes = { verified: 12345, no_proof: 2500 } as Record<string, number>;
+    const card = appCard(
+      {
+        app,
+        summary: { lastEventAt: null, eventsTotal: 73875, lastRejection: null },
+        launches: { launches: 14845, outcomes: outcomes as never, verifiedUsers: 1001, verifiedSessions: 0 },
+      },
+      new Date(),
+    );
+    expect(card).toContain('Events recorded: 73,875');
+    expect(card).toContain('Launches (7 days): 14,845, verified by Telegram 12,345 (1,001 users)');
+    expect(card).toMatch(/\n {2}2,500 /);
+  });
+
+  it('names who made a key or link: "you" for the reader, the owner by name for a member', async () => {
+    await harness.click(ALICE, 'menu:new');
+    await harness.send(ALICE, '@alice_made_bot');
+    await harness.send(ALICE, '/skip');
+    await harness.send(ALICE, 'made.example.com');
+    tokenIn(textsOf(await harness.send(ALICE, 'alice_made')));
+    const id = await appId('alice_made');
+    await harness.click(ALICE, `rknew:${id}`);
+    await harness.click(ALICE, `sknew:${id}`);
+    await harness.click(ALICE, `share!:${id}`);
+    const alice = { surface: 'bot' as const, telegramId: String(ALICE) };
+    const { code } = await service.services.members.createInvite('alice_made', 'editor', alice);
+    await harness.send(BOB, `/start join_${code}`);
+    for (const screen of [`rk:${id}`, `sk:${id}`, `share:${id}`]) {
+      expect(textsOf(await harness.click(ALICE, screen)), screen).toMatch(/ by you(\n|$)/);
+      // the owner registered the app in the bot, so the bot knows their name
+      expect(textsOf(await harness.click(BOB, screen)), screen).toMatch(
+        new RegExp(` by User${ALICE} \\(owner, [A-Za-z0-9_-]{12}\\)(\n|$)`),
+      );
+    }
   });
 });

@@ -53,6 +53,9 @@ function lastText(calls: Awaited<ReturnType<BotHarness['send']>>): string {
   return textsOf(calls.filter((call) => call.method === 'sendMessage' || call.method === 'editMessageText').slice(-1));
 }
 
+/** a message's text as Telegram sends it back with a press: without its HTML markup */
+const plain = (html: string) => html.replace(/<[^>]+>/g, '');
+
 /** every stored dialog state, as text */
 async function dialogStates(): Promise<string> {
   return JSON.stringify(await service.store.prisma.botState.findMany());
@@ -110,10 +113,12 @@ describe('data controls in the bot', () => {
 
     const confirm = await harness.send(ALICE, String(ERASED_USER));
     const question = lastText(confirm);
+    // the id the owner typed is named back, with what of the user an erase deletes
     expect(question).toMatch(
-      /^Erase every event and per-user row of user <code>[A-Za-z0-9_-]{12}<\/code> from <b>alice_data<\/b>\?/,
+      new RegExp(
+        `^Erase Telegram user <code>${ERASED_USER}</code> from <b>alice_data</b>\\? 2 events in 2 sessions of theirs are deleted, with their per-user rows\\.`,
+      ),
     );
-    const reference = /<code>([A-Za-z0-9_-]{12})<\/code>/.exec(question)![1]!;
     const [erase, cancel] = buttonsOf(confirm);
     expect(erase).toMatch(new RegExp(`^erase!:${id}:[A-Za-z0-9_-]{22}$`));
     expect(cancel).toBe(`data:${id}`);
@@ -125,10 +130,11 @@ describe('data controls in the bot', () => {
     expect(alertsOf(await harness.click(BOB, erase!))).toEqual([TEXT.notYours]);
     expect(await eventsOf(ERASED_USER)).toBe(2);
 
-    const done = await harness.click(ALICE, erase!);
+    // Telegram sends the confirmation's text along with the press, without its markup
+    const done = await harness.click(ALICE, erase!, plain(question));
     expect(alertsOf(done)).toEqual(['Erasing…']);
     expect(textsOf(done)).toBe(
-      `🧹 Erased user <code>${reference}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 1 per-user record.\nDaily totals keep counting them, as anonymous numbers.`,
+      `🧹 Erased Telegram user <code>${ERASED_USER}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 1 per-user record.\nDaily totals keep counting them, as anonymous numbers.`,
     );
     expect(buttonsOf(done)).toEqual([`data:${id}`]);
     expect(await eventsOf(ERASED_USER)).toBe(0);
@@ -139,8 +145,27 @@ describe('data controls in the bot', () => {
       orderBy: { id: 'desc' },
       take: 1,
     });
-    expect(entry).toMatchObject({ surface: 'bot', detail: { user: reference, complete: true, admin: false } });
+    expect(entry).toMatchObject({ surface: 'bot', detail: { complete: true, admin: false } });
+    expect((entry!.detail as { user: string }).user).toMatch(/^[A-Za-z0-9_-]{12}$/);
     expect(JSON.stringify(entry!.detail)).not.toContain(String(ERASED_USER));
+    expect(await dialogStates()).not.toContain(String(ERASED_USER));
+    expect(JSON.stringify(harness.errors)).not.toContain(String(ERASED_USER));
+  });
+
+  it('names the user by their reference when the confirmation pressed does not name the same id', async () => {
+    await harness.click(ALICE, `erase:${id}`);
+    const confirm = await harness.send(ALICE, String(KEPT_USER));
+    expect(lastText(confirm)).toContain(`<code>${KEPT_USER}</code> from <b>alice_data</b>? 1 event in 1 session`);
+    // a user with nothing stored is told so before anything is deleted
+    await harness.click(ALICE, `erase:${id}`);
+    expect(lastText(await harness.send(ALICE, '777000999'))).toContain('No event of theirs is stored');
+    const [erase] = buttonsOf(confirm);
+    const done = textsOf(await harness.click(ALICE, erase!, `Erase Telegram user ${ERASED_USER} from alice_data?`));
+    expect(done).toMatch(
+      /^🧹 Erased user <code>[A-Za-z0-9_-]{12}<\/code> from <b>alice_data<\/b>: 1 event, 1 session,/,
+    );
+    expect(done).not.toContain(String(ERASED_USER));
+    expect(await eventsOf(KEPT_USER)).toBe(0);
   });
 
   it('leaves the dialog on /cancel, and lets an administrator erase too', async () => {

@@ -7,7 +7,7 @@ import { ACTION_PERMISSION } from '../../src/bot/permissions.ts';
 import { TEXT } from '../../src/bot/texts.ts';
 import { refusal } from '../../src/tokens/policy.ts';
 import type { Actor } from '../../src/tokens/registry.ts';
-import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
+import { alertsOf, type ApiCall, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const ALICE = 1001;
@@ -16,6 +16,8 @@ const CAROL = 3003;
 const DAVE = 4004;
 const ERIN = 5005;
 const ADMIN = 9009;
+/** the owner of the apps whose team news are told */
+const FRANK = 6006;
 
 type Who = 'owner' | 'editor' | 'viewer' | 'stranger' | 'administrator';
 const USER: Record<Who, number> = { owner: ALICE, editor: BOB, viewer: CAROL, stranger: DAVE, administrator: ADMIN };
@@ -33,6 +35,7 @@ const LEAST: Record<AppAction, 'viewer' | 'editor' | 'owner'> = {
   domadd: 'editor',
   domdel: 'editor',
   botid: 'editor',
+  cat: 'editor',
   rk: 'editor',
   rknew: 'editor',
   rkrev: 'editor',
@@ -93,6 +96,10 @@ async function team(): Promise<{ appName: string; id: number; erin: string }> {
   const erin = (await members.list(appName, alice)).members.find((member) => member.name === 'Erin')!.ref;
   return { appName, id: app.appId, erin };
 }
+
+/** the messages of a step sent to one user's private chat */
+const toChat = (calls: ApiCall[], user: number) =>
+  calls.filter((call) => call.method === 'sendMessage' && String(call.payload.chat_id) === String(user));
 
 /** the extra part a button's data carries, when it needs one that names something real */
 async function extraOf(action: AppAction, appName: string, erin: string): Promise<string | undefined> {
@@ -199,6 +206,45 @@ describe('invites and the team', () => {
     const expired = /start=join_([A-Za-z0-9_-]{22})/.exec(later)![1];
     expect(textsOf(await harness.send(ADMIN, `/start join_${expired}`))).toContain('expired');
     expect(textsOf(await harness.send(DAVE, '/start'))).toContain('Open <b>Analytics</b>');
+  });
+
+  it('tells the owner in the bot who joined through an invite link and who left, naming the app and the role', async () => {
+    // an owner of their own, so the apps made here count against no one else's limit
+    const owner: Actor = { surface: 'bot', telegramId: String(FRANK) };
+    const made = async (appName: string) =>
+      (
+        await service.services.registry.createApp(
+          { appName, bot: `@${appName}_bot`, domains: ['news.example.com'], ownerTelegramId: String(FRANK) },
+          owner,
+        )
+      ).app.appId;
+    const inviteOf = async (id: number, role: string) =>
+      /start=join_([A-Za-z0-9_-]{22})/.exec(textsOf(await harness.click(FRANK, `inv:${id}:${role}`)))![1];
+    const id = await made('team_news');
+    // the chat that registers an app in the bot is its owner's alert chat: where the owner is told
+    await service.services.alertSubscriptions.subscribe(id, String(FRANK));
+    const joined = await harness.send(DAVE, `/start join_${await inviteOf(id, 'viewer')}`);
+    expect(textsOf(toChat(joined, DAVE))).toContain('You joined <b>team_news</b> as viewer');
+    expect(textsOf(toChat(joined, FRANK))).toBe(
+      `👥 User${DAVE} joined <b>team_news</b> as viewer through your invite link.`,
+    );
+    expect(buttonsOf(toChat(joined, FRANK))).toEqual([`team:${id}`]);
+    await service.services.members.acceptInvite(
+      (await service.services.members.createInvite('team_news', 'editor', owner)).code,
+      String(BOB),
+      'Bob',
+    );
+    await harness.click(BOB, `rknew:${id}`);
+    const left = await harness.click(BOB, `leave!:${id}`);
+    expect(textsOf(toChat(left, FRANK))).toBe(
+      '🚪 Bob (editor) left the team of <b>team_news</b>; the key they made is revoked.',
+    );
+    // an owner whose chat the bot does not know is not told, and the member's step is done all the same
+    const quiet = await made('team_news_quiet');
+    const unheard = await harness.send(DAVE, `/start join_${await inviteOf(quiet, 'editor')}`);
+    expect(textsOf(unheard)).toContain('You joined <b>team_news_quiet</b> as editor');
+    expect(toChat(unheard, FRANK)).toEqual([]);
+    expect(harness.errors).toEqual([]);
   });
 
   it('removes a member (asking first), lets a member leave, and hands the app over', async () => {

@@ -100,7 +100,13 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     const ids: Record<string, number> = {};
     for (const name of ['alpha', 'able', 'bravo', 'charlie', 'delta', 'echo', 'mallory', 'copycat', EVIL_NAME]) {
       const bot = name === EVIL_NAME ? '@foxtrot_bot' : name === 'copycat' ? '@Bravo_App_Bot' : `@${name}_app_bot`;
-      ids[name] = (await store.prisma.app.create({ data: { appName: name, bot, domains: ['app.example.com'] } })).id;
+      // registered as the surfaces register an app: with a token that works
+      const token = { hash: `hash-of-${name}`, prefix: `tma_${name.slice(0, 4)}` };
+      ids[name] = (
+        await store.prisma.app.create({
+          data: { appName: name, bot, domains: ['app.example.com'], tokens: { create: token } },
+        })
+      ).id;
     }
     const { alpha, able, bravo, charlie, delta, echo, mallory, copycat } = ids as Record<string, number>;
     const rows: EventRow[] = [
@@ -399,6 +405,37 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
     expect(catalog.apps.map((app) => app.appName)).not.toContain('charlie');
   });
 
+  it('leaves out at once an app its owner takes out of the catalog, or whose token was revoked, and ranks the rest without a gap', async () => {
+    const { store, ids, first } = await seeded();
+    expect(first.filter((app) => app.rank !== null).map((app) => app.appName)).toEqual([
+      'bravo',
+      'charlie',
+      'able',
+      'alpha',
+    ]);
+    await store.prisma.app.update({ where: { id: ids.charlie! }, data: { catalogListed: false } });
+    await store.prisma.token.updateMany({ where: { appId: ids.delta! }, data: { revokedAt: new Date() } });
+    // before the next computation: the catalog already leaves them out, the others move up
+    const now = await readCatalog(store.sql);
+    expect(now.apps.map((app) => [app.rank, app.appName])).toEqual([
+      [1, 'bravo'],
+      [2, 'able'],
+      [3, 'alpha'],
+      [null, EVIL_NAME],
+      [null, 'copycat'],
+      [null, 'mallory'],
+    ]);
+    // and the next computation ranks without them
+    const again = await computeRanking(store.sql, NOW);
+    expect(again.map((app) => app.appName)).not.toContain('charlie');
+    expect(again.map((app) => app.appName)).not.toContain('delta');
+    expect(again.find((app) => app.appName === 'able')!.rank).toBe(2);
+    // listed again: back in
+    await store.prisma.app.update({ where: { id: ids.charlie! }, data: { catalogListed: true } });
+    await computeRanking(store.sql, NOW);
+    expect((await readCatalog(store.sql)).apps.find((app) => app.appName === 'charlie')!.rank).toBe(2);
+  });
+
   it('moves the windows with `now`: a month later no app is listed, and with no apps the table empties', async () => {
     const { store } = await seeded();
     expect(await computeRanking(store.sql, new Date('2027-01-02T00:00:00Z'))).toEqual([]);
@@ -416,6 +453,9 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
       `INSERT INTO apps (app_name, bot, domains, updated_at)
        SELECT 'bulk_' || lpad(g::text, 2, '0'), '@bulk_' || g || '_bot', ARRAY['bulk.example.com'], now()
        FROM generate_series(1, 40) AS g RETURNING id`,
+    );
+    await store.sql.query(
+      `INSERT INTO tokens (app_id, hash, prefix) SELECT id, 'bulk-hash-' || id, 'tma_bulk' FROM apps WHERE app_name LIKE 'bulk_%'`,
     );
     for (const { id } of bulk) {
       await store.sql.exec(`

@@ -200,6 +200,36 @@ describe("Analytics section: tokens with the bot's rules and messages", () => {
     expect((await appRow('domains_app'))!.domains).toEqual(['second.example.com']);
   });
 
+  it('registers an app in the public catalog or not, as its owner chooses, and changes the choice', async () => {
+    const out = await alice.post('/api/apps', {
+      bot: '@alice_quiet_bot',
+      domain: 'quiet.example.com',
+      app_name: 'alice_quiet',
+      catalog_listed: false,
+    });
+    expect(out.status).toBe(201);
+    expect(out.json.catalog_listed).toBe(false);
+    // without the field: listed, as the form's box is ticked
+    const listed = await alice.post('/api/apps', {
+      bot: '@alice_loud_bot',
+      domain: 'loud.example.com',
+      app_name: 'alice_loud',
+    });
+    expect(listed.json.catalog_listed).toBe(true);
+    expect((await alice.post('/api/apps/alice_quiet/catalog', { catalog_listed: true })).json.catalog_listed).toBe(
+      true,
+    );
+    expect((await appRow('alice_quiet'))!.catalogListed).toBe(true);
+    const bad = await alice.post('/api/apps/alice_quiet/catalog', { catalog_listed: 'yes' });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({
+      message: 'Send {"catalog_listed": true} to list the app in the public catalog, or false.',
+      field: 'catalog_listed',
+    });
+    expect((await bob.post('/api/apps/alice_quiet/catalog', { catalog_listed: false })).status).toBe(404);
+    expect((await appRow('alice_quiet'))!.catalogListed).toBe(true);
+  });
+
   it('deletes an app with its token and events', async () => {
     const token = await create(alice, 'doomed_app');
     expect(

@@ -85,6 +85,7 @@ const funnelId = async ({ appName }: Fixture) => {
 
 const ROUTES: Record<string, RouteCase> = {
   'GET /api/apps/:name': { permission: 'view' },
+  'GET /api/apps/:name/overview': { permission: 'view' },
   'DELETE /api/apps/:name': { permission: 'delete', fresh: true },
   'POST /api/apps/:name/revoke': { permission: 'manage-tokens' },
   'POST /api/apps/:name/regenerate': { permission: 'manage-tokens' },
@@ -93,6 +94,7 @@ const ROUTES: Record<string, RouteCase> = {
     body: () => ({ add: `added-${++domains}.example.org` }),
   },
   'POST /api/apps/:name/bot-id': { permission: 'manage-domains', body: () => ({ bot_id: '7000000001' }) },
+  'POST /api/apps/:name/catalog': { permission: 'share', body: () => ({ catalog_listed: false }) },
   'GET /api/apps/:name/read-keys': { permission: 'manage-tokens' },
   'POST /api/apps/:name/read-keys': { permission: 'manage-tokens' },
   'POST /api/apps/:name/read-keys/revoke': {

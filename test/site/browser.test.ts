@@ -520,8 +520,9 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     for (const source of ['ads_spring', 'friend', 'channel_post']) expect(campaigns).toContain(source);
     const custom = sent.filter((event) => event.event_name === 'custom-event');
     const customCard = page.locator('.card', { has: page.locator('h2', { hasText: /^Custom events/ }) });
+    // the name with its properties (n, note), its events and users
     expect(await customCard.locator('tr').nth(1).textContent()).toBe(
-      `(no name)${custom.length}${new Set(custom.map((event) => event.user_id)).size}`,
+      `(no name) n note${custom.length}${new Set(custom.map((event) => event.user_id)).size}`,
     );
     await page.click('.custom-name');
     await page.fill('#property-form input[name=property]', 'note');

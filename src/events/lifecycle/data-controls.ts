@@ -4,13 +4,20 @@
 // a raw Telegram user id (an erased user appears by a keyed reference to their key).
 import type { PrismaClient } from '../../db/store.ts';
 import { scrubDeletedRows } from '../../db/scrub.ts';
-import type { SqlRunner } from '../../db/sql.ts';
+import type { SqlReader, SqlRunner } from '../../db/sql.ts';
 import type { Secrets } from '../../secret.ts';
 import type { Actor, AppRecord, TokenRegistry } from '../../tokens/registry.ts';
 import { markErasure } from './erasure-watch.ts';
 import type { Pseudonymiser } from '../request/pseudonym.ts';
 import { RETENTION_CHOICES, type RetentionDays } from './retention.ts';
-import { ERASED_TABLES, eraseUser, type ErasedRows, type ErasureOptions } from './user-erasure.ts';
+import {
+  ERASED_TABLES,
+  eraseUser,
+  type ErasedRows,
+  type ErasureOptions,
+  type StoredOfUser,
+  storedOfUser,
+} from './user-erasure.ts';
 
 /** a user of an app as an erase names them: their key in the app's events, and a reference safe to show and keep */
 export interface ErasureSubject {
@@ -60,6 +67,8 @@ export class DataControls {
     private readonly erasureOptions: ErasureOptions = {},
     /** rewrites this node's durable log without the records already stored, which may hold the erased user */
     private readonly compactLog: () => Promise<void> = async () => {},
+    /** the reads of the surfaces, within their budget: what a confirmation counts of a user before erasing */
+    private readonly reads: SqlReader = sql,
   ) {}
 
   async retention(appName: string, actor: Actor): Promise<{ app: AppRecord; days: RetentionDays }> {
@@ -95,6 +104,16 @@ export class DataControls {
     const app = await this.registry.authorize({ appName }, actor, 'manage-data');
     const userKey = this.pseudonymiser.userKey(app.appId, telegramUserId);
     return { app, userKey, reference: this.reference(userKey) };
+  }
+
+  /** the user a Telegram id names in the app with what an erase would delete of them now, to confirm it with */
+  async preview(
+    appName: string,
+    telegramUserId: string,
+    actor: Actor,
+  ): Promise<ErasureSubject & { stored: StoredOfUser }> {
+    const subject = await this.subject(appName, telegramUserId, actor);
+    return { ...subject, stored: await storedOfUser(this.reads, subject.app.appId, subject.userKey) };
   }
 
   /** erases every event and per-user row of the user the Telegram id names in the app */

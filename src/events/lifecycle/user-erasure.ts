@@ -3,7 +3,7 @@
 // custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user. Only the
 // property values their custom events carried are no longer listed: their counts move to "(other)".
 import { named } from '../../db/named-sql.ts';
-import type { SqlQueryable, SqlRunner } from '../../db/sql.ts';
+import type { SqlQueryable, SqlReader, SqlRunner } from '../../db/sql.ts';
 import {
   customDataObjectSql,
   customNameSql,
@@ -27,6 +27,26 @@ export interface ErasedRows {
   verified_sessions: number;
   /** the user's events taken out of the funnel postings */
   funnel_postings: number;
+}
+
+/** what of a user an erase would delete now, as an owner is asked to confirm it: their events and their sessions */
+export interface StoredOfUser {
+  events: number;
+  /** the sessions their events name: an erase deletes these sessions' rows with the events */
+  sessions: number;
+}
+
+/** events has no index led by the user: this reads the app's events once, as the erase's walk does */
+const STORED_OF_USER = `
+SELECT count(*)::int AS events, count(DISTINCT session_id)::int AS sessions FROM events
+WHERE app_id = {{app}} AND user_key = decode({{user}}, 'base64')`;
+
+/** the user's stored events and sessions in the app, read within the read budget of the surface that asks */
+export async function storedOfUser(sql: SqlReader, appId: number, userKey: Buffer): Promise<StoredOfUser> {
+  const [row] = await sql.query<StoredOfUser>(
+    ...named(STORED_OF_USER, { app: appId, user: userKey.toString('base64') }),
+  );
+  return { events: row?.events ?? 0, sessions: row?.sessions ?? 0 };
 }
 
 /** every table an erase deletes or rewrites rows of, for the compaction after it: all but the anonymous counts */

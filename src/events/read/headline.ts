@@ -99,21 +99,22 @@ export async function readHeadline(
 ): Promise<Headline> {
   const { compared, previous, todayLeftOut } = comparedPeriods(period, now);
   const revenueOf = async (span: Period) => (withRevenue ? insights.revenue(appId, span, filter) : NO_REVENUE);
-  // the reads go in three rounds, so one page holds few of the store's waiting places at once (each summary is a
-  // few queries); without today in the period the compared days are the period, read once
-  const summaries = await Promise.all([
-    insights.summary(appId, period, filter),
-    todayLeftOut ? insights.summary(appId, compared, filter) : undefined,
-    insights.summary(appId, previous, filter),
-  ]);
-  const summary = { whole: summaries[0], compared: summaries[1] ?? summaries[0], before: summaries[2] };
+  // the reads go one after another (each a few queries at once), so a page holds few of the store's waiting places
+  // however many people load it; without today in the period the compared days are the period, read once
+  const wholeSummary = await insights.summary(appId, period, filter);
+  const summary = {
+    whole: wholeSummary,
+    compared: todayLeftOut ? await insights.summary(appId, compared, filter) : wholeSummary,
+    before: await insights.summary(appId, previous, filter),
+  };
   // the cohorts of the period hold the compared days' retention: a cell on today is never counted
   const [cohortsOfPeriod, cohortsBefore] = await Promise.all([
     insights.retention(appId, period, filter),
     insights.retention(appId, previous, filter),
   ]);
   // the period's revenue by day holds the compared days' (its total is the sum of its days)
-  const [revenueOfPeriod, revenueBefore] = await Promise.all([revenueOf(period), revenueOf(previous)]);
+  const revenueOfPeriod = await revenueOf(period);
+  const revenueBefore = await revenueOf(previous);
   const comparedStars = revenueOfPeriod.days
     .filter((day) => day.day <= compared.to)
     .reduce((sum, day) => sum + day.stars, 0);

@@ -9,6 +9,7 @@ function appDocument(record: AppRecord, activity: AppSummary) {
     bot: record.bot,
     bot_id: record.botId,
     domains: record.domains,
+    catalog_listed: record.catalogListed,
     role: record.role,
     token_prefix: record.tokenPrefix,
     created_at: record.createdAt.toISOString(),

@@ -30,7 +30,18 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
   const botIdOf = (input: unknown) =>
     input === undefined || input === null || input === '' ? null : accepted(parseBotId(String(input)), 'bot_id');
 
-  api.post<{ Body: { bot?: string; bot_id?: string; domain?: string; app_name?: string } }>(
+  /** the catalog choice as a request sends it: true or false, nothing else */
+  const listedOf = (input: unknown, required: boolean) => {
+    if (input === true || input === false) return input;
+    if (input === undefined && !required) return undefined;
+    throw refused(
+      400,
+      'Send {"catalog_listed": true} to list the app in the public catalog, or false.',
+      'catalog_listed',
+    );
+  };
+
+  api.post<{ Body: { bot?: string; bot_id?: string; domain?: string; app_name?: string; catalog_listed?: unknown } }>(
     '',
     async (request, reply) => {
       const body = request.body ?? {};
@@ -41,6 +52,7 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
           domains: [domainOf(String(body.domain ?? ''))],
           appName: accepted(parseAppName(String(body.app_name ?? '')), 'app_name'),
           ownerTelegramId: userOf(request).id,
+          catalogListed: listedOf(body.catalog_listed, false),
         },
         actorOfRequest(request),
       );
@@ -79,6 +91,17 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
       throw refused(400, 'Send {"bot_id": "<the number before : in the bot\'s token>"} or {"bot_id": null}.', 'bot_id');
     return documents.one(await registry.setBotId(request.params.name, botIdOf(body.bot_id), actorOfRequest(request)));
   });
+
+  // the owner's choice: the app is in the public catalog, or not
+  api.post<NamedApp & { Body: { catalog_listed?: unknown } }>('/:name/catalog', nameOnly, async (request) =>
+    documents.one(
+      await registry.setCatalogListed(
+        request.params.name,
+        listedOf(request.body?.catalog_listed, true)!,
+        actorOfRequest(request),
+      ),
+    ),
+  );
 
   api.delete<NamedApp>('/:name', nameOnly, async (request, reply) => {
     await registry.deleteApp(request.params.name, actorOfRequest(request));

@@ -36,21 +36,25 @@ export const dashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async 
 
   api.get<NamedApp & { Querystring: ViewQuery }>('/dashboard', { ...nameAndView, ...VIEWING }, async (request) => {
     const record = appOf(request);
-    const [period, filter] = [periodOf(request.query), filterOf(request.query)];
-    const [dashboard, headline, rejections, launches] = await Promise.all([
-      rollups.dashboard(record.appId, period, filter),
-      readHeadline(insights, record.appId, period, { filter }),
+    const period = periodOf(request.query);
+    const [dashboard, rejections, launches] = await Promise.all([
+      rollups.dashboard(record.appId, period, filterOf(request.query)),
       services.rejections.recent(record.appId, 20),
       readLaunchChecks(services.store.reads, record.appId, period),
     ]);
     return {
       app: await documents.one(record),
       ...dashboard,
-      headline,
       rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection),
       launch_checks: launchChecksDocument(launches),
     };
   });
+
+  // the first screen's figures and their changes, read apart from the dashboard's so one page never holds many of the
+  // store's waiting places at once
+  api.get<NamedApp & { Querystring: ViewQuery }>('/overview', { ...nameAndView, ...VIEWING }, async (request) =>
+    readHeadline(insights, appOf(request).appId, periodOf(request.query), { filter: filterOf(request.query) }),
+  );
 
   api.get<NamedApp & { Querystring: ViewQuery }>('/insights', { ...nameAndView, ...VIEWING }, async (request) => {
     const { appId } = appOf(request);

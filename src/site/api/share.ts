@@ -39,6 +39,21 @@ export const sharedDashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = 
   const { services } = site;
   const rollups = new RollupReader(services.store.reads);
   const insights = new InsightsReader(services.store.reads);
+  // the first screen's figures, without revenue (a public link shows no money)
+  api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
+    '/:secret/overview',
+    {
+      ...validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
+      onRequest: site.shareLinkLimit,
+    },
+    async (request) => {
+      const shared = await services.shareLinks.resolve(request.params.secret);
+      if (!shared) throw refused(404, 'This link does not exist or was revoked.');
+      const filter = filterOf(request.query);
+      return readHeadline(insights, shared.appId, periodOf(request.query), { filter, revenue: false });
+    },
+  );
+
   api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
     '/:secret/dashboard',
     {
@@ -48,16 +63,13 @@ export const sharedDashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = 
     async (request) => {
       const shared = await services.shareLinks.resolve(request.params.secret);
       if (!shared) throw refused(404, 'This link does not exist or was revoked.');
-      const [period, filter] = [periodOf(request.query), filterOf(request.query)];
-      const [dashboard, headline, activity] = await Promise.all([
-        rollups.dashboard(shared.appId, period, filter),
-        readHeadline(insights, shared.appId, period, { filter, revenue: false }),
+      const [dashboard, activity] = await Promise.all([
+        rollups.dashboard(shared.appId, periodOf(request.query), filterOf(request.query)),
         services.events.activities([shared.appId]).then((read) => read.get(shared.appId)!),
       ]);
       return {
         app: { app_name: shared.appName, last_event_at: activity.lastEventAt?.toISOString() ?? null },
         ...dashboard,
-        headline,
         rejections: [],
       };
     },

@@ -75,6 +75,11 @@
               '">Bot id</button>'
             : '') +
           (app.token_prefix ? '<button class="secondary small" data-action="revoke">Revoke</button>' : '') +
+          '<button class="secondary small" data-action="catalog" data-listed="' +
+          app.catalog_listed +
+          '">' +
+          (app.catalog_listed ? 'Take out of the catalog' : 'List in the catalog') +
+          '</button>' +
           '<button class="secondary small" data-action="read-keys">Read API keys</button>' +
           '<button class="secondary small" data-action="server-keys">Server keys</button>' +
           '<button class="secondary small" data-action="team">Team</button>'
@@ -236,6 +241,9 @@
           await api('POST', path + '/bot-id', { bot_id: botId.trim() === '' ? null : botId.trim() });
           break;
         }
+        case 'catalog':
+          await api('POST', path + '/catalog', { catalog_listed: button.dataset.listed !== 'true' });
+          break;
         case 'remove-domain':
           if (!confirm('Remove ' + button.dataset.domain + ' from ' + name + '? Events sent from it will be refused.'))
             return;
@@ -259,6 +267,7 @@
         bot_id: form.bot_id.value,
         domain: form.domain.value,
         app_name: form.app_name.value,
+        catalog_listed: form.catalog_listed.checked,
       });
       form.reset();
       showToken(result, result.app_name + ' is registered.');

@@ -102,7 +102,7 @@
     const today = data.days[data.days.length - 1];
     const lastRejection = data.rejections[0];
     root.innerHTML =
-      (data.headline ? '<div class="card" id="overview" data-section="Overview"></div>' : '') +
+      '<div class="card" id="overview" data-section="Overview"><h2>Overview</h2><p class="muted">Loading…</p></div>' +
       (site.rejectedAfter(lastRejection, a.last_event_at)
         ? '<div class="card warn">⚠️ Requests were rejected after the last stored event: ' +
           esc(site.rejection(lastRejection)) +
@@ -189,7 +189,6 @@
             '</table>') +
         '</div>' +
         '<div class="card"><h2>Recent events <span class="muted">(live)</span></h2><div id="recent"><p class="muted">Loading…</p></div></div>';
-    if (data.headline) window.siteOverview.render(document.getElementById('overview'), data.headline, data.days);
     const names = data.eventNames.slice(0, 6).map((e) => e.name);
     const chart = window.siteCharts.daily;
     charts.push(
@@ -326,6 +325,7 @@
       if (again) retrying = setTimeout(load, 5000);
       return;
     }
+    await loadOverview(view, data.days);
     if (!shared)
       await window.siteInsights.load(
         app,
@@ -334,6 +334,16 @@
       );
     listSections();
     markScrolling();
+  }
+
+  /** the overview's figures, read after the dashboard's (see the route) */
+  async function loadOverview(view, days) {
+    const target = document.getElementById('overview');
+    try {
+      window.siteOverview.render(target, await api('GET', base + '/overview?' + view), days);
+    } catch (error) {
+      target.innerHTML = '<h2>Overview</h2><p class="error">' + esc(error.message) + '</p>';
+    }
   }
 
   /** a changed view goes into the URL, with the funnel's steps kept (replacing the entry: back leaves the dashboard) */
