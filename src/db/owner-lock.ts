@@ -18,14 +18,19 @@ export class DataDirBusyError extends Error {
 
 const LOCK_FILE = 'owner.lock';
 
-function processStart(pid: number): string {
+/** the fields of /proc/<pid>/stat after the command's name (field 3, the state, first); [] when unreadable */
+function statFields(pid: number): string[] {
   try {
-    // field 22 of /proc/<pid>/stat: start time in clock ticks since boot
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return '';
+    return [];
   }
+}
+
+/** field 22 of /proc/<pid>/stat: the start time in clock ticks since boot ('' when unknown) */
+function processStart(pid: number): string {
+  return statFields(pid)[19] ?? '';
 }
 
 function isAlive(owner: OwnerRecord): boolean {
@@ -34,7 +39,11 @@ function isAlive(owner: OwnerRecord): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  return owner.started === '' || processStart(owner.pid) === '' || processStart(owner.pid) === owner.started;
+  const [state, ...rest] = statFields(owner.pid);
+  // killed but not yet reaped by its parent (a supervisor, a container's PID 1): a zombie holds no file open
+  if (state === 'Z' || state === 'X') return false;
+  const started = rest[18] ?? '';
+  return owner.started === '' || started === '' || started === owner.started;
 }
 
 function readRecord(file: string): OwnerRecord | null {
