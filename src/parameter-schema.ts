@@ -23,5 +23,7 @@ export function parameterProblem(error: FastifySchemaValidationError | undefined
   if (error?.keyword === 'type') return `must be given once, as ${String(error.params.type)}`;
   if (error?.keyword === 'pattern' && error.params.pattern === NO_NUL) return 'must not contain a NUL character';
   if (error?.keyword === 'required') return 'is required';
+  if (error?.keyword === 'enum')
+    return `must be one of ${(error.params.allowedValues as unknown[]).map((value) => `"${String(value)}"`).join(', ')}`;
   return error?.message ?? 'is not valid';
 }

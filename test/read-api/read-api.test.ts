@@ -186,10 +186,11 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
       [path('summary', 'from=2020-01-01&to=2026-01-01'), /longer than 366 days/],
       [path('funnel', 'steps=app-init'), /"steps" must name 2 to 6 event names/],
       [path('funnel', 'steps=a,b,c,d,e,f,g'), /"steps" must name 2 to 6/],
-      [path('funnel', 'steps=a,b&by=device'), /"by"/],
+      [path('funnel', 'steps=a,b&by=device'), /^The query parameter "by" must be one of "user", "session"\.$/],
       [path('funnel', 'steps=a,b&window=forever'), /"window" must be a duration/],
       [path('funnel', 'steps=a,b&window=100d'), /at most 90 days/],
-      [path('summary', 'premium=yes'), /"premium"/],
+      [path('summary', 'premium=yes'), /^The query parameter "premium" must be one of "true", "false"\.$/],
+      [path('summary', 'verified=maybe'), /^The query parameter "verified" must be one of "true", "false"\.$/],
       // the year 0 is a day to JavaScript but not to PostgreSQL
       [path('summary', `from=0000-01-01&to=${today}`), /"from" must be a day as YYYY-MM-DD/],
       [path('retention', 'to=0000-12-31'), /"to" must be a day as YYYY-MM-DD/],

@@ -155,6 +155,17 @@ describe.runIf(chromiumAvailable())('the first screen in the browser', () => {
     );
     expect(await page.locator('#overview-periods').textContent()).toContain('today, still under way, is left out');
 
+    // the cohort grid is a heat scale: a cell where more of the cohort came back is stronger
+    await page.locator('table.cohorts').waitFor();
+    const heat = await page
+      .locator('table.cohorts td.heat')
+      .evaluateAll((cells: any[]) => cells.map((cell) => [cell.textContent, getComputedStyle(cell).backgroundColor]));
+    const full = heat.find(([text]) => text === '100.0%');
+    const none = heat.find(([text]) => text === '0.0%');
+    expect(full && none).toBeTruthy();
+    expect(full![1]).not.toBe(none![1]);
+    expect(none![1]).toMatch(/\/ 0\)$|^rgba\(0, 0, 0, 0\)$/); // no colour at all
+
     // one chart, of the figure picked
     expect(await page.locator('#chart-overview .u-legend').textContent()).toContain('Active users');
     await page.click('#overview button.pick[data-key="new_users"]');

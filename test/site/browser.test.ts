@@ -513,6 +513,7 @@ describe.runIf(enabled)('registration site in Chromium', () => {
     // the insight cards, unfiltered: retention, campaigns, custom events and a property's values
     await page.goto(`/analytics/${APP}?days=30`);
     await page.locator('table.cohorts').waitFor();
+    await page.locator('#overview button.pick').first().waitFor();
     const kpi = await kpis(page);
     expect(Number(kpi['New users'])).toBe(new Set(sent.map((event) => event.user_id)).size);
     expect(kpi['D1 retention']).toMatch(/^\d+\.\d%$/);

@@ -302,6 +302,7 @@
       document.getElementById('export-ndjson').href = base + '/export.ndjson?' + view;
     }
     showFilterState();
+    if (!shared) window.siteInsights.viewChanged(app, view);
     let data;
     try {
       data = await api('GET', base + '/dashboard?' + view);
@@ -325,13 +326,16 @@
       if (again) retrying = setTimeout(load, 5000);
       return;
     }
-    await loadOverview(view, data.days);
-    if (!shared)
-      await window.siteInsights.load(
-        app,
-        view,
-        data.eventNames.map((entry) => entry.name),
-      );
+    await Promise.all([
+      loadOverview(view, data.days),
+      shared
+        ? null
+        : window.siteInsights.load(
+            app,
+            view,
+            data.eventNames.map((entry) => entry.name),
+          ),
+    ]);
     listSections();
     markScrolling();
   }

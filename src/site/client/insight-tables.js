@@ -18,6 +18,10 @@
     );
   }
 
+  /** a cell's background on the grid's heat scale: the accent colour, stronger as more of the cohort came back */
+  const heat = (share) =>
+    'background:color-mix(in srgb,var(--accent) ' + Math.round((share ?? 0) * 55) + '%,transparent)';
+
   function cohortGrid(cohorts) {
     if (cohorts.length === 0) return '<p class="muted">No new users in this period.</p>';
     const reach = Math.max(...cohorts.map((cohort) => cohort.retained.length - 1));
@@ -39,7 +43,9 @@
                 day < cohort.retained.length && cohort.complete <= day
                   ? '<td class="num muted pending" title="today: still growing">…</td>'
                   : day < cohort.retained.length
-                    ? '<td class="num" title="' +
+                    ? '<td class="num heat" style="' +
+                      heat(ratio(cohort.retained[day], cohort.users)) +
+                      '" title="' +
                       num(cohort.retained[day]) +
                       ' users">' +
                       pct(ratio(cohort.retained[day], cohort.users)) +

@@ -281,6 +281,11 @@
   }
 
   window.siteInsights = {
+    /** the view changed: a funnel or a property's values asked for from now on read it, before its cards reload */
+    viewChanged(appName, viewQuery) {
+      app = appName;
+      view = viewQuery;
+    },
     /** `names`: the event names the dashboard saw in the period, offered as funnel steps */
     async load(appName, viewQuery, names = []) {
       app = appName;
