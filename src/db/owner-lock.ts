@@ -28,9 +28,11 @@ function statFields(pid: number): string[] {
   }
 }
 
-/** field 22 of /proc/<pid>/stat: the start time in clock ticks since boot ('' when unknown) */
+/** field 22 of /proc/<pid>/stat (of its fields as statFields gives them): start time in clock ticks since boot */
+const startOf = (fields: string[]): string => fields[19] ?? '';
+
 function processStart(pid: number): string {
-  return statFields(pid)[19] ?? '';
+  return startOf(statFields(pid));
 }
 
 function isAlive(owner: OwnerRecord): boolean {
@@ -39,10 +41,10 @@ function isAlive(owner: OwnerRecord): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
-  const [state, ...rest] = statFields(owner.pid);
+  const fields = statFields(owner.pid);
   // killed but not yet reaped by its parent (a supervisor, a container's PID 1): a zombie holds no file open
-  if (state === 'Z' || state === 'X') return false;
-  const started = rest[18] ?? '';
+  if (fields[0] === 'Z' || fields[0] === 'X') return false;
+  const started = startOf(fields);
   return owner.started === '' || started === '' || started === owner.started;
 }
 

@@ -120,13 +120,10 @@ export async function readHeadline(
     .reduce((sum, day) => sum + day.stars, 0);
   const counted = (key: 'users' | 'new_users' | 'sessions') =>
     figure(key, summary.whole[key], summary.compared[key], summary.before[key]);
-  const retained = (key: 'd1' | 'd7', k: number) =>
-    figure(
-      key,
-      retentionOn(cohortsOfPeriod.cohorts, k),
-      retentionOn(cohortsOfPeriod.cohorts, k),
-      retentionOn(cohortsBefore.cohorts, k),
-    );
+  const retained = (key: 'd1' | 'd7', k: number) => {
+    const overPeriod = retentionOn(cohortsOfPeriod.cohorts, k);
+    return figure(key, overPeriod, overPeriod, retentionOn(cohortsBefore.cohorts, k));
+  };
   const figures = [counted('users'), counted('new_users'), counted('sessions'), retained('d1', 1), retained('d7', 7)];
   // revenue is a headline only for an app that has any
   if (revenueOfPeriod.stars !== 0 || revenueBefore.stars !== 0)

@@ -39,39 +39,35 @@ export const sharedDashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = 
   const { services } = site;
   const rollups = new RollupReader(services.store.reads);
   const insights = new InsightsReader(services.store.reads);
-  // the first screen's figures, without revenue (a public link shows no money)
-  api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
-    '/:secret/overview',
-    {
-      ...validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
-      onRequest: site.shareLinkLimit,
-    },
-    async (request) => {
-      const shared = await services.shareLinks.resolve(request.params.secret);
-      if (!shared) throw refused(404, 'This link does not exist or was revoked.');
-      const filter = filterOf(request.query);
-      return readHeadline(insights, shared.appId, periodOf(request.query), { filter, revenue: false });
-    },
-  );
+  type SharedView = { Params: { secret: string }; Querystring: ViewQuery };
+  // the link's own rate limit runs before the link is looked up
+  const view = {
+    ...validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
+    onRequest: site.shareLinkLimit,
+  };
+  const linkOf = async (secret: string) => {
+    const shared = await services.shareLinks.resolve(secret);
+    if (!shared) throw refused(404, 'This link does not exist or was revoked.');
+    return shared;
+  };
 
-  api.get<{ Params: { secret: string }; Querystring: ViewQuery }>(
-    '/:secret/dashboard',
-    {
-      ...validated({ params: fields({ secret: text(64) }), querystring: fields(VIEW) }),
-      onRequest: site.shareLinkLimit,
-    },
-    async (request) => {
-      const shared = await services.shareLinks.resolve(request.params.secret);
-      if (!shared) throw refused(404, 'This link does not exist or was revoked.');
-      const [dashboard, activity] = await Promise.all([
-        rollups.dashboard(shared.appId, periodOf(request.query), filterOf(request.query)),
-        services.events.activities([shared.appId]).then((read) => read.get(shared.appId)!),
-      ]);
-      return {
-        app: { app_name: shared.appName, last_event_at: activity.lastEventAt?.toISOString() ?? null },
-        ...dashboard,
-        rejections: [],
-      };
-    },
-  );
+  // the first screen's figures, without revenue (a public link shows no money)
+  api.get<SharedView>('/:secret/overview', view, async (request) => {
+    const shared = await linkOf(request.params.secret);
+    const filter = filterOf(request.query);
+    return readHeadline(insights, shared.appId, periodOf(request.query), { filter, revenue: false });
+  });
+
+  api.get<SharedView>('/:secret/dashboard', view, async (request) => {
+    const shared = await linkOf(request.params.secret);
+    const [dashboard, activity] = await Promise.all([
+      rollups.dashboard(shared.appId, periodOf(request.query), filterOf(request.query)),
+      services.events.activities([shared.appId]).then((read) => read.get(shared.appId)!),
+    ]);
+    return {
+      app: { app_name: shared.appName, last_event_at: activity.lastEventAt?.toISOString() ?? null },
+      ...dashboard,
+      rejections: [],
+    };
+  });
 };

@@ -24,12 +24,7 @@
       esc(app.app_name) +
       '</h2><p class="muted" role="status">This page checks every few seconds and turns into the dashboard when the first event arrives.</p>' +
       (refused
-        ? '<div class="notice bad">A request was refused ' +
-          esc(window.site.ago(refused.at)) +
-          ': ' +
-          esc(refused.status + ' ' + (refused.reason || refused.message)) +
-          (refused.origin ? ' (from ' + esc(refused.origin) + ')' : '') +
-          '</div>'
+        ? '<div class="notice bad">A request was refused: ' + esc(window.site.rejection(refused)) + '</div>'
         : '') +
       '<ol class="checklist">' +
       step(
