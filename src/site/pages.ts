@@ -68,7 +68,7 @@ const FILTERS = `<details class="filters" id="filter-panel" open><summary>Filter
 <input name="campaign" list="campaign-values" placeholder="Campaign (start_param)" aria-label="Campaign" style="width:auto;flex:1 1 160px">
 <select name="verified" aria-label="Traffic" style="width:auto;flex:1 1 170px"><option value="">All traffic</option><option value="true">Verified by Telegram</option><option value="false">Unverified</option></select>
 <button type="submit">Filter</button><button type="button" class="secondary" id="clear-filters">Clear</button>
-<p class="muted small" style="flex-basis:100%;margin:0">A campaign picks the launches with that start_param on the traffic cards, and the users who first arrived with it on retention, campaigns and revenue.</p>
+<p class="muted small" style="flex-basis:100%;margin:0">A campaign keeps the users who first arrived with that start_param, with everything they did later, on every card.</p>
 <datalist id="platform-values"></datalist><datalist id="language-values"></datalist><datalist id="campaign-values"></datalist>
 </form></details>`;
 

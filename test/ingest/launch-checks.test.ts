@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUCCESS_MESSAGE } from '../../src/events/request/refusals.ts';
+import { computeRanking } from '../../src/ranking/compute.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -13,6 +14,8 @@ import { SERVICE_BACKENDS } from '../helpers/stores.ts';
 import { alteredLaunch, launchSigner } from '../helpers/telegram-launch.ts';
 
 const signer = launchSigner();
+/** the test's own stand-in for the key of Telegram's test environment */
+const testEnvironment = launchSigner();
 const BOT_A = 7_777_000_001;
 const BOT_B = 7_777_000_002;
 let appCounter = 0;
@@ -24,7 +27,11 @@ describe.each(SERVICE_BACKENDS)('launch checks on $name', ({ open }) => {
   beforeAll(async () => {
     const backend = await open();
     drop = backend.drop;
-    service = await startTestService({ ...backend.env, TELEGRAM_PUBLIC_KEY: signer.publicKeyHex });
+    service = await startTestService({
+      ...backend.env,
+      TELEGRAM_PUBLIC_KEY: signer.publicKeyHex,
+      TELEGRAM_TEST_PUBLIC_KEY: testEnvironment.publicKeyHex,
+    });
   });
   afterAll(async () => {
     await service?.close();
@@ -130,6 +137,26 @@ describe.each(SERVICE_BACKENDS)('launch checks on $name', ({ open }) => {
     await copy.send([copy.launch(1, initData)]);
     expect(await copy.outcomes()).toEqual({ replayed: 1 });
     expect(await copy.verified()).toEqual({ sessions: 0, users: 0, events: 0 });
+  });
+
+  it('counts launches signed in Telegram’s test environment apart: never verified, never ranked in the catalog', async () => {
+    const app = await newApp(BOT_A);
+    const testLaunch = (user: number) => testEnvironment.sign({ botId: BOT_A, user: { id: user, first_name: 'Tess' } });
+    // enough test accounts to rank, were they counted
+    const users = Array.from({ length: 40 }, (_, i) => 100 + i);
+    await app.send(users.map((user) => ({ ...app.launch(user, testLaunch(user)), init_data_env: 'test' })));
+    await app.send([
+      app.launch(1, testLaunch(1)), // the test key's signature reported as a production launch
+      { ...app.launch(2, signed(BOT_A, 2)), init_data_env: 'test' }, // a production launch reported as a test one
+    ]);
+    expect(await app.outcomes()).toEqual({ test_environment: 40, bad_signature: 2 });
+    expect(await app.verified()).toEqual({ sessions: 0, users: 0, events: 0 });
+    await computeRanking(service.store.sql);
+    const { apps } = (await (await fetch(`${service.url}/api/catalog`)).json()) as {
+      apps: { app_name: string }[];
+    };
+    // an app enters the catalog with a verified launch: one with test accounts alone never does
+    expect(apps.map((listed) => listed.app_name)).not.toContain(app.appName);
   });
 
   it('says why nothing verifies in an app without a bot id, and verifies once the id is set', async () => {

@@ -118,12 +118,13 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
   it('narrows every answer with the filter parameters', async () => {
     const promo = `from=${first}&to=${today}&campaign=promo`;
     const period = { from: first, to: today };
+    // a campaign keeps the users who first arrived with it, with their later sessions that carried no start_param
     expect((await get(service, path('summary', promo), key)).body).toEqual({
       period,
-      events: 4,
+      events: 6,
       users: 2,
       verified_users: 0,
-      sessions: 2,
+      sessions: 4,
       new_users: 2,
     });
     expect((await get(service, path('custom-events', `${promo}&premium=false`), key)).body).toEqual({
@@ -139,6 +140,15 @@ describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
       users: number;
     }[];
     expect(cohorts.map((cohort) => [cohort.day, cohort.users])).toEqual([[first, 2]]);
+    // the funnel too: user 1's later sessions, launched without a start_param, are the campaign's
+    const funnel = async (by: string) =>
+      (
+        (await get(service, path('funnel', `${promo}&steps=app-init,purchase&by=${by}&window=1h`), key)).body.steps as {
+          count: number;
+        }[]
+      ).map((step) => step.count);
+    expect(await funnel('session')).toEqual([4, 1]);
+    expect(await funnel('user')).toEqual([2, 1]);
   });
 
   it('reads the last 30 days when no period is given, and says which', async () => {

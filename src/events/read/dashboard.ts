@@ -5,7 +5,15 @@ import type { SqlReader } from '../../db/sql.ts';
 import { addDays, eachDay, isCompleteDay, type Period } from '../days.ts';
 import { readOwnerFunnel } from './funnel-reader.ts';
 import { DEFAULT_WINDOW, parseFunnelQuery } from './funnel-parameters.ts';
-import { eventColumns, type Filter, filterConditions, filterValues, isFiltered, NO_FILTER } from './filters.ts';
+import {
+  eventColumns,
+  eventFilter,
+  type Filter,
+  filterConditions,
+  filterValues,
+  isFiltered,
+  NO_FILTER,
+} from './filters.ts';
 import { FUNNEL } from '../wallet-funnel.ts';
 import { ratio } from '../ratio.ts';
 import { VERIFIED_USERS } from './launch-checks.ts';
@@ -203,7 +211,7 @@ export class RollupReader {
    */
   private fromEvents(appId: number, period: Period, filter: Filter) {
     const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
-    const kept = `FROM events WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${filterConditions(filter, eventColumns())}`;
+    const kept = `FROM events WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${filterConditions(filter, eventFilter())}`;
     const starts = `WITH kept AS (SELECT session_id ${kept}), starts AS (SELECT s.* FROM ${STARTED_SESSIONS})`;
     return Promise.all([
       this.sql.query<{ day: string; event_name: string; events: number }>(
@@ -253,7 +261,7 @@ export class RollupReader {
     const rows = await this.sql.query<Record<string, unknown>>(
       ...named(
         `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success, props
-       FROM events WHERE app_id = {{app}}${filterConditions(filter, eventColumns())}
+       FROM events WHERE app_id = {{app}}${filterConditions(filter, eventFilter())}
        ORDER BY received_at DESC, occurred_at DESC LIMIT {{limit}}`,
         params,
       ),
@@ -279,7 +287,7 @@ export class RollupReader {
         page: pageSize,
         ...filterValues(filter),
       };
-      const filtered = filterConditions(filter, eventColumns());
+      const filtered = filterConditions(filter, eventFilter());
       const rows: Record<string, unknown>[] = await this.sql.query(
         ...named(
           `SELECT received_at, occurred_at, event_name, session_id::text, platform, locale, start_param, is_premium, is_success,

@@ -1,7 +1,8 @@
 // The filter every card of the dashboard and every read API answer takes: platform, language, premium, campaign, and
 // verified traffic (sessions whose launch Telegram signed). Cards counting events keep the events launched with those
 // attributes (in a verified session, or not); cards counting users by their first day (retention cohorts, campaigns,
-// new users) keep the users first seen with them (with a verified launch, or without any).
+// new users) keep the users first seen with them (with a verified launch, or without any). A campaign means one thing
+// on every card: the users who first arrived with that start_param, with all they did.
 import { param } from '../../db/named-sql.ts';
 import { ROLLUP_TEXT_LENGTH, rollupText } from '../custom-events.ts';
 
@@ -36,6 +37,11 @@ interface FilterColumns {
   verified: string;
 }
 
+/** how a card applies one key of the filter: a column equal to the value, or a condition on the value's parameter */
+type FilterTest = string | ((value: string) => string);
+
+type FilterTests = Record<(typeof FILTER_KEYS)[number], FilterTest>;
+
 /** the launch attributes of events (alias: the events table's, or its name) */
 export function eventColumns(alias = 'events'): FilterColumns {
   const at = `${alias}.`;
@@ -46,6 +52,20 @@ export function eventColumns(alias = 'events'): FilterColumns {
     campaign: rollupText(`${at}start_param`),
     // the page's events of a session whose launch Telegram signed (a server key's are its sender's word)
     verified: `(${at}sent_by_server IS NOT TRUE AND EXISTS (SELECT 1 FROM verified_sessions v WHERE v.app_id = ${at}app_id AND v.session_id = ${at}session_id))`,
+  };
+}
+
+/**
+ * The filter over events (alias: the events table's, or its name, in a statement whose app is the parameter app): the
+ * launch's platform, language and Premium, the session's verification, and the campaign the user first arrived with
+ */
+export function eventFilter(alias = 'events'): FilterTests {
+  const firstCampaign = rollupText('u.campaign');
+  return {
+    ...eventColumns(alias),
+    // the app's users read once (hashed), not per event
+    campaign: (value) =>
+      `${alias}.user_key IN (SELECT u.user_key FROM app_users u WHERE u.app_id = {{app}} AND ${firstCampaign} = ${value})`,
   };
 }
 
@@ -68,11 +88,13 @@ const filterParam = (key: (typeof FILTER_KEYS)[number]) => `filter_${key}`;
  * The filter as SQL conditions (each starting with AND; '' without a filter) over named parameters, whose values
  * filterValues() gives
  */
-export function filterConditions(filter: Filter, columns: FilterColumns): string {
+export function filterConditions(filter: Filter, tests: FilterTests): string {
   let sql = '';
   for (const key of FILTER_KEYS) {
     if (filter[key] === undefined) continue;
-    sql += ` AND ${columns[key]} = ${param(filterParam(key))}${BOOLEAN_KEYS.has(key) ? '::bool' : ''}`;
+    const value = `${param(filterParam(key))}${BOOLEAN_KEYS.has(key) ? '::bool' : ''}`;
+    const test = tests[key];
+    sql += ` AND ${typeof test === 'string' ? `${test} = ${value}` : test(value)}`;
   }
   return sql;
 }

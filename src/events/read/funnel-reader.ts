@@ -4,7 +4,7 @@
 import { named } from '../../db/named-sql.ts';
 import { sqlLiteral, type SqlReader } from '../../db/sql.ts';
 import { EVENT_NAMES } from '../request/names.ts';
-import type { Filter } from './filters.ts';
+import { type Filter, filterConditions, filterValues, firstSeenColumns } from './filters.ts';
 import { cutText } from '../custom-events.ts';
 import {
   type AttributeFilter,
@@ -182,6 +182,20 @@ async function verifiedPersons(sql: SqlReader, appId: number, by: FunnelQuery['b
   return new Set(rows.map((row) => Buffer.from(row.person).toString('latin1')));
 }
 
+/** the app's users who first arrived with a campaign (their first launch's start_param), as the postings name them */
+async function campaignUsers(sql: SqlReader, appId: number, campaign: string): Promise<Set<string>> {
+  const rows = await sql.query<{ person: Uint8Array }>(
+    ...named(
+      `SELECT user_key AS person FROM app_users a WHERE a.app_id = {{app}}${filterConditions({ campaign }, firstSeenColumns('a'))}`,
+      {
+        app: appId,
+        ...filterValues({ campaign }),
+      },
+    ),
+  );
+  return new Set(rows.map((row) => Buffer.from(row.person).toString('latin1')));
+}
+
 /** the median as PostgreSQL's percentile_cont(0.5) computes it */
 function median(values: number[]): number | null {
   if (values.length === 0) return null;
@@ -209,8 +223,13 @@ export async function readOwnerFunnel(
     sql,
     appId,
     by: query.by,
-    // decodePostings cuts the filter's texts as the chunks' headers hold them
-    attributes: filter,
+    // decodePostings cuts the filter's texts as the chunks' headers hold them; a campaign keeps the users it brought,
+    // whatever they launched with later
+    attributes: {
+      ...filter,
+      campaign: undefined,
+      users: filter.campaign === undefined ? undefined : await campaignUsers(sql, appId, filter.campaign),
+    },
   };
 
   /** per person of the previous step, the events they took so far */

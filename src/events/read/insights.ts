@@ -18,6 +18,7 @@ import {
 } from '../custom-events.ts';
 import {
   eventColumns,
+  eventFilter,
   type Filter,
   filterConditions,
   filterValues,
@@ -151,7 +152,7 @@ export class InsightsReader {
    */
   private async filteredSummary(appId: number, period: Period, filter: Filter): Promise<Summary> {
     const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
-    const onEvents = filterConditions(filter, eventColumns());
+    const onEvents = filterConditions(filter, eventFilter());
     const onUsers = filterConditions(filter, firstSeenColumns('a'));
     const [row] = await this.sql.query<Summary>(
       ...named(
@@ -244,7 +245,7 @@ export class InsightsReader {
   ): Promise<{ name: string; count: number; users: number }[]> {
     if (isFiltered(filter)) {
       const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
-      const conditions = filterConditions(filter, eventColumns('e'));
+      const conditions = filterConditions(filter, eventFilter('e'));
       const events = await this.sql.query<{ name: string; count: number; users: number }>(
         ...named(
           `SELECT name, count(*)::float8 AS count, count(DISTINCT user_key)::int AS users
@@ -295,7 +296,7 @@ export class InsightsReader {
                AND ${TRACKED_NAME} = {{name}}
                AND EXISTS (SELECT 1 FROM custom_catalog t WHERE t.app_id = e.app_id AND t.level = 1 AND t.name = {{name}} AND t.property = {{property}})
                AND ${isPropertySql('p')} AND ${cutTextSql('p.key')} = {{property}}
-               ${filterConditions(filter, eventColumns('e'))}) v
+               ${filterConditions(filter, eventFilter('e'))}) v
            GROUP BY value ORDER BY (value <> {{other}}) DESC, count DESC, value`
           : `SELECT value, sum(events)::float8 AS count, value <> {{other}} AS tracked FROM daily_custom_values
            WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date AND name = {{name}} AND property = {{property}}

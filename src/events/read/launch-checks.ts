@@ -27,6 +27,8 @@ export const OUTCOME_TEXT: Record<LaunchOutcome, string> = {
   expired: 'carried launch data signed too long ago (or ahead of this clock)',
   other_user: "carried another user's launch data",
   replayed: 'carried launch data that had already verified another session',
+  test_environment:
+    "were signed in Telegram's test environment, where accounts are made at will: not counted as verified or in the catalog",
   malformed: 'carried launch data that cannot be read',
 };
 

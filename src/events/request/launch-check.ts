@@ -17,7 +17,8 @@ export type LaunchCheck =
   | 'no_bot_id'
   | 'bad_signature'
   | 'expired'
-  | 'other_user';
+  | 'other_user'
+  | 'test_environment';
 
 /** every outcome a launch is counted under, in the order surfaces list them */
 export const LAUNCH_OUTCOMES = [
@@ -29,6 +30,7 @@ export const LAUNCH_OUTCOMES = [
   'expired',
   'other_user',
   'replayed',
+  'test_environment',
   'malformed',
 ] as const;
 
@@ -156,6 +158,9 @@ export class LaunchChecker {
     if (fields.authDate < nowSeconds - this.options.maxAgeSeconds || fields.authDate > nowSeconds + MAX_FUTURE_SECONDS)
       return { check: 'expired' };
     if (fields.userId !== userId) return { check: 'other_user' };
+    // Telegram signed it, but in its test environment, where anyone makes accounts at will: counted apart, never as a
+    // verified launch, so a test app neither ranks in the catalog nor shows test users as verified
+    if (key === this.testKey) return { check: 'test_environment' };
     return { check: 'verified', day: isoDayOf(fields.authDate * 1000), proof };
   }
 }

@@ -249,6 +249,8 @@ export interface AttributeFilter {
   language?: string;
   premium?: boolean;
   campaign?: string;
+  /** only the chunks of these users (user keys as latin1 strings) */
+  users?: ReadonlySet<string>;
 }
 
 /** the filter's texts as a chunk's header holds them (cut, UTF-8), compared there byte by byte */
@@ -265,7 +267,7 @@ const headerFilter = (filter: AttributeFilter): HeaderFilter => ({
 });
 
 /**
- * Visits the events of a postings row (one day's) whose chunk has the filter's attributes, each counted for its user
+ * Visits the events of a postings row (one day's) whose chunk has the filter's attributes (and user), each counted for its user
  * or its session (of `persons` only, when given), as the fields of a PostingEvent: the caller makes objects of those it
  * keeps. `day` is the row's day, entries' times count from its start. A row holds a chunk per request, step and
  * person, often of one event: a chunk's header is compared as bytes and only its person made a string.
@@ -290,9 +292,11 @@ export function decodePostings(
     if (wanted.premium !== undefined && (bytes[at] === 1) !== wanted.premium) kept = false;
     const count = bytes.readUInt32BE(at + COUNT_AT);
     const entriesAt = at + ENTRIES_AT;
+    const userAt = at + USER_AT;
     const personAt = at + (by === 'user' ? USER_AT : SESSION_AT);
     at = entriesAt + count * ENTRY_BYTES;
     if (!kept) continue;
+    if (filter.users && !filter.users.has(bytes.toString('latin1', userAt, userAt + 16))) continue;
     const person = bytes.toString('latin1', personAt, personAt + 16);
     if (persons && !persons.has(person)) continue;
     for (let entryAt = entriesAt; entryAt < at; entryAt += ENTRY_BYTES)

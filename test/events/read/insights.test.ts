@@ -624,12 +624,13 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
       sessions: 3,
       new_users: 2,
     });
-    // ref_b: C's three events and E's late session; both first seen with ref_b
+    // ref_b: the users it brought (C and E, first seen with it) with all they did: C's three events, E's late
+    // session and E's later one launched with another start_param
     expect(await insights.summary(appId, PERIOD, { campaign: 'ref_b' })).toEqual({
-      events: 4,
+      events: 6,
       users: 2,
       verified_users: 0,
-      sessions: 2,
+      sessions: 3,
       new_users: 2,
     });
     expect(await insights.summary(appId, PERIOD, { premium: true })).toEqual({
