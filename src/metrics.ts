@@ -33,6 +33,23 @@ export function createMetrics() {
   backlogGauge('tma_log_backlog_oldest_seconds', 'Age of the oldest of them (0 when none waits)', (reading) =>
     reading.oldestAppendedAt === null ? 0 : Math.max(0, (Date.now() - reading.oldestAppendedAt) / 1000),
   );
+  let readLosses: () => { events: number; records: number } = () => ({ events: 0, records: 0 });
+  for (const [name, help, part] of [
+    [
+      'tma_log_lost_events',
+      "Acknowledged events the node's durable log was found to have lost (a damaged file), not yet acknowledged by an operator",
+      'events',
+    ],
+    ['tma_log_lost_records', 'The requests those events came in', 'records'],
+  ] as const)
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(readLosses()[part]);
+      },
+    });
   let readThreadMemory: (() => Promise<ThreadMemory>) | undefined;
   const threadGauge = (name: string, help: string, value: (memory: ThreadMemory) => number) =>
     new client.Gauge({
@@ -73,6 +90,10 @@ export function createMetrics() {
     /** where the backlog gauges read from: the node's durable log */
     watchBacklog(read: () => BacklogReading) {
       readBacklog = read;
+    },
+    /** where the loss gauges read from: the node's recorded losses not yet acknowledged */
+    watchLosses(read: () => { events: number; records: number }) {
+      readLosses = read;
     },
     registry,
     requests: new client.Counter({

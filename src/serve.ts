@@ -26,13 +26,21 @@ const STOP_DEADLINE_MS = 20_000;
  */
 async function managementBot(config: Config, services: Services, log: BotOptions['log']) {
   if (!config.botToken) return undefined;
-  const [{ createBot }, { receiveUpdates, webhookSecret }, { startAlertSender }] = await Promise.all([
-    import('./bot/bot.ts'),
-    import('./bot/updates.ts'),
-    import('./bot/alert-sender.ts'),
-  ]);
+  const [{ createBot }, { receiveUpdates, webhookSecret }, { startAlertSender }, { tellAdministratorsOfLoss }] =
+    await Promise.all([
+      import('./bot/bot.ts'),
+      import('./bot/updates.ts'),
+      import('./bot/alert-sender.ts'),
+      import('./bot/log-loss-notice.ts'),
+    ]);
   const bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log });
-  return { bot, secret: webhookSecret(config, services.secrets), receiveUpdates, startAlertSender };
+  return {
+    bot,
+    secret: webhookSecret(config, services.secrets),
+    receiveUpdates,
+    startAlertSender,
+    tellAdministratorsOfLoss,
+  };
 }
 
 /**
@@ -49,6 +57,7 @@ export async function serve(
   const services = await createServices(config, store, {
     ...options,
     onBackgroundError: (error, what) => log.warn({ failure: errorSummary(error) }, what ?? 'background write failed'),
+    logger: log,
   });
   // the bot serves the app's webhook route, so it exists first
   const managed = await managementBot(config, services, log);
@@ -122,6 +131,8 @@ export async function serve(
       log,
       botStopped.signal,
     );
+  const loss = services.ingestLog?.openLoss;
+  if (managed && loss) void managed.tellAdministratorsOfLoss(managed.bot.api, config.adminTelegramIds, loss, log);
   void services.purger.purgeDeletedApps(); // deletions a stop cut short
   services.retention.start(); // now, then hourly: what apps' retention periods keep no longer
   const site = config.publicUrl ?? `http://localhost:${listening.port}`;

@@ -9,6 +9,9 @@ import { TableMaintenance } from './db/table-maintenance.ts';
 import { DataControls } from './events/lifecycle/data-controls.ts';
 import { IngestLog } from './events/write/ingest-log.ts';
 import type { ProbeOutcome } from './log/probe.ts';
+import type { DurableLogLogger } from './log/durable-log.ts';
+import { logDirIn } from './events/write/log-dir.ts';
+import { lossTotals, unacknowledgedLosses } from './events/write/log-losses.ts';
 import { ErasureWatch } from './events/lifecycle/erasure-watch.ts';
 import { Pseudonymiser } from './events/request/pseudonym.ts';
 import { DeletedAppPurger } from './events/lifecycle/deleted-app-purge.ts';
@@ -91,6 +94,8 @@ export interface ServicesOptions {
   events?: SqlEventPlaneOptions;
   /** the check of the durable log's file, started while the store opened (probeIngestLog with the config's) */
   logProbed?: Promise<ProbeOutcome>;
+  /** the service's logger, for what the durable log says of its file at open */
+  logger?: DurableLogLogger;
 }
 
 /** the longest a read from a surface waits for the loader (beyond it, it shows what the store has) */
@@ -147,6 +152,7 @@ export async function createServices(config: Config, store: Store, options: Serv
           embeddedStoreDir: store.kind === 'embedded' ? path.join(config.dataDir, EMBEDDED_DIR) : undefined,
           probed: options.logProbed,
           onError: onBackgroundError,
+          logger: options.logger,
           onCommit: (commit) => {
             storeHealth.committed();
             metrics.commitSeconds.observe(commit.seconds);
@@ -168,6 +174,7 @@ export async function createServices(config: Config, store: Store, options: Serv
   );
   if (ingestLog) {
     metrics.watchBacklog(() => ingestLog.stats());
+    metrics.watchLosses(() => lossTotals(unacknowledgedLosses(logDirIn(config.dataDir))));
     storeHealth.start();
   }
   // an erase that ran elsewhere (another node, the CLI on a server store) reaches this node's log
@@ -238,13 +245,13 @@ export async function createServices(config: Config, store: Store, options: Serv
       store.sql,
       registry,
       pseudonymiser,
-      secrets,
       {},
       async () => {
         // through the watch, which then knows this erase's mark is done and does not compact for it again
         await erasureWatch?.check();
       },
       store.reads,
+      (message) => onBackgroundError(new Error(message), 'erasing a user left something to the operator'),
     ),
     erasureWatch,
     metrics,

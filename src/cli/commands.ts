@@ -18,6 +18,8 @@ import {
   parseTelegramUserId,
 } from '../tokens/inputs.ts';
 import { lastDays } from '../events/read/dashboard.ts';
+import { logDirIn } from '../events/write/log-dir.ts';
+import { acknowledgeLosses, unacknowledgedLosses } from '../events/write/log-losses.ts';
 import {
   type LaunchChecks,
   launchChecksDocument,
@@ -256,11 +258,12 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
       const erased = await services.dataControls.eraseUser(appName, telegramUserId, OPERATOR);
       const rows = Object.entries(erased.deleted).map(([table, n]) => `${table} ${n}`);
       const text = [
-        `Erased user ${erased.reference} from ${erased.app.appName}: ${rows.join(', ')}.`,
+        `Erased the user from ${erased.app.appName}: ${rows.join(', ')}.`,
         ...(erased.complete
           ? []
           : ['Their events kept arriving while erasing: run it again to remove what was stored meanwhile.']),
-        'Daily totals keep counting them, as anonymous numbers.',
+        'Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent (a start_param, a custom event name or value) is deleted too.',
+        `Reference in the audit log: ${erased.reference}`,
       ].join('\n');
       return { json: erasureDocument(erased), text };
     }
@@ -276,6 +279,25 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
               )
               .join('\n');
       return { json: apps, text };
+    }
+    case 'log losses':
+    case 'log acknowledge': {
+      const logDir = logDirIn(services.config.dataDir);
+      const losses = command === 'log losses' ? unacknowledgedLosses(logDir) : acknowledgeLosses(logDir);
+      const lines = losses.map(
+        (loss) =>
+          `${loss.at}: ${loss.events} events in ${loss.records} requests (log records ${loss.firstSeq}–${loss.lastSeq}): ` +
+          `${loss.cause}${loss.movedTo ? `; the damaged file is in ${loss.movedTo}` : ''}`,
+      );
+      const text =
+        losses.length === 0
+          ? 'No loss of the durable log waits to be acknowledged.'
+          : command === 'log losses'
+            ? [...lines, 'Acknowledge them with: log acknowledge'].join('\n')
+            : [`Acknowledged ${losses.length === 1 ? 'this loss' : `these ${losses.length} losses`}:`, ...lines].join(
+                '\n',
+              );
+      return { json: { losses }, text };
     }
     case 'login-link': {
       const telegramId = ownerId(required(values['telegram-id'], 'telegram-id'))!;

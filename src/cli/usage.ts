@@ -41,7 +41,9 @@ export const USAGE = `Usage: npm run -s cli -- <command> [options]
                                                how many apps the person may own (default MAX_APPS_PER_OWNER)
   login-link --telegram-id <id> [--json]      one-time sign-in link to the site (valid 15 minutes)
   sessions end --telegram-id <id> [--json]    sign the user out of the site everywhere (every session ends)
-  ranking run [--json]                         recompute the catalog ranking now`;
+  ranking run [--json]                         recompute the catalog ranking now
+  log losses [--json]                          events the durable log was found to have lost, not acknowledged yet
+  log acknowledge [--json]                     acknowledge them: /healthz says "ok" again`;
 
 /** the answer to `--help` or to no command at all (usage, exit code 2); undefined for a command */
 export function helpAnswer(argv: string[]): CommandResult | undefined {

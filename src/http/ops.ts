@@ -4,6 +4,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../services.ts';
 import { describedOnly } from '../described-route.ts';
 import { OPENAPI_VERSION } from './openapi.ts';
+import { logDirIn } from '../events/write/log-dir.ts';
+import { lossTotals, unacknowledgedLosses } from '../events/write/log-losses.ts';
 
 const healthBody = (statuses: string[]) => ({
   type: 'object',
@@ -28,6 +30,18 @@ const healthBody = (statuses: string[]) => ({
       type: ['number', 'null'],
       description: "seconds since the loader's last commit or the background probe last got an answer from the store",
     },
+    lost: {
+      type: 'object',
+      description:
+        'acknowledged events the durable log was found to have lost (a damaged file), until an operator ' +
+        'acknowledges them (cli log acknowledge); absent when none',
+      required: ['events', 'requests', 'since'],
+      properties: {
+        events: { type: 'integer' },
+        requests: { type: 'integer' },
+        since: { type: 'string', description: 'when the first of them was found (ISO 8601)' },
+      },
+    },
   },
 });
 
@@ -39,8 +53,10 @@ const healthzSchema = {
     'rotation and alert, not restart it: it resumes by itself once space returns.',
   response: {
     200: {
-      description: 'Ingesting: status "ok", or "store unavailable" while the events wait in the log',
-      content: { 'application/json': { schema: healthBody(['ok', 'store unavailable']) } },
+      description:
+        'Ingesting: status "ok", "store unavailable" while the events wait in the log, or "events lost" while a loss ' +
+        'of the log (its `lost`) is not acknowledged',
+      content: { 'application/json': { schema: healthBody(['ok', 'store unavailable', 'events lost']) } },
     },
     503: {
       description:
@@ -89,8 +105,22 @@ export const opsRoutes: FastifyPluginAsync<{ services: Services; openApiDocument
     const store = await services.storeHealth.current(HEALTH_PROBE_WAIT_MS);
     const refusal = log.refusal();
     const diskFull = refusal ? refusal.reason !== 'max-bytes' : DISK_FULL.test(store.failure?.reason ?? '');
-    const status = diskFull ? 'disk full' : refusal ? 'log full' : store.failure ? 'store unavailable' : 'ok';
-    const reason = refusal?.message ?? store.failure?.reason;
+    const lost = lossTotals(unacknowledgedLosses(logDirIn(services.config.dataDir)));
+    const lossReason =
+      lost.events + lost.records > 0
+        ? `the durable log was found damaged: ${lost.events} acknowledged events (${lost.records} requests) are lost; ` +
+          'acknowledge with: cli log acknowledge'
+        : undefined;
+    const status = diskFull
+      ? 'disk full'
+      : refusal
+        ? 'log full'
+        : store.failure
+          ? 'store unavailable'
+          : lossReason
+            ? 'events lost'
+            : 'ok';
+    const reason = refusal?.message ?? store.failure?.reason ?? lossReason;
     reply.code(diskFull || refusal ? 503 : 200);
     return {
       status,
@@ -106,6 +136,7 @@ export const opsRoutes: FastifyPluginAsync<{ services: Services; openApiDocument
       loaded_through: log.loader.loadedThrough,
       store_last_success_seconds:
         store.lastSuccessAt === null ? null : Math.max(0, (Date.now() - store.lastSuccessAt) / 1000),
+      ...(lossReason ? { lost: { events: lost.events, requests: lost.records, since: lost.since } } : {}),
     };
   });
 

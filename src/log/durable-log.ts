@@ -7,13 +7,20 @@ import { DiskSpace } from './disk-space.ts';
 import { Backlog } from './backlog.ts';
 import { compactLogFile, removeCompactionLeftover } from './compact.ts';
 import { commitFailure, LogClosedError, LogFullError, LogWriteError } from './errors.ts';
-import { openLogDatabase, type DurableLogLogger, type LogDatabase, type OpenedLogDatabase } from './log-database.ts';
+import type { AckLedger } from './ack-ledger.ts';
+import {
+  openLogDatabase,
+  type DurableLogLogger,
+  type LogDatabase,
+  type LogLoss,
+  type OpenedLogDatabase,
+} from './log-database.ts';
 import { logMapSize, type ProbeOutcome } from './probe.ts';
 import { HEADER_BYTES, decodeRecord, encodeRecord, encodeWatermark } from './record-format.ts';
 import { deleteReleased } from './release.ts';
 
 export { LogClosedError, LogFullError, LogWriteError, type LogFullReason } from './errors.ts';
-export type { DurableLogLogger } from './log-database.ts';
+export type { DurableLogLogger, LogLoss } from './log-database.ts';
 export type { ProbeOutcome } from './probe.ts';
 
 export const DEFAULT_MAX_BYTES = 1024 ** 3;
@@ -36,6 +43,8 @@ export interface DurableLogOptions {
   logger?: DurableLogLogger;
   /** the check of the file that probeLog (probe.ts) started for this open, with the same dir and maxBytes */
   probed?: Promise<ProbeOutcome>;
+  /** what a record counts for when it is lost, e.g. the events in it (default 1) */
+  weightOf?: (value: Buffer) => number;
 }
 
 export interface LogRecord {
@@ -96,6 +105,10 @@ export class DurableLog {
   private closed = false;
   /** a compaction running: appends and releases wait for it, reads find nothing */
   private compacting: Promise<void> | null = null;
+  private readonly ledger: AckLedger;
+  private readonly weightOf: (value: Buffer) => number;
+  /** acknowledged records the open found missing from the file (damage, or an older copy), or null */
+  readonly openLoss: LogLoss | null;
 
   private constructor(
     private db: LogDatabase,
@@ -114,6 +127,9 @@ export class DurableLog {
     this.backlog = new Backlog();
     for (const record of opened.records) this.backlog.add(record.seq, record.size);
     this.oldestAppendedAt = opened.records[0]?.appendedAt ?? null;
+    this.ledger = opened.ledger;
+    this.openLoss = opened.loss;
+    this.weightOf = options.weightOf ?? (() => 1);
   }
 
   /** opens (or creates) the log in dir; never refuses because of damage: see log-database.ts */
@@ -127,6 +143,7 @@ export class DurableLog {
       loadedThrough: options.loadedThrough ?? 0,
       logger: options.logger ?? stderrLogger,
       probed: options.probed,
+      weightOf: options.weightOf,
     });
     const log = new DurableLog(opened.db, opened, dir, mapSize, options);
     await log.space.refresh();
@@ -173,6 +190,8 @@ export class DurableLog {
           if (this.backlog.records === 0) this.oldestAppendedAt = appendedAt;
           this.backlog.add(seq, size);
           this.lastDurable = seq;
+          // before the caller hears of it: an acknowledged record is always in the ledger
+          this.ledger.record(seq, this.weightOf(Buffer.from(value.buffer, value.byteOffset, value.byteLength)));
           return seq;
         } finally {
           this.settled();
@@ -234,6 +253,8 @@ export class DurableLog {
     const deletions = [...this.undeleted, ...this.backlog.releaseThrough(throughSeq)];
     this.undeleted = [];
     this.releasedThrough = throughSeq;
+    // the store holds them: no loss can take them any more
+    this.ledger.released(throughSeq, this.backlog.records === 0);
     this.oldestAppendedAt = this.readOldestAppendedAt();
     const watermark = encodeWatermark({
       releasedThrough: throughSeq,
@@ -283,6 +304,7 @@ export class DurableLog {
     await this.compacting?.catch(() => undefined);
     await this.idle();
     await this.db.close();
+    this.ledger.close();
   }
 
   /** runs step once the compaction running is over, whether it worked or not */

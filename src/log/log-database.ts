@@ -1,8 +1,10 @@
 // The durable log's LMDB file: its settings, and the checked open of it (every record read once; a file LMDB cannot
-// read is rolled back one transaction, or moved aside for a fresh log, so the service always starts).
+// read is rolled back one transaction, or moved aside for a fresh log, so the service always starts), with what the
+// open lost counted against the acknowledgement ledger and said in one line.
 import fs from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
+import { AckLedger, readLedger } from './ack-ledger.ts';
 import { DATA_FILE, DamagedLogError, probeLogFile, type ProbeOutcome } from './probe.ts';
 import { decodeRecord, decodeWatermark, encodeWatermark } from './record-format.ts';
 
@@ -23,6 +25,22 @@ export interface ScannedRecord {
   seq: number;
   size: number;
   appendedAt: number;
+  /** what the record counts for in a loss (its events; 1 without weightOf) */
+  weight: number;
+}
+
+/** acknowledged records the open found missing from the log's file, and why */
+export interface LogLoss {
+  /** when the open found it (ISO 8601) */
+  at: string;
+  records: number;
+  /** their weight: the events in them */
+  events: number;
+  firstSeq: number;
+  lastSeq: number;
+  cause: string;
+  /** where the damaged file went, when it was moved aside */
+  movedTo?: string;
 }
 
 export interface OpenedLogDatabase {
@@ -33,6 +51,10 @@ export interface OpenedLogDatabase {
   releasedThrough: number;
   /** no sequence number up to this may be handed out again */
   numberedThrough: number;
+  /** acknowledged records the file did not hold any more, or null */
+  loss: LogLoss | null;
+  /** the ledger the log writes each durable record to */
+  ledger: AckLedger;
 }
 
 export interface OpenLogDatabaseOptions {
@@ -43,9 +65,19 @@ export interface OpenLogDatabaseOptions {
   logger: DurableLogLogger;
   /** the check of the latest state, started before (probeLog with the same dir and map size) */
   probed?: Promise<ProbeOutcome>;
+  /** what a record's payload counts for in a loss (default 1) */
+  weightOf?: (payload: Buffer) => number;
 }
 
-interface Scanned extends OpenedLogDatabase {
+/** what damage the open met: the cause and, for a file moved aside, where it went */
+interface Damage {
+  what: string;
+  cause: string;
+  movedTo?: string;
+}
+
+interface Scanned extends Omit<OpenedLogDatabase, 'loss' | 'ledger'> {
+  damage: Damage[];
   /** records to delete before the log is used: damaged ones, and released ones a stopped release left behind */
   toDelete: number[];
   /** the watermark record must be written before the log is used */
@@ -95,7 +127,7 @@ function clockFloor(): number {
  * Reads the whole file once: LMDB keeps no checksums, so this is where a damaged page shows, before any write
  * could build on it. Throws DamagedLogError when the structure cannot be trusted; damaged records alone are dropped.
  */
-function scan(db: LogDatabase, dir: string, logger: DurableLogLogger): Scanned {
+function scan(db: LogDatabase, dir: string, weightOf: (payload: Buffer) => number): Scanned {
   // pages LMDB believes committed but the file does not hold would be read through the map and kill the process
   // (SIGBUS), so a short file is refused before any page is touched
   const stats = db.getStats() as { lastPageNumber: number; pageSize: number };
@@ -123,38 +155,45 @@ function scan(db: LogDatabase, dir: string, logger: DurableLogLogger): Scanned {
       if (decoded === null) damaged.push(key);
       // a release writes its watermark first and deletes below it after: these are what a stopped one left behind
       else if (key <= releasedThrough) toDelete.push(key);
-      else records.push({ seq: key, size: decoded.payload.length, appendedAt: decoded.appendedAt });
+      else
+        records.push({
+          seq: key,
+          size: decoded.payload.length,
+          appendedAt: decoded.appendedAt,
+          weight: weightOf(decoded.payload),
+        });
     }
   } catch (error) {
     if (error instanceof DamagedLogError) throw error;
     throw new DamagedLogError(`reading the records failed: ${(error as Error).message}`);
   }
 
+  const damage: Damage[] = [];
   if (damaged.length > 0) {
-    logger.error(
-      { damagedRecords: damaged.length, seqs: damaged.slice(0, 20) },
-      'durable log: records whose bytes are not what was written (checksum mismatch) are dropped; the events in them are lost',
-    );
+    damage.push({
+      what: `${damaged.length} records whose bytes are not what was written were dropped`,
+      cause: 'checksum mismatch',
+    });
     toDelete.push(...damaged);
   }
   let numberedThrough = Math.max(previous, releasedThrough, watermark?.numberedThrough ?? 0);
   if (watermark === null) {
-    logger.error(
-      {},
-      'durable log: the watermark record is damaged; every record still present is kept (and loaded again)',
-    );
+    damage.push({
+      what: 'the watermark record is damaged; every record still present is kept (and loaded again)',
+      cause: 'checksum mismatch in the watermark',
+    });
     numberedThrough = Math.max(numberedThrough, clockFloor());
   }
-  return { db, records, releasedThrough, numberedThrough, toDelete, watermarkStale: watermark === null };
+  return { db, records, releasedThrough, numberedThrough, toDelete, watermarkStale: watermark === null, damage };
 }
 
 async function tryOpen(
   dir: string,
-  mapSize: number,
-  logger: DurableLogLogger,
+  options: OpenLogDatabaseOptions,
   usePreviousSnapshot: boolean,
-  probed = probeLogFile(dir, mapSize, usePreviousSnapshot),
+  probed = probeLogFile(dir, options.mapSize, usePreviousSnapshot),
 ): Promise<Scanned | Error> {
+  const { mapSize, logger } = options;
   const { damage, unusable } = await probed;
   if (damage) return damage;
   if (unusable) {
@@ -166,7 +205,7 @@ async function tryOpen(
   let db: LogDatabase | undefined;
   try {
     db = openLogDatabaseUnchecked(dir, mapSize, usePreviousSnapshot);
-    return scan(db, dir, logger);
+    return scan(db, dir, options.weightOf ?? (() => 1));
   } catch (error) {
     await db?.close().catch(() => undefined);
     return error as Error;
@@ -175,7 +214,7 @@ async function tryOpen(
 
 function moveAside(dir: string): string {
   const aside = path.join(dir, `damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-  fs.mkdirSync(aside, { recursive: true });
+  fs.mkdirSync(aside, { recursive: true, mode: 0o700 });
   for (const file of [DATA_FILE, LOCK_FILE]) {
     if (fs.existsSync(path.join(dir, file))) fs.renameSync(path.join(dir, file), path.join(aside, file));
   }
@@ -184,9 +223,8 @@ function moveAside(dir: string): string {
 
 /** the newest state of the log that can be read: the latest transaction, the one before it, or a new empty log */
 async function openReadable(dir: string, options: OpenLogDatabaseOptions): Promise<Scanned> {
-  const { mapSize, logger } = options;
   const fresh = !fs.existsSync(path.join(dir, DATA_FILE));
-  const latest = await tryOpen(dir, mapSize, logger, false, options.probed);
+  const latest = await tryOpen(dir, options, false, options.probed);
   if (!(latest instanceof Error)) {
     // a new file gets its watermark at once, so the numbering floor it may carry survives a restart
     latest.watermarkStale ||= fresh;
@@ -194,12 +232,12 @@ async function openReadable(dir: string, options: OpenLogDatabaseOptions): Promi
   }
 
   // LMDB keeps the previous transaction intact beside the latest one (copy-on-write, two meta pages)
-  const previous = await tryOpen(dir, mapSize, logger, true);
+  const previous = await tryOpen(dir, options, true);
   if (!(previous instanceof Error)) {
-    logger.error(
-      { err: latest },
-      'durable log: the latest transaction is unreadable; the log was rolled back to the one before it, and the records of the latest are lost',
-    );
+    previous.damage.unshift({
+      what: 'the latest transaction is unreadable; the log was rolled back to the one before it',
+      cause: latest.message,
+    });
     // the lost transaction's numbers may have been acknowledged: none is handed out again
     previous.numberedThrough = Math.max(previous.numberedThrough, clockFloor());
     previous.watermarkStale = true;
@@ -207,16 +245,41 @@ async function openReadable(dir: string, options: OpenLogDatabaseOptions): Promi
   }
 
   const aside = moveAside(dir);
-  logger.error(
-    { err: latest, movedTo: aside },
-    'durable log: the log file is damaged beyond what LMDB can read; it was moved aside and a new, empty log started. ' +
-      'Every record in it that was not loaded yet is missing from the store; the file stays for inspection and can be deleted',
-  );
-  const started = await tryOpen(dir, mapSize, logger, false);
+  const started = await tryOpen(dir, options, false);
   if (started instanceof Error) throw started;
   started.numberedThrough = clockFloor();
   started.watermarkStale = true;
+  started.damage.push({
+    what:
+      'the log file is damaged beyond what LMDB can read; it was moved aside and a new, empty log started ' +
+      '(the file stays for inspection and can be deleted)',
+    cause: latest.message,
+    movedTo: aside,
+  });
   return started;
+}
+
+/**
+ * The acknowledged records (the ledger's) above what the store holds that the readable state lacks: lost with the
+ * damage, or with a file replaced by an older one
+ */
+function lossOf(opened: Scanned, ledger: Map<number, number>): LogLoss | null {
+  const held = new Set(opened.records.map((record) => record.seq));
+  const lost = [...ledger].filter(([seq]) => seq > opened.releasedThrough && !held.has(seq));
+  if (lost.length === 0) return null;
+  const seqs = lost.map(([seq]) => seq);
+  return {
+    at: new Date().toISOString(),
+    records: lost.length,
+    events: lost.reduce((sum, [, weight]) => sum + weight, 0),
+    firstSeq: Math.min(...seqs),
+    lastSeq: Math.max(...seqs),
+    cause:
+      opened.damage.length > 0
+        ? opened.damage.map((found) => `${found.what} (${found.cause})`).join('; ')
+        : 'the log file holds fewer records than were acknowledged (an older copy, or cut)',
+    movedTo: opened.damage.find((found) => found.movedTo)?.movedTo,
+  };
 }
 
 /** records the store already holds are released now; numbering continues above them even if the log lost them */
@@ -259,7 +322,29 @@ export async function openLogDatabase(dir: string, options: OpenLogDatabaseOptio
   fs.mkdirSync(dir, { recursive: true });
   const opened = await openReadable(dir, options);
   applyLoadedThrough(opened, options);
+  const acknowledged = readLedger(dir);
+  const loss = acknowledged && lossOf(opened, acknowledged);
+  if (!loss && opened.damage.length > 0) {
+    const damage = opened.damage;
+    options.logger.warn(
+      { cause: damage.map((found) => found.cause).join('; '), movedTo: damage.find((found) => found.movedTo)?.movedTo },
+      `durable log: ${damage.map((found) => found.what).join('; ')}; ` +
+        (acknowledged ? 'no acknowledged event was lost' : 'how many events were lost is not known (no ledger)'),
+    );
+  }
+  if (loss) {
+    const { records, events, firstSeq, lastSeq, cause, movedTo } = loss;
+    options.logger.error(
+      { lostRecords: records, lostEvents: events, firstSeq, lastSeq, cause, ...(movedTo ? { movedTo } : {}) },
+      `durable log: ${events} acknowledged events in ${records} requests are lost (${cause}); ` +
+        'they are counted in /healthz and the metrics until an operator acknowledges them (cli log acknowledge)',
+    );
+  }
   commitOpenChanges(opened, options.logger);
   const { db, records, releasedThrough, numberedThrough } = opened;
-  return { db, records, releasedThrough, numberedThrough };
+  const ledger = AckLedger.start(
+    dir,
+    records.map((record) => [record.seq, record.weight]),
+  );
+  return { db, records, releasedThrough, numberedThrough, loss, ledger };
 }

@@ -94,6 +94,9 @@ describe('durable log with a damaged file', () => {
     expect(allRecords(log), `cut at ${cutAt} of ${size}`).toEqual(expected(seqs, range(200)));
     expect(entries.map((entry) => entry.level)).toEqual(['error']);
     expect(entries[0]!.message).toMatch(/rolled back/);
+    // the one line counts what the latest transaction took with it, against what was acknowledged
+    expect(entries[0]!.details).toMatchObject({ lostRecords: 1, lostEvents: 1, firstSeq: lastSeq, lastSeq });
+    expect(log.openLoss).toMatchObject({ records: 1, events: 1, firstSeq: lastSeq, lastSeq });
     // the lost record's number is not handed out again
     await stillWorks(dir, log, lastSeq);
   });
@@ -134,7 +137,10 @@ describe('durable log with a damaged file', () => {
     expect(allRecords(log), `byte ${at} of the last record changed`).toEqual(expected(seqs, range(199)));
     expect(log.stats().records).toBe(199);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ level: 'error', details: { damagedRecords: 1, seqs: [seqs[199]] } });
+    expect(entries[0]).toMatchObject({
+      level: 'error',
+      details: { lostRecords: 1, lostEvents: 1, firstSeq: seqs[199], lastSeq: seqs[199], cause: /checksum mismatch/ },
+    });
     await stillWorks(dir, log, seqs[199]!);
   });
 
@@ -151,9 +157,71 @@ describe('durable log with a damaged file', () => {
     const log = await DurableLog.open(dir, { logger });
     expect(allRecords(log)).toEqual([]);
     expect(entries.map((entry) => entry.level)).toEqual(['error']);
+    expect(entries[0]!.details).toMatchObject({
+      lostRecords: 50,
+      lostEvents: 50,
+      firstSeq: seqs[0],
+      lastSeq: seqs[49],
+    });
     const movedTo = entries[0]!.details.movedTo as string;
     expect(path.dirname(movedTo)).toBe(dir);
+    // it holds events: readable by the service's user alone, as the log's directory
+    expect(fs.statSync(movedTo).mode & 0o777).toBe(0o700);
     expect(fs.readFileSync(path.join(movedTo, 'data.mdb')).equals(damagedBytes)).toBe(true);
     await stillWorks(dir, log, seqs[49]!);
+  });
+
+  it('counts a loss exactly against what was acknowledged, in events, when the file is cut to half', async () => {
+    const dir = logDir();
+    // each record's events are in its first byte, as the service's records name theirs
+    const weightOf = (value: Buffer) => value[0]!;
+    let log = await DurableLog.open(dir, { weightOf });
+    const events = range(300).map((i) => (i % 7) + 1);
+    const seqs: number[] = [];
+    for (let start = 0; start < 300; start += 30)
+      seqs.push(
+        ...(await Promise.all(
+          range(30).map((i) => log.append(Buffer.concat([Buffer.from([events[start + i]!]), payload(start + i, 150)]))),
+        )),
+      );
+    // the store holds the first 100: released, never counted as lost
+    await log.release(seqs[99]!);
+    await log.close();
+    fs.truncateSync(dataFile(dir), Math.floor(fs.statSync(dataFile(dir)).size / 2));
+
+    const { logger, entries } = recordingLogger();
+    log = await DurableLog.open(dir, { logger, weightOf, loadedThrough: seqs[99]! });
+    const kept = new Set(allRecords(log).map((record) => record.seq));
+    const lost = range(300).filter((i) => i >= 100 && !kept.has(seqs[i]!));
+    const loss = { records: lost.length, events: lost.reduce((sum, i) => sum + events[i]!, 0) };
+    expect(lost.length).toBeGreaterThan(0);
+    expect(log.openLoss).toMatchObject({ ...loss, firstSeq: seqs[lost[0]!], lastSeq: seqs[lost.at(-1)!] });
+    expect(entries.filter((entry) => entry.level === 'error')).toHaveLength(1);
+    expect(entries.find((entry) => entry.level === 'error')!.details).toMatchObject({
+      lostRecords: loss.records,
+      lostEvents: loss.events,
+    });
+    console.log(`[half-truncated log] ${kept.size} of 200 records waiting still read; ${loss.events} events lost`);
+    // counted once: the next open finds nothing more missing
+    await log.close();
+    log = await DurableLog.open(dir, { weightOf });
+    expect(log.openLoss).toBeNull();
+    await log.close();
+  });
+
+  it('counts acknowledged records missing from a file replaced by an older copy', async () => {
+    const { dir, seqs } = await filledLog(100);
+    const older = fs.readFileSync(dataFile(dir));
+    let log = await DurableLog.open(dir);
+    const newer = await Promise.all(range(10).map((i) => log.append(payload(`new${i}`, 150))));
+    await log.close();
+    fs.writeFileSync(dataFile(dir), older);
+
+    const { logger, entries } = recordingLogger();
+    log = await DurableLog.open(dir, { logger });
+    expect(allRecords(log)).toEqual(expected(seqs, range(100)));
+    expect(log.openLoss).toMatchObject({ records: 10, events: 10, firstSeq: newer[0], lastSeq: newer[9] });
+    expect(entries.map((entry) => entry.level)).toEqual(['error']);
+    await log.close();
   });
 });

@@ -19,6 +19,13 @@ export async function markErasure(sql: SqlQueryable): Promise<void> {
   );
 }
 
+/** the compaction itself failed, not the look for an erase */
+class CompactionFailed extends Error {
+  constructor(readonly cause: unknown) {
+    super(`compacting the durable log failed: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
 export class ErasureWatch {
   /** the mark this node's log was last compacted for */
   private seen: string | null = null;
@@ -26,6 +33,8 @@ export class ErasureWatch {
   /** the looks in turn: the timer's and an erase's own on this node never compact the log twice for one mark */
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** the store did not answer the last look: said once, not at every look while it reopens */
+  private lookFailed = false;
 
   constructor(
     private readonly sql: SqlQueryable,
@@ -37,7 +46,18 @@ export class ErasureWatch {
   start(everyMs: number = ERASURE_WATCH_EVERY_MS): void {
     const run = () => {
       this.check()
-        .catch((error: unknown) => this.onError(error, 'compacting the durable log after an erase failed'))
+        .then(() => (this.lookFailed = false))
+        .catch((error: unknown) => {
+          if (error instanceof CompactionFailed)
+            this.onError(error.cause, 'compacting the durable log after an erase failed');
+          else if (!this.lookFailed) {
+            this.lookFailed = true;
+            this.onError(
+              error,
+              'looking for an erase to compact the durable log after failed (said once until a look works)',
+            );
+          }
+        })
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(run, everyMs).unref();
         });
@@ -55,7 +75,9 @@ export class ErasureWatch {
   private async compactIfMarked(): Promise<void> {
     const [row] = await this.sql.query<{ value: string }>(`SELECT value FROM settings WHERE key = '${MARK_KEY}'`);
     if (!row || row.value === this.seen) return;
-    await this.compactLog();
+    await this.compactLog().catch((error: unknown) => {
+      throw new CompactionFailed(error);
+    });
     this.seen = row.value;
   }
 

@@ -4,7 +4,15 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { readOrCreateFile } from '../../read-or-create.ts';
 import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
-import { DurableLog, LogFullError, type LogStats, type ProbeOutcome } from '../../log/durable-log.ts';
+import {
+  DurableLog,
+  type DurableLogLogger,
+  LogFullError,
+  type LogLoss,
+  type LogStats,
+  type ProbeOutcome,
+} from '../../log/durable-log.ts';
+import { recordLoss } from './log-losses.ts';
 import { logDirIn } from './log-dir.ts';
 import { LogLoader, type LoaderCommit, type LoaderOptions } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
@@ -32,7 +40,10 @@ export interface IngestLogOptions {
   embeddedStoreDir?: string;
   /** the check of the log's file that probeIngestLog started, with the same data directory and maxBytes */
   probed?: Promise<ProbeOutcome>;
+  /** failures of the loader's background work (an error, and what failed) */
   onError?: (error: unknown, what: string) => void;
+  /** what the log says of its file at open (damage, losses), with their fields and level (default: stderr) */
+  logger?: DurableLogLogger;
   onCommit?: (commit: LoaderCommit) => void;
 }
 
@@ -78,12 +89,13 @@ export class IngestLog {
       reserveBytes: storeDir ? () => embeddedStoreReserve(storeDir, logDir, opened?.stats().bytes ?? 0) : undefined,
       loadedThrough,
       probed: options.probed,
-      logger: {
-        warn: (details, message) => options.onError?.(details, message),
-        error: (details, message) => options.onError?.(details, message),
-      },
+      logger: options.logger,
+      // a lost record is counted by the events in it
+      weightOf: (value) => decodeRequestHeader(value).events,
     });
     opened = log;
+    // kept beside the log until an operator acknowledges it: /healthz, the metrics and the CLI read it there
+    if (log.openLoss) recordLoss(logDir, log.openLoss);
     const waiting = { events: eventsWaiting(log, loadedThrough) };
     const loader = new LogLoader(log, store, loadedThrough, {
       node,
@@ -98,6 +110,11 @@ export class IngestLog {
     });
     loader.start();
     return new IngestLog(log, loader, node, waiting, options.insights ?? true);
+  }
+
+  /** acknowledged events this open found missing from the log's file, or null */
+  get openLoss(): LogLoss | null {
+    return this.log.openLoss;
   }
 
   /** the last append the disk refused (ENOSPC under the guard's estimate), until an append succeeds */

@@ -62,3 +62,32 @@ describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
     expect(attempts).toBe(2);
   });
 });
+
+describe('erasure watch while the store does not answer', () => {
+  it('says once that it cannot look, never that a compaction failed, and says it again after a look worked', async () => {
+    let answering = false;
+    const said: string[] = [];
+    const sql = {
+      query: async () => {
+        if (!answering) throw new Error('the store is reopening');
+        return [];
+      },
+    };
+    const watch = new ErasureWatch(
+      sql as never,
+      async () => {},
+      (_error, message) => said.push(message),
+    );
+    watch.start(5);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^looking for an erase/);
+    answering = true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    answering = false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await watch.stop();
+    expect(said).toHaveLength(2);
+    expect(said.some((message) => message.startsWith('compacting'))).toBe(false);
+  });
+});
