@@ -6,12 +6,31 @@ import type { Services } from '../services.ts';
 import type { CommandResult } from './commands.ts';
 
 const MAX_REQUEST_BYTES = 64 * 1024;
+/** the one request the CLI sends: POST /run with {"argv": [...]} */
+const RUN_PATH = '/run';
+
+/** the CLI's arguments from a request body, or null when it is not what runThroughOwner sends */
+function argvOf(body: string): string[] | null {
+  try {
+    const argv = (JSON.parse(body) as { argv?: unknown } | null)?.argv;
+    return Array.isArray(argv) && argv.every((arg) => typeof arg === 'string') ? argv : null;
+  } catch {
+    return null;
+  }
+}
+
+function refuse(response: http.ServerResponse, status: number, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: message }));
+}
 
 export async function startControlSocket(socketPath: string, services: Services): Promise<() => Promise<void>> {
   // imported here: the CLI imports this module for runThroughOwner, which must not load the commands' modules
   const { runCommand } = await import('./commands.ts');
   fs.rmSync(socketPath, { force: true }); // left by a killed owner
   const server = http.createServer((request, response) => {
+    // nothing but the CLI's own request runs a command
+    if (request.url !== RUN_PATH) return refuse(response, 404, 'not found');
+    if (request.method !== 'POST') return refuse(response, 405, 'only POST');
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
@@ -20,9 +39,10 @@ export async function startControlSocket(socketPath: string, services: Services)
       else chunks.push(chunk);
     });
     request.on('end', async () => {
+      const argv = argvOf(Buffer.concat(chunks).toString('utf8'));
+      if (!argv) return refuse(response, 400, 'expected {"argv": [strings]}');
       let result: CommandResult;
       try {
-        const { argv } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { argv: string[] };
         result = await runCommand(services, argv);
       } catch (error) {
         result = { exitCode: 1, stdout: '', stderr: `${(error as Error).message}\n` };
@@ -46,7 +66,7 @@ export async function startControlSocket(socketPath: string, services: Services)
 export function runThroughOwner(socketPath: string, argv: string[]): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { socketPath, path: '/run', method: 'POST', headers: { 'content-type': 'application/json' } },
+      { socketPath, path: RUN_PATH, method: 'POST', headers: { 'content-type': 'application/json' } },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -7,6 +7,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
+import {
+  ClusterTemplateError,
+  insideRoot,
+  MANIFEST,
+  type Manifest,
+  parentsFirst,
+  readManifest,
+} from './cluster-manifest.ts';
 import { openDurablePGlite, syncPath, syncTree } from './durable-pglite.ts';
 import { applyMigrations, MIGRATIONS_DIR } from './migrate.ts';
 import type { SqlQueryable, SqlRunner } from './sql.ts';
@@ -14,18 +22,8 @@ import type { SqlQueryable, SqlRunner } from './sql.ts';
 /** beside the other build outputs (dist/sdk, dist/grammy); derived from the migrations' place, like them */
 export const CLUSTER_TEMPLATE_DIR = path.resolve(MIGRATIONS_DIR, '../../dist/embedded-cluster');
 
-const MANIFEST = 'manifest.json';
 const COPY_CHUNK_BYTES = 256 * 1024;
 const PGDATA = 'pgdata';
-
-interface Manifest {
-  /** the PGlite that made it: another version may not read its files */
-  pglite: string;
-  /** the migrations it holds (a newer one is applied by the service at start) */
-  migrations: string[];
-  /** every file under pgdata, by its path there, with its SHA-256 */
-  files: Record<string, string>;
-}
 
 /** the installed PGlite's version (its package.json is not among the package's exports) */
 export function pgliteVersion(): string {
@@ -77,12 +75,14 @@ export async function buildClusterTemplate(dir = CLUSTER_TEMPLATE_DIR, migration
       await db.close();
     }
     const pgdata = path.join(staging, PGDATA);
+    const entries = listFiles(pgdata);
+    const directories = entries.filter((entry) => entry.endsWith('/')).map((entry) => entry.slice(0, -1));
     const files = Object.fromEntries(
-      listFiles(pgdata)
-        .filter((file) => !file.endsWith('/'))
+      entries
+        .filter((entry) => !entry.endsWith('/'))
         .map((file) => [file, sha256(fs.readFileSync(path.join(pgdata, file)))]),
     );
-    const manifest: Manifest = { pglite: pgliteVersion(), migrations, files };
+    const manifest: Manifest = { pglite: pgliteVersion(), migrations, directories, files };
     fs.writeFileSync(path.join(staging, MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
     syncTree(staging);
     fs.rmSync(dir, { recursive: true, force: true });
@@ -93,70 +93,65 @@ export async function buildClusterTemplate(dir = CLUSTER_TEMPLATE_DIR, migration
   }
 }
 
-/** the template cannot be used: the reason says why (missing, made by another PGlite, a file altered) */
-export class ClusterTemplateError extends Error {
-  constructor(
-    message: string,
-    readonly missing = false,
-  ) {
-    super(message);
-    this.name = 'ClusterTemplateError';
-  }
-}
+export { ClusterTemplateError };
 
 /**
  * Copies the template's cluster into target (a new, empty directory), checking every file against the manifest as
- * it goes; every file and directory of the copy is synced. Throws ClusterTemplateError when the template is missing or does not check out; the
- * caller then makes the cluster with initdb.
+ * it goes; every file and directory of the copy is synced. The directories are made from the manifest, so a template
+ * that lost its empty ones still gives a whole cluster. Throws ClusterTemplateError, naming the template, when it is
+ * missing or does not check out (the caller then makes the cluster with initdb); any other error is the target's.
  */
-export function copyClusterTemplate(dir: string, target: string): void {
-  let manifest: Manifest;
-  try {
-    manifest = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST), 'utf8')) as Manifest;
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new ClusterTemplateError(
-      `no readable manifest in ${dir}: ${(error as Error).message}`,
-      missing && !fs.existsSync(dir),
-    );
-  }
-  const installed = pgliteVersion();
-  if (manifest.pglite !== installed) {
-    throw new ClusterTemplateError(`${dir} was made by PGlite ${manifest.pglite}, this is ${installed}`);
-  }
+export async function copyClusterTemplate(dir: string, target: string): Promise<void> {
+  const manifest = readManifest(dir, pgliteVersion());
   const source = path.join(dir, PGDATA);
-  const present = listFiles(source);
-  const expected = Object.keys(manifest.files ?? {});
-  const stray = present.filter((file) => !file.endsWith('/') && !(file in manifest.files));
-  if (expected.length === 0 || stray.length > 0 || !expected.includes('PG_VERSION')) {
-    throw new ClusterTemplateError(`${dir} does not hold the files its manifest lists`);
+  // what the template holds, symbolic links never followed: a listed path that is one counts as missing
+  let present: string[];
+  try {
+    present = listFiles(source);
+  } catch (error) {
+    throw new ClusterTemplateError(dir, `its cluster cannot be read: ${(error as Error).message}`);
   }
-  // a file's directory comes before it in the listing
-  for (const entry of present.filter((file) => file.endsWith('/'))) fs.mkdirSync(path.join(target, entry), 0o700);
-  // through one small buffer: a whole file's buffer (a 16 MB WAL segment) would leave the service's allocator larger
+  const expected = Object.keys(manifest.files);
+  const directories = new Set(manifest.directories);
+  const stray = present.find((entry) =>
+    entry.endsWith('/') ? !directories.has(entry.slice(0, -1)) : !Object.hasOwn(manifest.files, entry),
+  );
+  const held = new Set(present);
+  const lacking = expected.find((file) => !held.has(file));
+  if (stray !== undefined || lacking !== undefined) {
+    const detail = stray !== undefined ? `${stray} is not in it` : `${lacking} is missing`;
+    throw new ClusterTemplateError(dir, `it does not hold the files its manifest lists (${detail})`);
+  }
+  for (const entry of parentsFirst(manifest.directories)) fs.mkdirSync(insideRoot(dir, target, entry), 0o700);
+  // through one small buffer: a whole file's buffer (a 16 MB WAL segment) would leave the service's allocator larger.
+  // Reads, writes and syncs run on libuv's pool: a start copying its cluster still answers /healthz at once
   const chunk = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
   for (const file of expected) {
-    let from: number;
-    try {
-      from = fs.openSync(path.join(source, file), 'r');
-    } catch (error) {
-      throw new ClusterTemplateError(`${file} of ${dir} cannot be read: ${(error as Error).message}`);
-    }
-    const to = fs.openSync(path.join(target, file), 'wx', 0o600);
-    try {
-      const hash = crypto.createHash('sha256');
-      for (let read: number; (read = fs.readSync(from, chunk, 0, chunk.length, null)) > 0; ) {
-        hash.update(chunk.subarray(0, read));
-        fs.writeSync(to, chunk, 0, read);
+    const [sourceFile, targetFile] = [insideRoot(dir, source, file), insideRoot(dir, target, file)];
+    const reading = async <T>(what: () => Promise<T>): Promise<T> => {
+      try {
+        return await what();
+      } catch (error) {
+        throw new ClusterTemplateError(dir, `${file} cannot be read: ${(error as Error).message}`);
       }
-      if (hash.digest('hex') !== manifest.files[file]) throw new ClusterTemplateError(`${file} of ${dir} was altered`);
-      fs.fsyncSync(to);
+    };
+    const from = await reading(() => fs.promises.open(sourceFile, 'r'));
+    let to: fs.promises.FileHandle | undefined;
+    try {
+      to = await fs.promises.open(targetFile, 'wx', 0o600);
+      const hash = crypto.createHash('sha256');
+      for (let read: number; (read = (await reading(() => from.read(chunk, 0, chunk.length, null))).bytesRead) > 0; ) {
+        hash.update(chunk.subarray(0, read));
+        await to.write(chunk, 0, read);
+      }
+      if (hash.digest('hex') !== manifest.files[file]) throw new ClusterTemplateError(dir, `${file} was altered`);
+      await to.sync();
     } finally {
-      fs.closeSync(from);
-      fs.closeSync(to);
+      await from.close();
+      await to?.close();
     }
   }
-  for (const entry of present.filter((file) => file.endsWith('/'))) syncPath(path.join(target, entry));
+  for (const entry of manifest.directories) syncPath(insideRoot(dir, target, entry));
   syncPath(target);
 }
 

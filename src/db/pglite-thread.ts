@@ -2,7 +2,8 @@
 // pglite-thread-spawn.ts): PGlite's interface, carried over messages, with reads kept behind everything else.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { QueryOptions as PGliteQueryOptions, Results } from '@electric-sql/pglite';
-import { createCluster, type CreateClusterOptions } from './pglite-cluster.ts';
+import { openCluster } from './first-start.ts';
+import type { CreateClusterOptions } from './pglite-cluster.ts';
 import type { ThreadCall, ThreadMemory, ThreadQueryResult } from './pglite-thread-protocol.ts';
 import { deadThread, spawnThread, type Thread } from './pglite-thread-spawn.ts';
 import { Utf8Text } from './sql.ts';
@@ -71,7 +72,7 @@ export class EmbeddedStoreRestartingError extends Error {
 }
 
 /**
- * Starts the PGlite thread (on a new data directory, once createCluster has made its cluster) and gives
+ * Starts the PGlite thread (on a new data directory, once openCluster has made its cluster) and gives
  * PGlite's interface over it. Statements run there one at a time, as on PGlite itself; results come back
  * parsed, except the types the caller brings its own parsers for, which travel as text and are parsed here
  * (functions cannot cross threads).
@@ -92,9 +93,13 @@ export async function startPGliteThread(
   readOptions: PGliteReadOptions,
   clusterOptions: CreateClusterOptions = {},
 ): Promise<PGliteHandle> {
-  await createCluster(pgdata, clusterOptions);
   const onBroken = (broken: Thread, reason: string) => replace(broken, reason);
-  let thread = await spawnThread(pgdata, onBroken);
+  let thread = await openCluster(
+    pgdata,
+    clusterOptions,
+    () => spawnThread(pgdata, onBroken),
+    (opened) => opened.kill(),
+  );
   const { budgetMs, queueLimit } = readOptions;
 
   /** statements other than reads sent to the thread and not answered yet */

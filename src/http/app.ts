@@ -80,14 +80,22 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // before the routes: it collects each one as it is added
   const openApiDocument = collectOpenApi(app);
 
+  // Fastify loads plugins in microtasks, which starve the socket: between the surfaces the start lets the answers
+  // of "starting" out (/healthz within 0.1 s while the service starts)
+  const letRequestsThrough = () => new Promise((resolve) => setImmediate(resolve));
   await app.register(ingestRoutes, { services });
+  await letRequestsThrough();
   await app.register(sdkScriptRoute);
   await app.register(sdkPackageRoutes);
+  await letRequestsThrough();
   await app.register(async (browser) => {
     await registerSite(browser, services, options.site);
+    await letRequestsThrough();
     registerCatalogRoutes(browser, services.store.reads);
   });
+  await letRequestsThrough();
   await app.register(readApiRoutes, { services });
+  await letRequestsThrough();
   await app.register(opsRoutes, { services, openApiDocument });
   // grammY loads with the bot (src/serve.ts): the route's module only when there is one
   if (options.botWebhook)

@@ -8,6 +8,7 @@ import type { DailyQuota } from '../events/request/quota.ts';
 import { REFUSALS, SUCCESS_MESSAGE } from '../events/request/refusals.ts';
 import type { RefusalLog } from '../events/request/refusal-log.ts';
 import { eventRows } from '../events/request/rows.ts';
+import { RepeatedFailures } from './repeated-failures.ts';
 import { errorSummary } from '../error-summary.ts';
 import { checkBody, type RawEvent } from '../events/request/validate.ts';
 import type { TokenCache, TokenGrant } from '../tokens/cache.ts';
@@ -87,6 +88,7 @@ const TOKEN_MISSING = { message: REFUSALS.tokenMissing.message };
 const TOKEN_INVALID = { message: REFUSALS.tokenInvalid.message };
 
 export function createSteps(services: StepServices) {
+  const notRecorded = new RepeatedFailures();
   const reject = (
     request: FastifyRequest,
     grant: TokenGrant | null,
@@ -224,10 +226,18 @@ export function createSteps(services: StepServices) {
     try {
       await services.ingestLog.append(rows, bytes);
     } catch (error) {
-      request.log.error(
-        { failure: errorSummary(error), cause: errorSummary((error as { cause?: unknown }).cause ?? error) },
-        'events not recorded',
+      const failure = errorSummary(error);
+      // a full disk refuses every request: one line a minute says how many were refused since
+      const refused = notRecorded.note(
+        `${failure.type} ${String((error as { reason?: unknown }).reason ?? failure.code)}`,
       );
+      if (refused !== null)
+        request.log.error(
+          { failure, cause: errorSummary((error as { cause?: unknown }).cause ?? error), refused },
+          refused === 1
+            ? 'events not recorded'
+            : `events not recorded: ${refused} requests refused for this since the last line`,
+        );
       throw reject(request, grant, refusalError('failedToRecord'));
     }
     reply.code(201);

@@ -101,6 +101,16 @@ describe.runIf(disk)('a full disk under the embedded store, under load', () => {
     expect(outcomes.filter((o) => o.startedAt > lastRefused && o.status === 201).length, 'taken again').toBeGreaterThan(
       0,
     );
+    // the refusals are said a line a minute per cause, with how many there were, not a line per request
+    const refusedLines = service
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('events not recorded'));
+    const refusals = outcomes.filter((o) => o.text === FAILED).length;
+    console.info(`[disk full] ${refusals} requests refused, ${refusedLines.length} log lines about them`);
+    expect(refusedLines.length).toBeGreaterThan(0);
+    expect(refusedLines.length).toBeLessThanOrEqual(6);
+    expect(refusedLines.length).toBeLessThan(refusals);
 
     // 3. SIGTERM while the disk is full stops the process in time
     loading = true;
