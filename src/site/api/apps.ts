@@ -17,7 +17,8 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
 
   api.get<{ Querystring: { all?: string } }>(
     '',
-    validated({ querystring: fields({ all: text(8) }) }),
+    // each app's last event and whether its first arrived
+    { ...validated({ querystring: fields({ all: text(8) }) }), config: { fresh: true } },
     async (request) => {
       const user = userOf(request);
       const actor = actorOfRequest(request);

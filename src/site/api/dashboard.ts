@@ -25,6 +25,8 @@ import {
 } from './requests.ts';
 
 const VIEWING = { config: { permission: 'view' as const } };
+/** viewing what the app sent until now: its last events, whether the first arrived */
+const VIEWING_FRESH = { config: { permission: 'view' as const, fresh: true } };
 const SAVING = { config: { permission: 'save-funnels' as const } };
 
 export const dashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, { site }) => {
@@ -34,7 +36,7 @@ export const dashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async 
   const funnels = new SavedFunnels(services.store.prisma);
   const documents = appDocuments(services);
 
-  api.get<NamedApp & { Querystring: ViewQuery }>('/dashboard', { ...nameAndView, ...VIEWING }, async (request) => {
+  api.get<NamedApp & { Querystring: ViewQuery }>('/dashboard', { ...nameAndView, ...VIEWING_FRESH }, async (request) => {
     const record = appOf(request);
     const period = periodOf(request.query);
     const [dashboard, rejections, launches] = await Promise.all([
@@ -121,7 +123,7 @@ export const dashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async 
     },
   );
 
-  api.get<NamedApp & { Querystring: ViewQuery }>('/recent', { ...nameAndView, ...VIEWING }, async (request) =>
+  api.get<NamedApp & { Querystring: ViewQuery }>('/recent', { ...nameAndView, ...VIEWING_FRESH }, async (request) =>
     rollups.recent(appOf(request).appId, 25, filterOf(request.query)),
   );
 };

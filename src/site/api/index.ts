@@ -37,10 +37,6 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
   app.register(async (api) => {
     api.decorateRequest('siteUser', null);
     api.decorateRequest('siteApp', null);
-    // what the user's app just sent is in what the API reads
-    api.addHook('preHandler', async (request) => {
-      if (request.method === 'GET') await services.caughtUp();
-    });
     await api.register(sharedDashboardRoutes, { site, prefix: '/api/share' });
 
     await api.register(async (signedIn) => {
@@ -50,11 +46,13 @@ export function registerApi(app: FastifyInstance, site: SiteContext): void {
         if (request.method !== 'GET' && !isSameOriginJson(request, services.config.publicUrl))
           throw refused(403, 'Cross-site or non-JSON request refused.');
         request.siteUser = user;
-        const permission = request.routeOptions.config.permission;
+        const { permission, fresh } = request.routeOptions.config;
         if (permission) {
           const { name } = request.params as { name: string };
           request.siteApp = await services.registry.authorize({ appName: name }, actorOf(user), permission);
         }
+        // what the user's app just sent is in what these read; nobody waits on the loader before being let in
+        if (fresh && request.method === 'GET') await services.caughtUp();
       });
       await signedIn.register(accountRoutes, { site, prefix: '/api' });
       await signedIn.register(appRoutes, { site, prefix: '/api/apps' });

@@ -20,6 +20,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** what the signed-in user must be allowed on the app the path names, checked before the handler */
     permission?: Permission;
+    /**
+     * the answer shows what an app sent a moment ago (its last events, whether the first arrived): the read waits for
+     * the loader (a few seconds at most), after the sign-in check; the others read what the store holds
+     */
+    fresh?: boolean;
   }
 }
 
