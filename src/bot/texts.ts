@@ -205,7 +205,7 @@ export function dataControlsText(app: AppRecord, days: RetentionDays, now: Date)
     '',
     `<b>Retention</b>: ${retention}`,
     '',
-    "<b>Erase a user's data</b> (a data protection request): every event of one Telegram user in this app, their sessions and their per-user rows are deleted. Daily totals keep counting them, as anonymous numbers.",
+    "<b>Erase a user's data</b> (a data protection request): every event of one Telegram user in this app, their sessions and their per-user rows are deleted. Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent (a start_param, a custom event name or value) is deleted too.",
   ].join('\n');
 }
 
@@ -226,7 +226,7 @@ export function eraseQuestion(app: AppRecord, telegramUserId: string, stored: St
     stored.events === 0
       ? 'No event of theirs is stored; their per-user rows, if any, are deleted.'
       : `${counted(stored.events, 'event')} in ${counted(stored.sessions, 'session')} of theirs are deleted, with their per-user rows.`;
-  return `Erase ${ERASED_USER_WORDS} <code>${escapeHtml(telegramUserId)}</code> from <b>${escapeHtml(app.appName)}</b>? ${found} Daily totals keep counting them, as anonymous numbers. This cannot be undone.`;
+  return `Erase ${ERASED_USER_WORDS} <code>${escapeHtml(telegramUserId)}</code> from <b>${escapeHtml(app.appName)}</b>? ${found} Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent (a start_param, a custom event name or value) is deleted too. This cannot be undone.`;
 }
 
 /** the Telegram id a confirmation (as Telegram sends its text back with a press) names, or null */
@@ -234,7 +234,10 @@ export function erasedUserIdIn(question: string | undefined): string | null {
   return ERASED_USER_IN_QUESTION.exec(question ?? '')?.[1] ?? null;
 }
 
-/** telegramUserId: the id the confirmation named, else null and the user goes by their keyed reference */
+/**
+ * telegramUserId: the id the confirmation named, else null and the user goes unnamed; the erase's reference, which the
+ * audit log keeps in place of the user, is shown for the owner to quote
+ */
 export function erasedText(
   { app, reference, deleted, complete }: ErasureResult,
   telegramUserId: string | null,
@@ -245,15 +248,13 @@ export function erasedText(
     counted(deleted.daily_users, 'active day'),
     counted(deleted.app_users + deleted.wallet_users, 'per-user record'),
   ];
-  const who =
-    telegramUserId === null
-      ? `user <code>${escapeHtml(reference)}</code>`
-      : `${ERASED_USER_WORDS} <code>${escapeHtml(telegramUserId)}</code>`;
+  const who = telegramUserId === null ? 'a user' : `${ERASED_USER_WORDS} <code>${escapeHtml(telegramUserId)}</code>`;
   return [
     `🧹 Erased ${who} from <b>${escapeHtml(app.appName)}</b>: ${parts.join(', ')}.`,
     ...(complete
       ? []
       : ['⚠️ Their events kept arriving while erasing: some stored meanwhile may remain. Erase again to remove them.']),
-    'Daily totals keep counting them, as anonymous numbers.',
+    'Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent (a start_param, a custom event name or value) is deleted too.',
+    `Reference in the audit log: <code>${escapeHtml(reference)}</code>`,
   ].join('\n');
 }

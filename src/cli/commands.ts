@@ -264,6 +264,7 @@ async function run(services: Services, argv: string[]): Promise<{ json: unknown;
           : ['Their events kept arriving while erasing: run it again to remove what was stored meanwhile.']),
         'Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent (a start_param, a custom event name or value) is deleted too.',
         `Reference in the audit log: ${erased.reference}`,
+        ...erased.leftToOperator,
       ].join('\n');
       return { json: erasureDocument(erased), text };
     }

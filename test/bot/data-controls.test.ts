@@ -133,8 +133,12 @@ describe('data controls in the bot', () => {
     // Telegram sends the confirmation's text along with the press, without its markup
     const done = await harness.click(ALICE, erase!, plain(question));
     expect(alertsOf(done)).toEqual(['Erasing…']);
-    expect(textsOf(done)).toBe(
-      `🧹 Erased Telegram user <code>${ERASED_USER}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 1 per-user record.\nDaily totals keep counting them, as anonymous numbers.`,
+    expect(textsOf(done)).toMatch(
+      new RegExp(
+        `^🧹 Erased Telegram user <code>${ERASED_USER}</code> from <b>alice_data</b>: 2 events, 2 sessions, 1 active day, 1 per-user record\\.\\n` +
+          `Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent \\(a start_param, a custom event name or value\\) is deleted too\\.\\n` +
+          `Reference in the audit log: <code>([A-Za-z0-9_-]{12})</code>$`,
+      ),
     );
     expect(buttonsOf(done)).toEqual([`data:${id}`]);
     expect(await eventsOf(ERASED_USER)).toBe(0);
@@ -146,13 +150,14 @@ describe('data controls in the bot', () => {
       take: 1,
     });
     expect(entry).toMatchObject({ surface: 'bot', detail: { complete: true, admin: false } });
-    expect((entry!.detail as { user: string }).user).toMatch(/^[A-Za-z0-9_-]{12}$/);
+    // recorded under the reference the owner was shown, to quote
+    expect((entry!.detail as { user: string }).user).toBe(/<code>([A-Za-z0-9_-]{12})<\/code>$/.exec(textsOf(done))![1]);
     expect(JSON.stringify(entry!.detail)).not.toContain(String(ERASED_USER));
     expect(await dialogStates()).not.toContain(String(ERASED_USER));
     expect(JSON.stringify(harness.errors)).not.toContain(String(ERASED_USER));
   });
 
-  it('names the user by their reference when the confirmation pressed does not name the same id', async () => {
+  it('names no user when the confirmation pressed does not name the same id, and still gives the reference', async () => {
     await harness.click(ALICE, `erase:${id}`);
     const confirm = await harness.send(ALICE, String(KEPT_USER));
     expect(lastText(confirm)).toContain(`<code>${KEPT_USER}</code> from <b>alice_data</b>? 1 event in 1 session`);
@@ -161,9 +166,8 @@ describe('data controls in the bot', () => {
     expect(lastText(await harness.send(ALICE, '777000999'))).toContain('No event of theirs is stored');
     const [erase] = buttonsOf(confirm);
     const done = textsOf(await harness.click(ALICE, erase!, `Erase Telegram user ${ERASED_USER} from alice_data?`));
-    expect(done).toMatch(
-      /^🧹 Erased user <code>[A-Za-z0-9_-]{12}<\/code> from <b>alice_data<\/b>: 1 event, 1 session,/,
-    );
+    expect(done).toMatch(/^🧹 Erased a user from <b>alice_data<\/b>: 1 event, 1 session,/);
+    expect(done).toMatch(/\nReference in the audit log: <code>[A-Za-z0-9_-]{12}<\/code>$/);
     expect(done).not.toContain(String(ERASED_USER));
     expect(await eventsOf(KEPT_USER)).toBe(0);
   });

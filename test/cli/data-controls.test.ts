@@ -101,7 +101,7 @@ describe('data control commands', () => {
     const text = await cli('users', 'erase', '--app-name', 'cli_data', '--telegram-user-id', String(KEPT_USER));
     expect(text.exitCode, text.stderr).toBe(0);
     expect(text.stdout).toMatch(
-      /^Erased user [A-Za-z0-9_-]{12} from cli_data: events 1, app_users 1, wallet_users 0, verified_sessions 0, daily_users 1, daily_sessions 1, funnel_postings 1\.\nDaily totals keep counting them, as anonymous numbers\.\n$/,
+      /^Erased the user from cli_data: events 1, app_users 1, wallet_users 0, verified_sessions 0, daily_users 1, daily_sessions 1, funnel_postings 1\.\nDaily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent \(a start_param, a custom event name or value\) is deleted too\.\nReference in the audit log: [A-Za-z0-9_-]{12}\n$/,
     );
     const [row] = await service.store.sql.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM events e JOIN apps a ON a.id = e.app_id WHERE a.app_name = 'cli_data'`,
@@ -112,6 +112,11 @@ describe('data control commands', () => {
     });
     expect(audit.map((entry) => entry.surface)).toEqual(['cli', 'cli']);
     expect(JSON.stringify(audit.map((entry) => entry.detail))).not.toContain(String(ERASED_USER));
+    // each erase is recorded under the reference its answer gave, to quote
+    expect(audit.map((entry) => (entry.detail as { user: string }).user)).toEqual([
+      erased.user,
+      text.stdout.match(/Reference in the audit log: ([A-Za-z0-9_-]{12})/)![1],
+    ]);
   });
 
   // its first command makes the embedded store (initdb and migrations)

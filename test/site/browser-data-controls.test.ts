@@ -62,7 +62,9 @@ describe.runIf(chromiumAvailable())('data controls card', () => {
     await card.getByRole('button', { name: 'Erase this user’s data' }).click();
     await expect
       .poll(() => card.locator('#erase-done').textContent())
-      .toMatch(/^Erased user [A-Za-z0-9_-]{12}: 1 event, 1 session, 1 active day\.$/);
+      .toMatch(
+        /^Erased the user \(reference in the audit log: [A-Za-z0-9_-]{12}\): 1 event, 1 session, 1 active day\.$/,
+      );
     // keeping more deletes nothing: not asked
     await card.locator('select[name="days"]').selectOption('365');
     await card.getByRole('button', { name: 'Save retention' }).click();

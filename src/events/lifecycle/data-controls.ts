@@ -1,11 +1,11 @@
 // What an app's owner (or an administrator) controls of its stored data: the retention period and erasing one
 // user's data. The registry decides who may act on the app (members see the retention; only the owner changes it
 // or erases, policy.ts); every change is written to the audit log, never with
-// a raw Telegram user id (an erased user appears by a keyed reference to their key).
+// a raw Telegram user id (an erased user appears by a random reference made for that erase, which leads to no id).
+import crypto from 'node:crypto';
 import type { PrismaClient } from '../../db/store.ts';
 import { scrubDeletedRows } from '../../db/scrub.ts';
 import type { SqlReader, SqlRunner } from '../../db/sql.ts';
-import type { Secrets } from '../../secret.ts';
 import type { Actor, AppRecord, TokenRegistry } from '../../tokens/registry.ts';
 import { markErasure } from './erasure-watch.ts';
 import type { Pseudonymiser } from '../request/pseudonym.ts';
@@ -19,23 +19,28 @@ import {
   storedOfUser,
 } from './user-erasure.ts';
 
-/** a user of an app as an erase names them: their key in the app's events, and a reference safe to show and keep */
+/** a user of an app as an erase names them: their key in the app's events */
 export interface ErasureSubject {
   app: AppRecord;
   userKey: Buffer;
-  reference: string;
 }
 
 export interface ErasureResult {
   app: AppRecord;
-  /** the erased user's reference: the same Telegram id in the same app always gives the same one */
+  /**
+   * the erase's reference in the audit log, for whoever asked for it to quote: random, made once per erase, so
+   * neither the log nor the reference leads back to the user (a keyed hash of a Telegram id reverses in seconds to
+   * whoever holds the secret, the id space being small)
+   */
   reference: string;
   deleted: ErasedRows;
   complete: boolean;
+  /** what of the user the store's operator must still remove (src/db/scrub.ts), beyond a server's WAL and backups */
+  leftToOperator: string[];
 }
 
-/** characters of a reference: enough to tell users apart in an audit log, far too few to find a user's key */
-const REFERENCE_LENGTH = 12;
+/** random bytes of a reference: 12 base64url characters, enough never to repeat in an audit log */
+const REFERENCE_BYTES = 9;
 /** a user key as it travels in a button's data (base64url of its 16 bytes) */
 const USER_KEY_TEXT = /^[A-Za-z0-9_-]{22}$/;
 
@@ -52,9 +57,15 @@ export function retentionDocument({ app, days }: { app: AppRecord; days: Retenti
   return { app_name: app.appName, retention_days: days, retention_choices: [...RETENTION_CHOICES, null] };
 }
 
-/** an erase as the site's API and the CLI print it: the user's reference, the rows deleted per table */
+/** an erase as the site's API and the CLI print it: its reference (as `user`), the rows deleted per table */
 export function erasureDocument(result: ErasureResult) {
-  return { app_name: result.app.appName, user: result.reference, deleted: result.deleted, complete: result.complete };
+  return {
+    app_name: result.app.appName,
+    user: result.reference,
+    deleted: result.deleted,
+    complete: result.complete,
+    ...(result.leftToOperator.length > 0 && { left_to_operator: result.leftToOperator }),
+  };
 }
 
 export class DataControls {
@@ -63,12 +74,13 @@ export class DataControls {
     private readonly sql: SqlRunner,
     private readonly registry: TokenRegistry,
     private readonly pseudonymiser: Pseudonymiser,
-    private readonly secrets: Secrets,
     private readonly erasureOptions: ErasureOptions = {},
     /** rewrites this node's durable log without the records already stored, which may hold the erased user */
     private readonly compactLog: () => Promise<void> = async () => {},
     /** the reads of the surfaces, within their budget: what a confirmation counts of a user before erasing */
     private readonly reads: SqlReader = sql,
+    /** told what of an erase is left to the store's operator (src/db/scrub.ts), for the service's log */
+    private readonly warn: (message: string) => void = () => {},
   ) {}
 
   async retention(appName: string, actor: Actor): Promise<{ app: AppRecord; days: RetentionDays }> {
@@ -102,8 +114,7 @@ export class DataControls {
   /** the user a Telegram id names in the app, for a surface that asks before erasing */
   async subject(appName: string, telegramUserId: string, actor: Actor): Promise<ErasureSubject> {
     const app = await this.registry.authorize({ appName }, actor, 'manage-data');
-    const userKey = this.pseudonymiser.userKey(app.appId, telegramUserId);
-    return { app, userKey, reference: this.reference(userKey) };
+    return { app, userKey: this.pseudonymiser.userKey(app.appId, telegramUserId) };
   }
 
   /** the user a Telegram id names in the app with what an erase would delete of them now, to confirm it with */
@@ -133,7 +144,7 @@ export class DataControls {
    * stay readable in a file of DATA_DIR or in the tables' files
    */
   private async erase(app: AppRecord, userKey: Buffer, actor: Actor): Promise<ErasureResult> {
-    const reference = this.reference(userKey);
+    const reference = crypto.randomBytes(REFERENCE_BYTES).toString('base64url');
     const { deleted, complete } = await eraseUser(this.sql, app.appId, userKey, this.erasureOptions);
     // the deletion is audited and the logs are told before the rewrite, which can fail (a full disk): erasing again
     // then rewrites what is left
@@ -141,12 +152,9 @@ export class DataControls {
       data: this.registry.auditRecord(app, actor, 'user.erase', { user: reference, deleted, complete }),
     });
     await markErasure(this.sql);
-    await scrubDeletedRows(this.sql, ERASED_TABLES);
+    const leftToOperator = await scrubDeletedRows(this.sql, ERASED_TABLES);
+    for (const message of leftToOperator) this.warn(message);
     await this.compactLog();
-    return { app, reference, deleted, complete };
-  }
-
-  private reference(userKey: Buffer): string {
-    return this.secrets.shortHash('erased-user', userKeyText(userKey)).slice(0, REFERENCE_LENGTH);
+    return { app, reference, deleted, complete, leftToOperator };
   }
 }

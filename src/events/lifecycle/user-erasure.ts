@@ -1,19 +1,15 @@
 // Erases one user of one app from the event plane: their events, their sessions' rows and their per-user rows,
-// in bounded statements that ingestion runs between. The counts (events, users and sessions per day, dimensions,
-// custom event counts, usage, activity) stay as they are: anonymous numbers that keep counting the user. Only the
-// property values their custom events carried are no longer listed: their counts move to "(other)".
+// in bounded statements that ingestion runs between. The counts that carry text (sessions per launch attribute, custom
+// events per name and property value) lose the user's part; a text only the user sent (a start_param, a custom event's
+// name, a property's name or value) leaves every table (erased-texts.ts). The other counts (events, users and sessions
+// per day, usage, activity, launch checks) stay as they are: anonymous numbers that keep counting the user.
 import { named } from '../../db/named-sql.ts';
 import type { SqlQueryable, SqlReader, SqlRunner } from '../../db/sql.ts';
-import {
-  customDataObjectSql,
-  customNameSql,
-  cutTextSql,
-  isPropertySql,
-  OTHER,
-  propertyValueSql,
-} from '../custom-events.ts';
 import { entryCount, withoutUser } from '../write/funnel-posting-format.ts';
 import { CHUNK_ROWS } from './deleted-app-purge.ts';
+import { retriedOnDeadlock } from './deadlock-retry.ts';
+import { COUNTS_WITHOUT_USER, DROP_EMPTIED, MINE_ROLLED_UP } from './erased-counts.ts';
+import { dropTextsOfUser, type FoundTexts, GatheredTexts, WALK_TEXTS } from './erased-texts.ts';
 import { EVENT_PLANE_TABLE_LIST } from '../write/rollups/index.ts';
 import type { RollupTable } from '../write/rollups/rollup.ts';
 
@@ -55,7 +51,14 @@ export const ERASED_TABLES: readonly string[] = EVENT_PLANE_TABLE_LIST.filter(
 ).map(({ name }) => name);
 
 /** the tables whose user's bytes a step of this module takes out (the others are deleted by their keys) */
-const REWRITTEN = ['events', 'funnel_postings', 'daily_custom_values', 'custom_catalog'];
+const REWRITTEN = [
+  'events',
+  'funnel_postings',
+  'daily_dimensions',
+  'daily_custom_events',
+  'daily_custom_values',
+  'custom_catalog',
+];
 for (const { name, erasure } of EVENT_PLANE_TABLE_LIST)
   if (erasure.kind === 'rewritten' && !REWRITTEN.includes(name))
     throw new Error(`${name} is declared rewritten by an erase, but no step of the erase rewrites it`);
@@ -105,73 +108,36 @@ SELECT count(*)::int AS n FROM gone`;
 
 /**
  * One step of the walk over the app's events in key order: the next `rows` events after the key `after` (base64; ''
- * at the start). The user's among them are deleted with their sessions' rows in the same statement, so an erase cut
- * short never leaves sessions behind that no event leads to any more. A session is the user's when one of their
- * events names it. `last` is where the next step starts; null once the walk has passed the last event.
+ * at the start). The user's among them are deleted with their sessions' rows in the same statement, and their part of
+ * the counts that carry text taken out (so an erase cut short never leaves sessions behind that no event leads to any
+ * more, nor counts of events gone). A session is the user's when one of their events names it. `last` is where the
+ * next step starts; null once the walk has passed the last event. The step answers the user's texts it met too.
  */
 const WALK_STEP = `
 WITH range AS (
-  SELECT event_key, user_key, session_id, day FROM events
+  SELECT event_key, user_key, session_id, day, event_name, platform, locale, start_param FROM events
   WHERE app_id = {{app}} AND event_key > decode({{after}}, 'base64') ORDER BY event_key LIMIT {{rows}}
 ), mine AS (
-  SELECT event_key, session_id, day FROM range WHERE user_key = decode({{user}}, 'base64')
-), ${SESSION_TABLES.map(
+  SELECT event_key, session_id, day, event_name, platform, locale, start_param FROM range
+  WHERE user_key = decode({{user}}, 'base64')
+), ${MINE_ROLLED_UP}, ${SESSION_TABLES.map(
   ({ name, match }) => `gone_${name} AS (
   DELETE FROM ${name} s USING (SELECT DISTINCT ${match.join(', ')} FROM mine) m
   WHERE s.app_id = {{app}} AND ${match.map((column) => `s.${column} = m.${column}`).join(' AND ')} RETURNING 1
 )`,
-).join(', ')}, custom_pairs AS (
-  -- the property values of the user's custom events as the rollups counted them (only tracked names and properties
-  -- have rows, so matching a row is being tracked)
-  SELECT m.day, ${customNameSql("e.props->'custom_data'")} AS name, ${cutTextSql('p.key')} AS property,
-         ${propertyValueSql('p.value')} AS value, count(*) AS events
-  FROM mine m JOIN events e ON e.app_id = {{app}} AND e.event_key = m.event_key AND e.event_name = 'custom-event'
-  CROSS JOIN LATERAL jsonb_each(${customDataObjectSql("e.props->'custom_data'")}) AS p(key, value)
-  WHERE ${isPropertySql('p')}
-  GROUP BY 1, 2, 3, 4
-), unlisted_rows AS (
-  SELECT v.day, v.name, v.property, v.value, least(c.events, v.events) AS events
-  FROM daily_custom_values v JOIN custom_pairs c
-    ON v.app_id = {{app}} AND v.day = c.day AND v.name = c.name AND v.property = c.property AND v.value = c.value
-  WHERE c.value <> '${OTHER}'
-), unlisted AS (
-  -- the user's events leave their values' rows (a row emptied so is deleted after the walk)
-  UPDATE daily_custom_values v SET events = v.events - u.events FROM unlisted_rows u
-  WHERE v.app_id = {{app}} AND v.day = u.day AND v.name = u.name AND v.property = u.property AND v.value = u.value
-  RETURNING u.day, u.name, u.property, u.events
-), as_other AS (
-  -- and are counted as OTHER instead, so the property's total stays
-  INSERT INTO daily_custom_values AS v (app_id, day, name, property, value, events)
-  SELECT {{app}}, day, name, property, '${OTHER}', sum(events) FROM unlisted GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
-  ON CONFLICT (app_id, day, name, property, value) DO UPDATE SET events = v.events + excluded.events
-), gone AS (
+).join(', ')}, ${COUNTS_WITHOUT_USER}, gone AS (
   DELETE FROM events e USING mine m WHERE e.app_id = {{app}} AND e.event_key = m.event_key RETURNING 1
 )
 SELECT (SELECT encode(event_key, 'base64') FROM range ORDER BY event_key DESC LIMIT 1) AS last,
        (SELECT count(*)::int FROM range) AS read,
        (SELECT count(*)::int FROM gone) AS events,
-       ${SESSION_TABLES.map(({ name }) => `(SELECT count(*)::int FROM gone_${name}) AS ${name}`).join(', ')}`;
+       ${SESSION_TABLES.map(({ name }) => `(SELECT count(*)::int FROM gone_${name}) AS ${name}`).join(', ')},
+       ${WALK_TEXTS}`;
 
 const noRows = (): ErasedRows =>
   Object.fromEntries(
     ['events', ...USER_TABLES, ...SESSION_TABLES.map(({ name }) => name), 'funnel_postings'].map((name) => [name, 0]),
   ) as unknown as ErasedRows;
-
-/**
- * The app's property values the erase emptied: their rows, and their catalog entries once no day counts them (their
- * places then take new values). Values an erase made empty are the only rows without events.
- */
-const DROP_EMPTIED_VALUES = `
-WITH emptied AS (
-  DELETE FROM daily_custom_values WHERE app_id = {{app}} AND events <= 0 RETURNING name, property, value
-), untracked AS (
-  DELETE FROM custom_catalog c USING (SELECT DISTINCT name, property, value FROM emptied) g
-  WHERE c.app_id = {{app}} AND c.level = 2 AND c.name = g.name AND c.property = g.property AND c.value = g.value
-    AND NOT EXISTS (SELECT 1 FROM daily_custom_values v WHERE v.app_id = {{app}} AND v.name = g.name
-                    AND v.property = g.property AND v.value = g.value AND v.events > 0)
-  RETURNING 1
-)
-SELECT count(*)::int AS n FROM untracked`;
 
 /** funnel postings rows read per statement: a row holds a commit's events of one step and day, up to megabytes */
 const POSTINGS_CHUNK = 100;
@@ -234,6 +200,7 @@ async function rewritePostings(
  * that commit's events may sit behind it. When the second pass finds none, no commit stored the user's events
  * after the first, and the walk, which started after it, deleted every event stored before it. Events the
  * service accepted before the erase but loads after it (a backlog in an ingest node's log) are stored as new.
+ * Last, the texts the walks met that no other user sent leave the rollups and the catalog.
  */
 export async function eraseUser(
   sql: SqlRunner,
@@ -245,6 +212,8 @@ export async function eraseUser(
   const maxRounds = options.maxRounds ?? 3;
   const key = userKey.toString('base64');
   const deleted = noRows();
+  /** what the user sent themselves, met by the walks of every round */
+  const texts = new GatheredTexts();
 
   const deleteUserRows = async (): Promise<number> => {
     let marked = 0;
@@ -264,12 +233,13 @@ export async function eraseUser(
   const walkEvents = async (): Promise<void> => {
     let after = '';
     for (;;) {
-      type Step = { last: string | null; read: number; events: number } & Record<string, number>;
-      const [step] = (await sql.query<Step>(
-        ...named(WALK_STEP, { app: appId, user: key, after, rows: chunkRows }),
+      type Step = { last: string | null; read: number; events: number; [table: string]: unknown } & FoundTexts;
+      const [step] = (await retriedOnDeadlock(() =>
+        sql.query<Step>(...named(WALK_STEP, { app: appId, user: key, after, rows: chunkRows })),
       )) as [Step];
+      texts.add(step);
       deleted.events += step.events;
-      for (const { name } of SESSION_TABLES) deleted[name] += step[name]!;
+      for (const { name } of SESSION_TABLES) deleted[name] += step[name] as number;
       if (step.last === null || step.read < chunkRows) return;
       after = step.last;
     }
@@ -294,12 +264,13 @@ export async function eraseUser(
   };
 
   await deleteUserRows();
-  for (let round = 1; ; round++) {
+  let complete = false;
+  for (let round = 1; round <= maxRounds && !complete; round++) {
     await walkEvents();
     await walkPostings();
-    const storedMeanwhile = await deleteUserRows();
-    await sql.query(...named(DROP_EMPTIED_VALUES, { app: appId }));
-    if (storedMeanwhile === 0) return { deleted, complete: true };
-    if (round === maxRounds) return { deleted, complete: false };
+    complete = (await deleteUserRows()) === 0;
+    await retriedOnDeadlock(() => sql.query(...named(DROP_EMPTIED, { app: appId })));
   }
+  await dropTextsOfUser(sql, appId, userKey, texts.texts, chunkRows);
+  return { deleted, complete };
 }

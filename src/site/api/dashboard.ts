@@ -36,21 +36,25 @@ export const dashboardRoutes: FastifyPluginAsync<{ site: SiteContext }> = async 
   const funnels = new SavedFunnels(services.store.prisma);
   const documents = appDocuments(services);
 
-  api.get<NamedApp & { Querystring: ViewQuery }>('/dashboard', { ...nameAndView, ...VIEWING_FRESH }, async (request) => {
-    const record = appOf(request);
-    const period = periodOf(request.query);
-    const [dashboard, rejections, launches] = await Promise.all([
-      rollups.dashboard(record.appId, period, filterOf(request.query)),
-      services.rejections.recent(record.appId, 20),
-      readLaunchChecks(services.store.reads, record.appId, period),
-    ]);
-    return {
-      app: await documents.one(record),
-      ...dashboard,
-      rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection),
-      launch_checks: launchChecksDocument(launches),
-    };
-  });
+  api.get<NamedApp & { Querystring: ViewQuery }>(
+    '/dashboard',
+    { ...nameAndView, ...VIEWING_FRESH },
+    async (request) => {
+      const record = appOf(request);
+      const period = periodOf(request.query);
+      const [dashboard, rejections, launches] = await Promise.all([
+        rollups.dashboard(record.appId, period, filterOf(request.query)),
+        services.rejections.recent(record.appId, 20),
+        readLaunchChecks(services.store.reads, record.appId, period),
+      ]);
+      return {
+        app: await documents.one(record),
+        ...dashboard,
+        rejections: rejections.map(({ appId: _appId, ...rejection }) => rejection),
+        launch_checks: launchChecksDocument(launches),
+      };
+    },
+  );
 
   // the first screen's figures and their changes, read apart from the dashboard's so one page never holds many of the
   // store's waiting places at once

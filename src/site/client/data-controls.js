@@ -33,7 +33,7 @@
       '<p class="error" id="retention-error" role="alert"></p><p id="retention-done" role="status"></p>' +
       '<button type="submit">Save retention</button></form>' +
       '<form id="erase-user" class="stack"><label>Erase a user\u2019s data: Telegram user id <input name="telegram_user_id" inputmode="numeric" pattern="[1-9][0-9]{0,19}" required autocomplete="off"></label>' +
-      '<p class="muted">Deletes every event of this user in the app, their sessions and per-user rows (a data protection request). Daily totals keep counting them, as anonymous numbers.</p>' +
+      '<p class="muted">Deletes every event of this user in the app, their sessions and per-user rows (a data protection request). Daily totals of events, users and sessions keep counting them, as anonymous numbers; what only they sent (a start_param, a custom event name or value) is deleted too.</p>' +
       '<p class="error" id="erase-error" role="alert"></p><p id="erase-done" role="status"></p>' +
       '<button type="submit" class="danger">Erase this user\u2019s data</button></form>';
     card.hidden = false;
@@ -69,9 +69,9 @@
         form.reset();
         const d = erased.deleted;
         done.textContent =
-          'Erased user ' +
+          'Erased the user (reference in the audit log: ' +
           erased.user +
-          ': ' +
+          '): ' +
           [counted(d.events, 'event'), counted(d.daily_sessions, 'session'), counted(d.daily_users, 'active day')].join(
             ', ',
           ) +

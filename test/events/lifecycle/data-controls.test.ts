@@ -1,5 +1,6 @@
 // Data controls on both engines: erasing one user (every event and per-user row of theirs goes, another user's and
-// the anonymous counts stay, in chunks, finished when cut short, round again when their events land meanwhile), and
+// the anonymous counts stay, the counts that carry text count the others alone, in chunks, finished when cut short,
+// round again when their events land meanwhile, audited under a random reference), and
 // the retention purge (days before the period go in chunks, the period and the counts stay, resumes after a stop).
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,9 @@ function session(appId: number, userKey: Buffer, day: string): EventRow[] {
     row(appId, userKey, at(4), { sessionId, eventName: 'transaction-signed' }),
   ];
 }
+
+/** a step of an erase's walk over the app's events (the one statement deleting the user's events) */
+const isWalkStep = (text: string) => text.includes('DELETE FROM events e USING mine');
 
 /** a SQL runner that tells `seen` of every statement and its first row, after it ran */
 function watched(sql: SqlRunner, seen: (text: string, first: Record<string, unknown> | undefined) => unknown) {
@@ -218,7 +222,6 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         watched(store.sql, (text) => statements.push(text)),
         registry,
         pseudonymiser,
-        secrets,
         { chunkRows: 4 },
       );
       await expect(controls.eraseUser(appName, '1001', stranger)).rejects.toThrow(RegistryError);
@@ -239,18 +242,25 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0 });
       expect(await rowsOfUser(appId, bob)).toEqual(bobBefore);
       expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3 });
-      // the counts keep counting the erased user, as anonymous numbers; the property values they sent count as OTHER
+      // events, users and sessions per day keep counting the erased user, as anonymous numbers; the counts that carry
+      // text (sessions per launch attribute, custom events per name and value) count the other user alone, whose
+      // texts they all are too (the catalog keeps them)
       const after = await countRows(appId);
-      expect({ ...after, daily_custom_values: [] }).toEqual({ ...counts, daily_custom_values: [] });
-      expect(after.daily_custom_values).toEqual(
-        days.flatMap((day) =>
-          ['(other)', 'pro'].map((value) =>
-            JSON.stringify({ app_id: appId, day, name: 'buy', property: 'plan', value, events: 1 }),
-          ),
-        ),
-      );
+      const halved = ['daily_dimensions', 'daily_custom_events', 'daily_custom_values'] as const;
+      const unchanged = (dump: Record<string, string[]>) =>
+        Object.fromEntries(Object.entries(dump).filter(([table]) => !(halved as readonly string[]).includes(table)));
+      expect(unchanged(after)).toEqual(unchanged(counts));
+      const counted = (table: string, column: string, n: number) =>
+        counts[table]!.map((row) => {
+          const parsed = JSON.parse(row) as Record<string, unknown>;
+          expect(parsed[column]).toBe(2);
+          return JSON.stringify({ ...parsed, [column]: n });
+        });
+      expect(after.daily_dimensions).toEqual(counted('daily_dimensions', 'sessions', 1));
+      expect(after.daily_custom_events).toEqual(counted('daily_custom_events', 'events', 1));
+      expect(after.daily_custom_values).toEqual(counted('daily_custom_values', 'events', 1));
       // 30 events read 4 at a time
-      expect(statements.filter((text) => text.includes('WITH range AS')).length).toBe(8);
+      expect(statements.filter((text) => isWalkStep(text)).length).toBe(8);
 
       const audit = await store.prisma.auditLog.findMany({ where: { appName, action: 'user.erase' } });
       expect(audit).toHaveLength(1);
@@ -264,13 +274,27 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(result.reference).toMatch(/^[A-Za-z0-9_-]{12}$/);
       expect(JSON.stringify(audit.map(({ id: _id, ...entry }) => entry))).not.toContain('1001');
 
-      // again: nothing left, the same reference
+      // again: nothing left, and a reference of its own. A reference is random, recorded once: with the secret, no
+      // keyed hash of the id or of the user's key leads to it, as the keyed reference did (the id space is small)
       const again = await controls.eraseUser(appName, '1001', owner);
-      expect(again.reference).toBe(result.reference);
+      expect(again.reference).toMatch(/^[A-Za-z0-9_-]{12}$/);
+      expect(again.reference).not.toBe(result.reference);
       expect(Object.values(again.deleted).every((n) => n === 0)).toBe(true);
+      const keyed = [alice.toString('base64url'), '1001'].map((text) =>
+        secrets.shortHash('erased-user', text).slice(0, 12),
+      );
+      for (const reference of [result.reference, again.reference]) expect(keyed).not.toContain(reference);
+      const references = await store.prisma.auditLog.findMany({
+        where: { appName, action: 'user.erase' },
+        orderBy: { id: 'asc' },
+      });
+      expect(references.map((entry) => (entry.detail as { user: string }).user)).toEqual([
+        result.reference,
+        again.reference,
+      ]);
     });
 
-    it("no longer lists the user's own property values: their events count as (other), other users' values stay", async () => {
+    it("no longer lists the user's own property values: their events leave the counts, other users' values stay", async () => {
       const { appId, appName } = await newApp();
       const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
       const profile = (userKey: Buffer, id: string, day: string) =>
@@ -288,21 +312,12 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         { value: '2002', count: 3 },
       ]);
 
-      await new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets).eraseUser(
-        appName,
-        '1001',
-        owner,
-      );
-      // the property's total stays, without the erased user's value: from the rollups and from the events alike
-      expect(await valuesOf('telegram_id')).toEqual([
-        { value: '2002', count: 3 },
-        { value: '(other)', count: 3 },
-      ]);
+      await new DataControls(store.prisma, store.sql, registry, pseudonymiser).eraseUser(appName, '1001', owner);
+      // the property counts the other user's events alone, without the erased user's value: from the rollups and
+      // from the events alike; a value both sent stays, counted without them
+      expect(await valuesOf('telegram_id')).toEqual([{ value: '2002', count: 3 }]);
       expect(await valuesOf('telegram_id', { platform: 'ios' })).toEqual([{ value: '2002', count: 3 }]);
-      expect(await valuesOf('plan')).toEqual([
-        { value: 'pro', count: 3 },
-        { value: '(other)', count: 3 },
-      ]);
+      expect(await valuesOf('plan')).toEqual([{ value: 'pro', count: 3 }]);
       // nor does the catalog keep it: its place is free for another value
       const catalog = await store.sql.query<{ value: string }>(
         `SELECT value FROM custom_catalog WHERE app_id = $1 AND level = 2 ORDER BY value`,
@@ -322,7 +337,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       await events.insert(days.flatMap((day) => session(appId, alice, day)));
       let walked = 0;
       const failing = watched(store.sql, (text) => {
-        if (text.includes('WITH range AS') && ++walked === 2) throw new Error('connection lost');
+        if (isWalkStep(text) && ++walked === 2) throw new Error('connection lost');
       });
       await expect(eraseUser(failing, appId, alice, { chunkRows: 4 })).rejects.toThrow('connection lost');
       expect((await rowsOfUser(appId, alice)).events).toBeGreaterThan(0);
@@ -333,6 +348,71 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       expect(await count(`SELECT count(*)::int AS n FROM daily_sessions WHERE app_id = $1`, [appId])).toBe(0);
     });
 
+    it('takes a start_param only they sent off every day, those the retention purge emptied too, and keeps one another user was first seen with', async () => {
+      const { appId } = await newApp();
+      const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
+      const [old, kept] = ['2026-10-10', '2026-11-20'];
+      const at = (day: string, hour: number) => new Date(`${day}T${String(hour).padStart(2, '0')}:00:00Z`);
+      await events.insert([
+        row(appId, alice, at(old, 10), { startParam: 'ref1001' }),
+        row(appId, alice, at(kept, 10), { startParam: 'ref1001' }),
+        // Bob is first seen with "spring" on a day the purge deletes; he stays active, and so does his first arrival
+        row(appId, bob, at(old, 11), { startParam: 'spring' }),
+        row(appId, bob, at(kept, 11), { startParam: 'ads' }),
+        row(appId, alice, at(kept, 12), { startParam: 'spring' }),
+      ]);
+      await store.sql.query(`UPDATE apps SET retention_days = 30 WHERE id = $1`, [appId]);
+      expect((await new RetentionPurger(store.sql, undefined, { now: () => NOW }).purgeExpired()).events).toBe(2);
+      // forever again: the retention suite below purges every app that keeps less
+      await store.sql.query(`UPDATE apps SET retention_days = NULL WHERE id = $1`, [appId]);
+      const startParams = () =>
+        store.sql.query<{ day: string; value: string; sessions: number }>(
+          `SELECT day::text, value, sessions::int FROM daily_dimensions
+           WHERE app_id = $1 AND dimension = 'start_param' ORDER BY day, value`,
+          [appId],
+        );
+      expect(await startParams()).toEqual([
+        { day: old, value: 'ref1001', sessions: 1 },
+        { day: old, value: 'spring', sessions: 1 },
+        { day: kept, value: 'ads', sessions: 1 },
+        { day: kept, value: 'ref1001', sessions: 1 },
+        { day: kept, value: 'spring', sessions: 1 },
+      ]);
+
+      expect((await eraseUser(store.sql, appId, alice)).complete).toBe(true);
+      // "ref1001" leaves the day whose session the purge had deleted too (the erase could not take that session out
+      // of the count); "spring" stays where Bob's session counts it, Alice's session taken out
+      expect(await startParams()).toEqual([
+        { day: old, value: 'spring', sessions: 1 },
+        { day: kept, value: 'ads', sessions: 1 },
+      ]);
+    });
+
+    it('runs a step again that the server rolled back to break a deadlock with a commit', async () => {
+      const { appId } = await newApp();
+      const alice = pseudonymiser.userKey(appId, '1001');
+      await events.insert(days.flatMap((day) => session(appId, alice, day)));
+      // the first step is rolled back twice before it runs
+      let refused = 0;
+      const deadlocking: SqlRunner = {
+        kind: store.sql.kind,
+        query: async <Row>(text: string, params?: unknown[]) => {
+          if (isWalkStep(text) && refused < 2) {
+            refused++;
+            throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+          }
+          return store.sql.query<Row>(text, params);
+        },
+        exec: (script) => store.sql.exec(script),
+        transaction: (fn) => store.sql.transaction(fn),
+        close: () => store.sql.close(),
+      };
+      const erased = await eraseUser(deadlocking, appId, alice, { chunkRows: 4 });
+      expect(refused).toBe(2);
+      expect(erased).toMatchObject({ complete: true, deleted: { events: 15, daily_sessions: 3 } });
+      expect(Object.values(await rowsOfUser(appId, alice)).every((n) => n === 0)).toBe(true);
+    });
+
     it("goes round again when the user's events are stored behind its walk, and says so when they keep coming", async () => {
       const { appId } = await newApp();
       const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
@@ -340,7 +420,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       // a commit of the user's events while the walk is past their keys (a day earlier than any stored)
       let walked = 0;
       const racing = watched(store.sql, async (text) => {
-        if (text.includes('WITH range AS') && ++walked === 5) await events.insert(session(appId, alice, '2026-11-19'));
+        if (isWalkStep(text) && ++walked === 5) await events.insert(session(appId, alice, '2026-11-19'));
       });
       const erased = await eraseUser(racing, appId, alice, { chunkRows: 4 });
       expect(erased.complete).toBe(true);
@@ -351,7 +431,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
       await events.insert(session(appId, alice, '2026-11-23'));
       let day = 0;
       const busy = watched(store.sql, async (text) => {
-        if (text.includes('WITH range AS')) await events.insert(session(appId, alice, addDays('2026-10-01', day++)));
+        if (isWalkStep(text)) await events.insert(session(appId, alice, addDays('2026-10-01', day++)));
       });
       const unfinished = await eraseUser(busy, appId, alice, { chunkRows: 100, maxRounds: 2 });
       expect(unfinished.complete).toBe(false);
@@ -365,7 +445,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
   describe('retention', () => {
     it('is set by the owner or an administrator to one of the choices, audited', async () => {
       const { appName } = await newApp();
-      const controls = new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets);
+      const controls = new DataControls(store.prisma, store.sql, registry, pseudonymiser);
       expect((await controls.retention(appName, owner)).days).toBeNull();
       await expect(controls.setRetention(appName, 90, stranger)).rejects.toThrow(RegistryError);
       expect((await controls.setRetention(appName, 90, owner)).days).toBe(90);
@@ -423,11 +503,7 @@ describe.each(STORE_BACKENDS)('data controls on $name', ({ open }) => {
         firstKept,
       ]);
       expect(keptEvents).toBe(15);
-      await new DataControls(store.prisma, store.sql, registry, pseudonymiser, secrets).setRetention(
-        appName,
-        30,
-        owner,
-      );
+      await new DataControls(store.prisma, store.sql, registry, pseudonymiser).setRetention(appName, 30, owner);
 
       // stopped after a few statements: the next purger finishes the job
       const deletions: number[] = [];

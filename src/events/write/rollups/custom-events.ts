@@ -16,10 +16,11 @@ import {
 } from '../../custom-events.ts';
 import { KEPT, type Rollup } from './rollup.ts';
 
-/** custom_catalog's levels */
-const NAME = 0;
-const PROPERTY = 1;
-const VALUE = 2;
+/** custom_catalog's levels: a tracked name (with its slot), a property of a name, a value of a property */
+export const CATALOG_LEVEL = { name: 0, property: 1, value: 2 } as const;
+const NAME = CATALOG_LEVEL.name;
+const PROPERTY = CATALOG_LEVEL.property;
+const VALUE = CATALOG_LEVEL.value;
 
 /** the columns of custom_catalog a level fills (the others hold '') */
 const CATALOG_COLUMNS = ['name', 'property', 'value'];
@@ -213,18 +214,29 @@ export const CUSTOM_EVENTS: Rollup = {
   name: 'custom events',
   tables: [
     {
-      // names, properties and values stay (a value no day counts any more after an erase leaves)
+      // names, properties and values stay, but for those only the erased user sent and values no day counts any more
       name: 'custom_catalog',
       keyedBy: 'app',
       retention: KEPT,
-      erasure: { kind: 'rewritten', how: 'values no day counts any more after the erase leave the catalog' },
+      erasure: {
+        kind: 'rewritten',
+        how: 'names, properties and values only the user sent, and values no day counts any more, leave the catalog',
+      },
     },
-    { name: 'daily_custom_events', keyedBy: 'day', retention: KEPT, erasure: KEPT },
+    {
+      name: 'daily_custom_events',
+      keyedBy: 'day',
+      retention: KEPT,
+      erasure: { kind: 'rewritten', how: "the user's events leave the counts; a name only the user sent leaves" },
+    },
     {
       name: 'daily_custom_values',
       keyedBy: 'day',
       retention: KEPT,
-      erasure: { kind: 'rewritten', how: "the user's property values are counted as (other)" },
+      erasure: {
+        kind: 'rewritten',
+        how: "the user's events leave the counts; a property or value only the user sent leaves",
+      },
     },
   ],
   sql: customEventsSql,

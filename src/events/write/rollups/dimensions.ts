@@ -3,7 +3,17 @@ import { KEPT, type Rollup } from './rollup.ts';
 
 export const DIMENSIONS: Rollup = {
   name: 'dimensions',
-  tables: [{ name: 'daily_dimensions', keyedBy: 'day', retention: KEPT, erasure: KEPT }],
+  tables: [
+    {
+      name: 'daily_dimensions',
+      keyedBy: 'day',
+      retention: KEPT,
+      erasure: {
+        kind: 'rewritten',
+        how: "the user's sessions leave the counts; a value only the user sent leaves every day",
+      },
+    },
+  ],
   // from the returned rows alone: a join back to session_starts was planned as a nested loop over two CTEs
   // (estimated at one row each), quadratic in the batch
   sql: () => `dimensions AS (
