@@ -11,7 +11,7 @@ import { IngestLog } from './events/write/ingest-log.ts';
 import type { ProbeOutcome } from './log/probe.ts';
 import type { DurableLogLogger } from './log/durable-log.ts';
 import { logDirIn } from './events/write/log-dir.ts';
-import { lossTotals, unacknowledgedLosses } from './events/write/log-losses.ts';
+import { lossTotals, unacknowledgedLosses } from './log/losses.ts';
 import { ErasureWatch } from './events/lifecycle/erasure-watch.ts';
 import { Pseudonymiser } from './events/request/pseudonym.ts';
 import { DeletedAppPurger } from './events/lifecycle/deleted-app-purge.ts';

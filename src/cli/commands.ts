@@ -19,7 +19,7 @@ import {
 } from '../tokens/inputs.ts';
 import { lastDays } from '../events/read/dashboard.ts';
 import { logDirIn } from '../events/write/log-dir.ts';
-import { acknowledgeLosses, unacknowledgedLosses } from '../events/write/log-losses.ts';
+import { acknowledgeLosses, unacknowledgedLosses } from '../log/losses.ts';
 import {
   type LaunchChecks,
   launchChecksDocument,

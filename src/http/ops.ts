@@ -5,7 +5,7 @@ import type { Services } from '../services.ts';
 import { describedOnly } from '../described-route.ts';
 import { OPENAPI_VERSION } from './openapi.ts';
 import { logDirIn } from '../events/write/log-dir.ts';
-import { lossTotals, unacknowledgedLosses } from '../events/write/log-losses.ts';
+import { lossTotals, unacknowledgedLosses } from '../log/losses.ts';
 
 const healthBody = (statuses: string[]) => ({
   type: 'object',

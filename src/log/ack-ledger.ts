@@ -39,21 +39,30 @@ function encode(entries: Iterable<readonly [number, number]>): Buffer {
 
 export class AckLedger {
   private size: number;
+  /** the file's size once it was last rewritten: it is rewritten again when it has grown well past that */
+  private rewrittenSize: number;
 
   private constructor(
     private readonly file: string,
     private fd: number,
   ) {
     this.size = fs.fstatSync(fd).size;
+    this.rewrittenSize = this.size;
   }
 
-  /** a ledger naming exactly these records (the ones the log holds at open) */
+  /** a ledger naming exactly these records (the ones the log holds at open); throws when it cannot be written */
   static start(dir: string, entries: Iterable<readonly [number, number]>): AckLedger {
     const file = path.join(dir, LEDGER_FILE);
     const staged = `${file}.new`;
     fs.writeFileSync(staged, encode(entries), { mode: 0o600 });
     fs.renameSync(staged, file);
     return new AckLedger(file, fs.openSync(file, 'a'));
+  }
+
+  /** the ledger as it is on disk, appended to (when it could not be rewritten) */
+  static reopen(dir: string): AckLedger {
+    const file = path.join(dir, LEDGER_FILE);
+    return new AckLedger(file, fs.openSync(file, 'a', 0o600));
   }
 
   /** a record durably in the log; a failed write (a full disk) only makes a later count of losses a floor */
@@ -65,18 +74,24 @@ export class AckLedger {
     }
   }
 
-  /** records through `through` are released: their entries go once none waits, or once the file grew large */
+  /**
+   * records through `through` are released: their entries go once none waits, or once the file grew well past its
+   * last rewrite (a backlog that never empties)
+   */
   released(through: number, nothingWaits: boolean): void {
     try {
       if (nothingWaits) {
         fs.ftruncateSync(this.fd, 0);
         this.size = 0;
-      } else if (this.size > REWRITE_BYTES) {
+        this.rewrittenSize = 0;
+      } else if (this.size > Math.max(REWRITE_BYTES, 2 * this.rewrittenSize)) {
         const kept = [...(readLedger(path.dirname(this.file)) ?? [])].filter(([seq]) => seq > through);
+        // the new file in place and open before the old descriptor closes: a failure leaves the old one in use
+        const next = AckLedger.start(path.dirname(this.file), kept);
         fs.closeSync(this.fd);
-        const ledger = AckLedger.start(path.dirname(this.file), kept);
-        this.fd = ledger.fd;
-        this.size = ledger.size;
+        this.fd = next.fd;
+        this.size = next.size;
+        this.rewrittenSize = next.size;
       }
     } catch {
       // a ledger left longer than needed only names records already released, which no count uses

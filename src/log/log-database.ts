@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
 import { AckLedger, readLedger } from './ack-ledger.ts';
+import { recordLoss } from './losses.ts';
 import { DATA_FILE, DamagedLogError, probeLogFile, type ProbeOutcome } from './probe.ts';
 import { decodeRecord, decodeWatermark, encodeWatermark } from './record-format.ts';
 
@@ -315,6 +316,22 @@ function commitOpenChanges(opened: Scanned, logger: DurableLogLogger): void {
 }
 
 /**
+ * The ledger of the records the log holds now. On a full disk the old file stays (it names at least those records, and
+ * released ones no count uses) and is appended to
+ */
+function startLedger(dir: string, records: ScannedRecord[], logger: DurableLogLogger): AckLedger {
+  try {
+    return AckLedger.start(
+      dir,
+      records.map((record) => [record.seq, record.weight]),
+    );
+  } catch (error) {
+    logger.warn({ err: error }, 'durable log: the acknowledgement ledger could not be rewritten; the old one is kept');
+    return AckLedger.reopen(dir);
+  }
+}
+
+/**
  * Opens (or creates) the log's LMDB file in dir and checks every record in it; never refuses because of damage (see
  * openReadable). Records the store already holds (loadedThrough) are released before it is used.
  */
@@ -340,11 +357,15 @@ export async function openLogDatabase(dir: string, options: OpenLogDatabaseOptio
         'they are counted in /healthz and the metrics until an operator acknowledges them (cli log acknowledge)',
     );
   }
+  // kept beside the log until an operator acknowledges it (/healthz, the metrics, the CLI), before the ledger that
+  // measured it is rewritten
+  if (loss)
+    try {
+      recordLoss(dir, loss);
+    } catch (error) {
+      options.logger.error({ err: error }, 'durable log: the loss could not be recorded for /healthz (a full disk?)');
+    }
   commitOpenChanges(opened, options.logger);
   const { db, records, releasedThrough, numberedThrough } = opened;
-  const ledger = AckLedger.start(
-    dir,
-    records.map((record) => [record.seq, record.weight]),
-  );
-  return { db, records, releasedThrough, numberedThrough, loss, ledger };
+  return { db, records, releasedThrough, numberedThrough, loss, ledger: startLedger(dir, records, options.logger) };
 }

@@ -38,7 +38,12 @@ describe('reads of the site and the loader', () => {
   });
 
   it('waits for what the app just sent where the answer shows it, and nowhere else', async () => {
-    for (const path of ['/api/apps', '/api/apps/fresh_app/dashboard?days=7', '/api/apps/fresh_app/recent'])
+    for (const path of [
+      '/api/apps',
+      '/api/apps/fresh_app',
+      '/api/apps/fresh_app/dashboard?days=7',
+      '/api/apps/fresh_app/recent',
+    ])
       expect(await waitsFor(api.alice, path), path).toEqual({ status: 200, waited: true });
     for (const path of [
       '/api/me',

@@ -12,7 +12,6 @@ import {
   type LogStats,
   type ProbeOutcome,
 } from '../../log/durable-log.ts';
-import { recordLoss } from './log-losses.ts';
 import { logDirIn } from './log-dir.ts';
 import { LogLoader, type LoaderCommit, type LoaderOptions } from './loader.ts';
 import { decodeRequestHeader, encodeRequest } from './log-record.ts';
@@ -94,8 +93,6 @@ export class IngestLog {
       weightOf: (value) => decodeRequestHeader(value).events,
     });
     opened = log;
-    // kept beside the log until an operator acknowledges it: /healthz, the metrics and the CLI read it there
-    if (log.openLoss) recordLoss(logDir, log.openLoss);
     const waiting = { events: eventsWaiting(log, loadedThrough) };
     const loader = new LogLoader(log, store, loadedThrough, {
       node,

@@ -62,7 +62,7 @@ export const appRoutes: FastifyPluginAsync<{ site: SiteContext }> = async (api, 
     },
   );
 
-  api.get<NamedApp>('/:name', { ...nameOnly, config: { permission: 'view' } }, async (request) =>
+  api.get<NamedApp>('/:name', { ...nameOnly, config: { permission: 'view', fresh: true } }, async (request) =>
     documents.one(appOf(request)),
   );
 

@@ -2,7 +2,7 @@
 // until an operator acknowledges them: /healthz, the metrics and the CLI read them here.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LogLoss } from '../../log/durable-log.ts';
+import type { LogLoss } from './log-database.ts';
 
 const LOSSES_FILE = 'losses.json';
 
