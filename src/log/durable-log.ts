@@ -7,7 +7,8 @@ import { DiskSpace } from './disk-space.ts';
 import { Backlog } from './backlog.ts';
 import { compactLogFile, removeCompactionLeftover } from './compact.ts';
 import { commitFailure, LogClosedError, LogFullError, LogWriteError } from './errors.ts';
-import type { AckLedger } from './ack-ledger.ts';
+import { type AckLedger, readLedger } from './ack-ledger.ts';
+import { recordLoss } from './losses.ts';
 import {
   openLogDatabase,
   type DurableLogLogger,
@@ -26,6 +27,7 @@ export type { ProbeOutcome } from './probe.ts';
 export const DEFAULT_MAX_BYTES = 1024 ** 3;
 export const DEFAULT_MIN_FREE_BYTES = 256 * 1024 ** 2;
 const APPEND = { append: true };
+const READ_DAMAGE = "a record's bytes are not what was written (checksum mismatch on read)";
 
 export interface DurableLogOptions {
   /** appends are refused once the records waiting hold this many bytes (LOG_MAX_BYTES) */
@@ -342,12 +344,20 @@ export class DurableLog {
     return (stored && decodeRecord(stored)?.appendedAt) ?? Date.now();
   }
 
+  /** a record found damaged while the log runs: said, and recorded as a loss until an operator acknowledges it */
   private reportDamage(seq: number): void {
     if (this.reportedDamage.has(seq)) return;
     this.reportedDamage.add(seq);
+    const events = readLedger(this.dir)?.get(seq) ?? 1;
+    const loss = { at: new Date().toISOString(), records: 1, events, firstSeq: seq, lastSeq: seq, cause: READ_DAMAGE };
     this.logger.error(
-      { seq },
-      "durable log: a record's bytes are not what was written (checksum mismatch); it is skipped and its events are lost",
+      { lostRecords: 1, lostEvents: events, firstSeq: seq, lastSeq: seq, cause: READ_DAMAGE },
+      `durable log: ${events} acknowledged events in 1 request are lost (${READ_DAMAGE}); it is skipped`,
     );
+    try {
+      recordLoss(this.dir, loss);
+    } catch (error) {
+      this.logger.error({ err: error }, 'durable log: the loss could not be recorded for /healthz (a full disk?)');
+    }
   }
 }

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DurableLog } from '../../src/log/durable-log.ts';
+import { readLosses } from '../../src/log/losses.ts';
 import {
   dataFile,
   flipByte,
@@ -222,6 +223,24 @@ describe('durable log with a damaged file', () => {
     expect(allRecords(log)).toEqual(expected(seqs, range(100)));
     expect(log.openLoss).toMatchObject({ records: 10, events: 10, firstSeq: newer[0], lastSeq: newer[9] });
     expect(entries.map((entry) => entry.level)).toEqual(['error']);
+    await log.close();
+  });
+
+  it('counts a record found damaged while the log runs as a loss until acknowledged, in its events', async () => {
+    const dir = logDir();
+    const weightOf = (value: Buffer) => value[0]!;
+    const { logger, entries } = recordingLogger();
+    const log = await DurableLog.open(dir, { weightOf, logger });
+    const seqs = await Promise.all(
+      range(10).map((i) => log.append(Buffer.concat([Buffer.from([i + 1]), payload(`live${i}`, 150)]))),
+    );
+    // the bytes change under the running log (a failing disk): the map shows them
+    for (const offset of offsetsOf(dataFile(dir), '<Alive4Z>')) flipByte(dataFile(dir), offset + 20);
+    expect(log.read(0).map((record) => record.seq)).toEqual(seqs.filter((_, i) => i !== 4));
+    expect(readLosses(dir)).toEqual([expect.objectContaining({ records: 1, events: 5, firstSeq: seqs[4] })]);
+    expect(entries.filter((entry) => entry.level === 'error').map((entry) => entry.details)).toEqual([
+      expect.objectContaining({ lostEvents: 5, firstSeq: seqs[4] }),
+    ]);
     await log.close();
   });
 });
