@@ -235,7 +235,10 @@ describe('durable log', () => {
     for (const offset of offsets) flipByte(dataFile(dir), offset + 20);
     expect(log.read(0).map((record) => record.seq)).toEqual([seqs[0], seqs[2]]);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ level: 'error', details: { seq: seqs[1] } });
+    expect(entries[0]).toMatchObject({
+      level: 'error',
+      details: { lostRecords: 1, firstSeq: seqs[1], lastSeq: seqs[1] },
+    });
     await log.close();
   });
 });
