@@ -8,20 +8,15 @@ import { Backlog } from './backlog.ts';
 import { compactLogFile, removeCompactionLeftover } from './compact.ts';
 import { commitFailure, LogClosedError, LogFullError, LogWriteError } from './errors.ts';
 import { type AckLedger, readLedger } from './ack-ledger.ts';
-import { recordLoss } from './losses.ts';
-import {
-  openLogDatabase,
-  type DurableLogLogger,
-  type LogDatabase,
-  type LogLoss,
-  type OpenedLogDatabase,
-} from './log-database.ts';
+import { type LogLoss, tellLoss } from './losses.ts';
+import { openLogDatabase, type DurableLogLogger, type LogDatabase, type OpenedLogDatabase } from './log-database.ts';
 import { logMapSize, type ProbeOutcome } from './probe.ts';
 import { HEADER_BYTES, decodeRecord, encodeRecord, encodeWatermark } from './record-format.ts';
 import { deleteReleased } from './release.ts';
 
 export { LogClosedError, LogFullError, LogWriteError, type LogFullReason } from './errors.ts';
-export type { DurableLogLogger, LogLoss } from './log-database.ts';
+export type { DurableLogLogger } from './log-database.ts';
+export type { LogLoss } from './losses.ts';
 export type { ProbeOutcome } from './probe.ts';
 
 export const DEFAULT_MAX_BYTES = 1024 ** 3;
@@ -349,15 +344,10 @@ export class DurableLog {
     if (this.reportedDamage.has(seq)) return;
     this.reportedDamage.add(seq);
     const events = readLedger(this.dir)?.get(seq) ?? 1;
-    const loss = { at: new Date().toISOString(), records: 1, events, firstSeq: seq, lastSeq: seq, cause: READ_DAMAGE };
-    this.logger.error(
-      { lostRecords: 1, lostEvents: events, firstSeq: seq, lastSeq: seq, cause: READ_DAMAGE },
-      `durable log: ${events} acknowledged events in 1 request are lost (${READ_DAMAGE}); it is skipped`,
+    tellLoss(
+      this.dir,
+      { at: new Date().toISOString(), records: 1, events, firstSeq: seq, lastSeq: seq, cause: READ_DAMAGE },
+      this.logger,
     );
-    try {
-      recordLoss(this.dir, loss);
-    } catch (error) {
-      this.logger.error({ err: error }, 'durable log: the loss could not be recorded for /healthz (a full disk?)');
-    }
   }
 }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase, type RootDatabaseOptionsWithPath } from 'lmdb';
 import { AckLedger, readLedger } from './ack-ledger.ts';
-import { recordLoss } from './losses.ts';
+import { type LogLoss, tellLoss } from './losses.ts';
 import { DATA_FILE, DamagedLogError, probeLogFile, type ProbeOutcome } from './probe.ts';
 import { decodeRecord, decodeWatermark, encodeWatermark } from './record-format.ts';
 
@@ -28,20 +28,6 @@ export interface ScannedRecord {
   appendedAt: number;
   /** what the record counts for in a loss (its events; 1 without weightOf) */
   weight: number;
-}
-
-/** acknowledged records the open found missing from the log's file, and why */
-export interface LogLoss {
-  /** when the open found it (ISO 8601) */
-  at: string;
-  records: number;
-  /** their weight: the events in them */
-  events: number;
-  firstSeq: number;
-  lastSeq: number;
-  cause: string;
-  /** where the damaged file went, when it was moved aside */
-  movedTo?: string;
 }
 
 export interface OpenedLogDatabase {
@@ -349,22 +335,9 @@ export async function openLogDatabase(dir: string, options: OpenLogDatabaseOptio
         (acknowledged ? 'no acknowledged event was lost' : 'how many events were lost is not known (no ledger)'),
     );
   }
-  if (loss) {
-    const { records, events, firstSeq, lastSeq, cause, movedTo } = loss;
-    options.logger.error(
-      { lostRecords: records, lostEvents: events, firstSeq, lastSeq, cause, ...(movedTo ? { movedTo } : {}) },
-      `durable log: ${events} acknowledged events in ${records} requests are lost (${cause}); ` +
-        'they are counted in /healthz and the metrics until an operator acknowledges them (cli log acknowledge)',
-    );
-  }
   // kept beside the log until an operator acknowledges it (/healthz, the metrics, the CLI), before the ledger that
   // measured it is rewritten
-  if (loss)
-    try {
-      recordLoss(dir, loss);
-    } catch (error) {
-      options.logger.error({ err: error }, 'durable log: the loss could not be recorded for /healthz (a full disk?)');
-    }
+  if (loss) tellLoss(dir, loss, options.logger);
   commitOpenChanges(opened, options.logger);
   const { db, records, releasedThrough, numberedThrough } = opened;
   return { db, records, releasedThrough, numberedThrough, loss, ledger: startLedger(dir, records, options.logger) };

@@ -2,9 +2,22 @@
 // until an operator acknowledges them: /healthz, the metrics and the CLI read them here.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LogLoss } from './log-database.ts';
 
 const LOSSES_FILE = 'losses.json';
+
+/** acknowledged records found missing from the log's file (at open, or damaged on read), and why */
+export interface LogLoss {
+  /** when the open found it (ISO 8601) */
+  at: string;
+  records: number;
+  /** their weight: the events in them */
+  events: number;
+  firstSeq: number;
+  lastSeq: number;
+  cause: string;
+  /** where the damaged file went, when it was moved aside */
+  movedTo?: string;
+}
 
 export interface RecordedLoss extends LogLoss {
   /** when an operator acknowledged it (ISO 8601), or absent */
@@ -29,6 +42,25 @@ function writeLosses(logDir: string, losses: RecordedLoss[]): void {
 
 export function recordLoss(logDir: string, loss: LogLoss): void {
   writeLosses(logDir, [...readLosses(logDir), loss]);
+}
+
+/** a loss said in one error line with its fields, and recorded until an operator acknowledges it */
+export function tellLoss(
+  logDir: string,
+  loss: LogLoss,
+  logger: { error(details: object, message: string): void },
+): void {
+  const { records, events, firstSeq, lastSeq, cause, movedTo } = loss;
+  logger.error(
+    { lostRecords: records, lostEvents: events, firstSeq, lastSeq, cause, ...(movedTo ? { movedTo } : {}) },
+    `durable log: ${events} acknowledged events in ${records} requests are lost (${cause}); ` +
+      'they are counted in /healthz and the metrics until an operator acknowledges them (cli log acknowledge)',
+  );
+  try {
+    recordLoss(logDir, loss);
+  } catch (error) {
+    logger.error({ err: error }, 'durable log: the loss could not be recorded for /healthz (a full disk?)');
+  }
 }
 
 /** the losses no operator acknowledged yet */
