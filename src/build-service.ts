@@ -15,6 +15,7 @@ const ENTRY_POINTS = {
   cli: 'src/cli/main.ts',
   'pglite-thread-worker': 'src/db/pglite-thread-worker.ts',
   'pglite-cluster': 'src/db/pglite-cluster.ts',
+  'starting-answers': 'src/http/starting-answers.ts',
 };
 
 /**

@@ -116,7 +116,7 @@ export async function serve(
     );
   }
   await app.ready();
-  listening.handOver();
+  await listening.handOver();
   // alerts go out from one node, and only when there is a bot to send them
   stopAlerts = managed?.startAlertSender(managed.bot.api, services.alertChecker, {
     tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),

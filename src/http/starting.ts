@@ -1,84 +1,97 @@
 // The service's listening socket, open before the store: while the store opens and migrations apply, /healthz answers
 // 503 "starting" (a supervisor sees the process alive, and keeps it out of rotation), then the app takes it over.
+// The "starting" answers come from a small process of its own (src/http/starting-answers.ts), so they do not wait
+// for the service's main thread, busy loading its code; it gives the socket to the app at hand-over.
+import { type ChildProcess, fork } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server as NetServer } from 'node:net';
 import type { FastifyServerFactory } from 'fastify';
-import { REFUSALS } from '../events/request/refusals.ts';
-
-/** what the starting service answers a request for events: the spec's refusal for a server problem */
-const NOT_RECORDED = { message: REFUSALS.failedToRecord.message };
-const STARTING_MESSAGE = 'The service is starting: it opens its store. Try again in a moment.';
+import { entryPoint } from '../project-paths.ts';
+import { HAND_OVER, type StartingReport, type StartingSettings } from './starting-answers.ts';
 
 export interface StartingServer {
   /** the port it listens on (the one asked for, or the one given for 0) */
   port: number;
-  /** gives the socket to the app built with it (Fastify's serverFactory); requests go to the app from handOver on */
+  /** makes the app's server (Fastify's serverFactory); it serves the socket from handOver on */
   serverFactory: FastifyServerFactory;
-  /** the app is ready: every request from now on is its */
-  handOver(): void;
+  /** the app is ready: every connection from now on is its */
+  handOver(): Promise<void>;
   /** stops accepting; resolves once every connection ended (the app answers "Connection: close" while it closes) */
   close(): Promise<void>;
 }
 
-function answerStarting(store: 'embedded' | 'server', request: http.IncomingMessage, response: http.ServerResponse) {
-  const path = request.url?.split('?')[0];
-  const [status, body] =
-    path === '/healthz'
-      ? [503, { status: 'starting', reason: STARTING_MESSAGE, store }]
-      : request.method === 'POST' && path === '/events'
-        ? [400, NOT_RECORDED]
-        : [503, { message: STARTING_MESSAGE }];
-  // the body is not read: the connection closes after the answer, so nothing of it is taken for the next request
-  response.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'retry-after': '1',
-    connection: 'close',
-  });
-  response.end(JSON.stringify(body));
+/** an error as the listening process reported it, with its code (EADDRINUSE, EACCES) */
+function listenError(failed: { message: string; code?: string }): Error {
+  return Object.assign(new Error(failed.message), failed.code ? { code: failed.code } : {});
 }
 
-/** Listens on port and host now and answers "starting" until handOver. */
-export async function listenWhileStarting(options: {
-  port: number;
-  host: string;
-  store: 'embedded' | 'server';
-}): Promise<StartingServer> {
-  const starting = (request: http.IncomingMessage, response: http.ServerResponse) =>
-    answerStarting(options.store, request, response);
-  const server = http.createServer(starting);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port: options.port, host: options.host }, () => {
-      server.off('error', reject);
-      resolve();
-    });
+/** the first report of child that matches, with the handle sent with it */
+function reportOf<T extends StartingReport>(
+  child: ChildProcess,
+  matches: (report: StartingReport) => report is T,
+): Promise<{ report: T; handle: unknown }> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: unknown, handle: unknown) => {
+      const report = message as StartingReport;
+      if ('failed' in report) return done(() => reject(listenError(report.failed)));
+      if (matches(report)) done(() => resolve({ report, handle }));
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      done(() => reject(new Error(`the process answering while the service starts ended (${code ?? signal})`)));
+    const done = (settle: () => void) => {
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      settle();
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
   });
-  let appHandler: http.RequestListener | undefined;
+}
+
+/** Listens on port and host now (in a process of its own) and answers "starting" until handOver. */
+export async function listenWhileStarting(settings: StartingSettings): Promise<StartingServer> {
+  const { file, execArgv } = entryPoint('starting-answers', import.meta.url);
+  const child = fork(file, [JSON.stringify(settings)], {
+    execArgv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    serialization: 'json',
+  });
+  const { report } = await reportOf(child, (r): r is { listening: number } => 'listening' in r);
+  let appServer: http.Server | undefined;
+  let handedOver = false;
   return {
-    port: (server.address() as AddressInfo).port,
+    port: report.listening,
     serverFactory: (handler, fastifyOptions) => {
-      appHandler = handler;
+      appServer = http.createServer(handler);
       // what Fastify sets on a server it makes itself
       const timeouts = fastifyOptions as {
         keepAliveTimeout?: number;
         requestTimeout?: number;
         connectionTimeout?: number;
       };
-      server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000;
-      server.requestTimeout = timeouts.requestTimeout ?? 0;
-      server.setTimeout(timeouts.connectionTimeout ?? 0);
-      return server;
+      appServer.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000;
+      appServer.requestTimeout = timeouts.requestTimeout ?? 0;
+      appServer.setTimeout(timeouts.connectionTimeout ?? 0);
+      return appServer;
     },
-    handOver() {
-      if (!appHandler) throw new Error('no app was built on the starting server');
-      server.off('request', starting);
-      server.on('request', appHandler);
+    async handOver() {
+      const server = appServer;
+      if (!server) throw new Error('no app was built on the starting server');
+      const given = reportOf(child, (r): r is { socket: true } => 'socket' in r);
+      child.send(HAND_OVER);
+      const { handle } = await given;
+      // the socket arrives as a server listening on it; the app's server takes its handle (server.listen(handle))
+      await new Promise<void>((resolve) => server.listen(handle as NetServer, resolve));
+      handedOver = true;
     },
     close: () =>
       new Promise<void>((resolve) => {
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-        server.closeIdleConnections();
+        if (!handedOver || !appServer?.listening) {
+          child.kill();
+          return resolve();
+        }
+        appServer.close(() => resolve());
+        appServer.closeIdleConnections();
       }),
   };
 }

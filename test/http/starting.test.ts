@@ -17,6 +17,7 @@ let stopped: number | undefined;
 
 afterAll(() => {
   if (stopped) process.kill(stopped, 'SIGCONT');
+  if (service?.pid) process.kill(service.pid, 'SIGCONT');
   service?.kill('SIGKILL');
 });
 
@@ -65,6 +66,16 @@ describe('a starting service', () => {
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toEqual({ status: 'starting', reason: expect.any(String), store: 'embedded' });
+    // the answers do not wait for the service's main thread (busy evaluating its code, compiling Prisma's engine):
+    // with the service's process stopped outright, the socket still answers "starting"
+    process.kill(service.pid!, 'SIGSTOP');
+    try {
+      const whileStopped = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+      expect(whileStopped.status).toBe(503);
+      expect(await whileStopped.json()).toMatchObject({ status: 'starting' });
+    } finally {
+      process.kill(service.pid!, 'SIGCONT');
+    }
     const events = await fetch(`${url}/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'analytics-auth-token': TOKEN, origin: 'https://a.example' },
