@@ -19,7 +19,7 @@ import { Pseudonymiser } from '../src/events/request/pseudonym.ts';
 import { SqlEventPlane, type EventRow } from '../src/events/write/event-plane.ts';
 import { ERASED_TABLES, eraseUser } from '../src/events/lifecycle/user-erasure.ts';
 import { DurableLog } from '../src/log/durable-log.ts';
-import { Secrets } from '../src/secret.ts';
+import { Secrets } from '../src/tokens/secret.ts';
 import { available } from '../test/helpers/environment.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { parseArgs, round } from './lib/report.ts';

@@ -13,7 +13,7 @@ import { eventRows } from '../src/events/request/rows.ts';
 import type { RawEvent } from '../src/events/request/validate.ts';
 import { IngestLog } from '../src/events/write/ingest-log.ts';
 import { SqlEventPlane } from '../src/events/write/event-plane.ts';
-import { loadSecrets } from '../src/secret.ts';
+import { loadSecrets } from '../src/tokens/secret.ts';
 import { LOADER_PACE } from '../src/services.ts';
 
 const dataDir = process.env.DATA_DIR ?? './data';

@@ -16,7 +16,7 @@ import { openServerDatabase } from '../src/db/server.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
 import { Pseudonymiser } from '../src/events/request/pseudonym.ts';
 import { commitConcurrency, GroupCommitWriter, type BatchStore } from './lib/group-commit.ts';
-import { Secrets } from '../src/secret.ts';
+import { Secrets } from '../src/tokens/secret.ts';
 
 const mode =
   process.env.REFERENCE === 'events' || process.env.REFERENCE === 'copy' ? process.env.REFERENCE : 'requests';

@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { buildService } from '../src/build-service.ts';
-import { SERVER_BUILD_DIR } from '../src/project-paths.ts';
+import { buildService } from '../src/build/build-service.ts';
+import { SERVER_BUILD_DIR } from '../src/platform/project-paths.ts';
 import { processGroup } from '../test/helpers/process-group.ts';
 import { childEnv, freePort, PROJECT_ROOT } from '../test/helpers/service-process.ts';
 

@@ -2,6 +2,6 @@
 // attributes, wallet users, custom events and their bits) and no funnel postings or custom events' counts, which its
 // ingest does not write:
 // the reference the insights load bench measures the service's sustained ingest against, on either store.
-import { startOrExit } from '../src/start.ts';
+import { startOrExit } from '../src/app/start.ts';
 
 startOrExit({ events: { insights: false } });

@@ -1,5 +1,5 @@
 // The service's entry point: `npm start` runs its build (dist/server/main.js), `npm run dev` this file through tsx.
-import './stack-traces.ts';
-import { startOrExit } from './start.ts';
+import './platform/stack-traces.ts';
+import { startOrExit } from './app/start.ts';
 
 startOrExit();

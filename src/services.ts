@@ -1,7 +1,7 @@
 // Wires the domain services over one open store; main, the operator CLI and tests all start here.
 import { AlertChecker } from './alerts/checker.ts';
 import { AlertSubscriptions } from './alerts/subscriptions.ts';
-import type { Config } from './config.ts';
+import type { Config } from './platform/config.ts';
 import path from 'node:path';
 import { EMBEDDED_DIR } from './db/embedded-layout.ts';
 import type { Store } from './db/store.ts';
@@ -22,8 +22,8 @@ import { RefusalLog } from './events/request/refusal-log.ts';
 import { RetentionPurger } from './events/lifecycle/retention-purge.ts';
 import { StoreHealth } from './events/write/store-health.ts';
 import { SqlEventPlane, type EventPlane, type SqlEventPlaneOptions } from './events/write/event-plane.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
-import { loadSecrets, type Secrets } from './secret.ts';
+import { createMetrics, type Metrics } from './platform/metrics.ts';
+import { loadSecrets, type Secrets } from './tokens/secret.ts';
 import { TokenCache, prismaTokenLoader } from './tokens/cache.ts';
 import { TOKEN_FORMAT } from './tokens/format.ts';
 import { Makers } from './tokens/makers.ts';

@@ -3,8 +3,8 @@
 // the current src/; and make the run's store templates, which the suites copy instead of running initdb and the
 // migrations.
 import type { TestProject } from 'vitest/node';
-import { buildGrammyPackage, buildSdk } from '../src/build-sdk.ts';
-import { buildService } from '../src/build-service.ts';
+import { buildGrammyPackage, buildSdk } from '../src/build/build-sdk.ts';
+import { buildService } from '../src/build/build-service.ts';
 import { makeTemplates } from './helpers/templates.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

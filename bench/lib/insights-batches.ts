@@ -6,7 +6,7 @@ import { decodeRequest, encodeRequest, type RequestRecord } from '../../src/even
 import { Pseudonymiser } from '../../src/events/request/pseudonym.ts';
 import { eventRows } from '../../src/events/request/rows.ts';
 import type { RawEvent } from '../../src/events/request/validate.ts';
-import { Secrets } from '../../src/secret.ts';
+import { Secrets } from '../../src/tokens/secret.ts';
 import { insightsMixBodies, singleEventBodies } from './bodies.ts';
 
 /** the event mixes measured: custom events with properties are what the insights' aggregates cost most */

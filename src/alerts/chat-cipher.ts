@@ -1,7 +1,7 @@
 // Chat ids of alert recipients, encrypted at rest with a key derived from the service secret: a copy of the database
 // alone does not tell which Telegram account owns which app.
 import crypto from 'node:crypto';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from '../tokens/secret.ts';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

@@ -3,9 +3,9 @@
 // cleared. Recording before telling makes a second checker (another node, a retry) find it already raised.
 import { named } from '../db/named-sql.ts';
 import type { SqlReader, SqlRunner } from '../db/sql.ts';
-import { escapeTelegramHtml as escapeHtml } from '../html.ts';
+import { escapeTelegramHtml as escapeHtml } from '../platform/html.ts';
 import { addDays, DAY_MS } from '../events/days.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from '../tokens/secret.ts';
 import { ChatCipher } from './chat-cipher.ts';
 import { weeklyDigest } from './digest.ts';
 import { FIRST_EVENT } from './subscriptions.ts';

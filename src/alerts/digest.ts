@@ -2,7 +2,7 @@
 // each with its change against the week before.
 import { named } from '../db/named-sql.ts';
 import type { SqlReader } from '../db/sql.ts';
-import { escapeTelegramHtml as escapeHtml } from '../html.ts';
+import { escapeTelegramHtml as escapeHtml } from '../platform/html.ts';
 import { addDays } from '../events/days.ts';
 import { InsightsReader } from '../events/read/insights.ts';
 import type { Period } from '../events/read/dashboard.ts';

@@ -1,7 +1,7 @@
 // Who is warned about an app and about what: one subscription per app and chat, with the owner's choices. The owner
 // subscribes from the bot (a new token subscribes its chat with the defaults).
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from '../tokens/secret.ts';
 import { ChatCipher } from './chat-cipher.ts';
 
 /** the choices for the silence alert, in hours; null: off */

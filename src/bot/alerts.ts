@@ -5,7 +5,7 @@ import type { AlertSettings, Subscription } from '../alerts/subscriptions.ts';
 import { SILENCE_CHOICES } from '../alerts/subscriptions.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
-import { appData } from './keyboards.ts';
+import { appData } from './actions.ts';
 import type { Screens } from './screens.ts';
 import { escapeHtml } from './texts.ts';
 

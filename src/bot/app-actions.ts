@@ -1,21 +1,18 @@
 // What the buttons of one app do: its card, revoke, regenerate, domains, read keys, data controls, the team, delete.
 // One loader reads the app named in the callback data and lets through only those whose role allows the action
-// (permissions.ts, asked of the registry); forged data is refused.
-import { Composer, type CallbackQueryContext, type CallbackQueryMiddleware } from 'grammy';
+// (actions.ts, asked of the registry); forged data is refused.
+import { Composer, type CallbackQueryMiddleware } from 'grammy';
 import { READ_KEY_PREFIX } from '../tokens/read-keys.ts';
 import { RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { answered, type BotContext, type BotDeps, yourReference } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { dataActions } from './data-actions.ts';
-import { ACTION_PERMISSION } from './permissions.ts';
 import { serverKeyActions } from './server-key-actions.ts';
 import { shareActions } from './share-actions.ts';
 import { teamActions } from './team-actions.ts';
+import { APP_ACTIONS, APP_DATA, type AppAction, type AppContext, appActionData, type OnAppAction } from './actions.ts';
 import {
-  APP_DATA,
-  type AppAction,
   analyticsKeyboard,
-  appActionData,
   confirmKeyboard,
   domainsKeyboard,
   readKeyIssuedKeyboard,
@@ -24,12 +21,6 @@ import {
 } from './keyboards.ts';
 import type { Screens } from './screens.ts';
 import { HTML, TEXT, escapeHtml, readKeyIssued, readKeysText, revokeReadKeyQuestion, tokenIssued } from './texts.ts';
-
-/** a press on an app's button, with the app it names, already checked */
-export type AppContext = CallbackQueryContext<BotContext & { app: AppRecord }>;
-
-/** installs the handler of one app action */
-export type OnAppAction = (action: Parameters<typeof appActionData>[0], handler: (ctx: AppContext) => unknown) => void;
 
 const domainsText = (app: AppRecord) =>
   `🌐 Domains of <b>${escapeHtml(app.appName)}</b>:\n${app.domains.map(escapeHtml).join('\n')}`;
@@ -201,7 +192,7 @@ function ownedApp(
       app = await deps.services.registry.authorize(
         { appId: Number(ctx.match[1]) },
         deps.actorOf(ctx),
-        ACTION_PERMISSION[action],
+        APP_ACTIONS[action],
       );
     } catch (error) {
       // someone else's app looks exactly like one that does not exist; a member whose role does not allow the

@@ -3,7 +3,7 @@
 import type { Context } from 'grammy';
 import { userKeyText } from '../events/lifecycle/data-controls.ts';
 import { parseAppName, parseBotAddress, parseBotId, parseDomain, parseTelegramUserId } from '../tokens/inputs.ts';
-import type { Parsed } from '../parsed.ts';
+import type { Parsed } from '../platform/parsed.ts';
 import { RegistryError } from '../tokens/registry.ts';
 import type { BotDeps } from './context.ts';
 import { analyticsKeyboard, eraseConfirmKeyboard } from './keyboards.ts';

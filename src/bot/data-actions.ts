@@ -5,7 +5,7 @@ import { parseRetention, retentionText, shortens, type RetentionDays } from '../
 import { answered, type BotDeps } from './context.ts';
 import { DIALOG } from './conversations.ts';
 import { dataControlsBackKeyboard, dataControlsKeyboard, retentionConfirmKeyboard } from './keyboards.ts';
-import type { AppContext, OnAppAction } from './app-actions.ts';
+import type { AppContext, OnAppAction } from './actions.ts';
 import type { Screens } from './screens.ts';
 import { dataControlsText, erasedText, erasedUserIdIn, retentionQuestion } from './texts.ts';
 

@@ -1,77 +1,10 @@
-// Inline keyboards and their callback data. Callback data names an app by id only; every handler
-// re-checks that the user may touch that app, so forged data gets nothing.
+// Inline keyboards: the buttons each screen shows, to the roles that may press them (their callback data and
+// permissions are in actions.ts; every handler re-checks that the user may touch the app, so forged data gets nothing).
 import { InlineKeyboard } from 'grammy';
 import { RETENTION_CHOICES, retentionText, type RetentionDays } from '../events/lifecycle/retention.ts';
 import { READ_KEY_PREFIX, type ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';
-import { mayPress } from './permissions.ts';
-
-export const APP_ACTIONS = [
-  'app',
-  'rev',
-  'rev!',
-  'regen',
-  'regen!',
-  'dom',
-  'domadd',
-  'domdel',
-  // the id of the app's bot, asked in a dialog
-  'botid',
-  // the public catalog: list the app, or take it out
-  'cat',
-  'del',
-  'del!',
-  // read keys: the list, a new one, revoke (asks first) and revoke confirmed
-  'rk',
-  'rknew',
-  'rkrev',
-  'rkrev!',
-  // server keys: the same four
-  'sk',
-  'sknew',
-  'skrev',
-  'skrev!',
-  // data controls: the screen, a retention chosen (asks first when it keeps less) and confirmed, erasing a user
-  // (the dialog asking for the id) and the erase confirmed, with the user's key
-  'data',
-  'ret',
-  'ret!',
-  'erase',
-  'erase!',
-  // the public link: its screen, a new link, revoking it
-  'share',
-  'share!',
-  'unshare!',
-  // the team: its screen, an invite (extra: the role), removing a member and handing the app over (each asks first;
-  // extra: the member's reference), a member leaving (asks first)
-  'team',
-  'inv',
-  'mdel',
-  'mdel!',
-  'xfer',
-  'xfer!',
-  'leave',
-  'leave!',
-] as const;
-export type AppAction = (typeof APP_ACTIONS)[number];
-
-export function appData(action: AppAction, appId: number, extra?: number | string): string {
-  return extra === undefined ? `${action}:${appId}` : `${action}:${appId}:${extra}`;
-}
-
-/**
- * an optional last part: a domain's position, the shown characters of a read key (never the key itself), a
- * retention, or the key of a user to erase (22 characters; never the Telegram id)
- */
-const EXTRA = '(?::([0-9A-Za-z_-]{1,22}))?';
-
-/** the callback data of one app action: group 1 is the app id, group 2 the optional extra part */
-export function appActionData(action: AppAction): RegExp {
-  return new RegExp(`^${action}:(\\d{1,9})${EXTRA}$`);
-}
-
-/** the callback data of any app action, with the same groups */
-export const APP_DATA = new RegExp(`^(?:${APP_ACTIONS.join('|')}):(\\d{1,9})${EXTRA}$`);
+import { appData, mayPress } from './actions.ts';
 
 export function mainKeyboard(): InlineKeyboard {
   return new InlineKeyboard().text('📊 Analytics', 'menu:analytics');
@@ -93,7 +26,7 @@ export function appsKeyboard(apps: AppRecord[]): InlineKeyboard {
   return keyboard.row().text('➕ New token', 'menu:new').text('« Back', 'menu:analytics');
 }
 
-/** the app's buttons its role allows (src/bot/permissions.ts), the dashboard and its alerts for everyone */
+/** the app's buttons its role allows (src/bot/actions.ts), the dashboard and its alerts for everyone */
 export function appKeyboard(app: AppRecord, dashboardUrl?: string): InlineKeyboard {
   const keyboard = new InlineKeyboard();
   const buttons = (

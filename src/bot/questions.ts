@@ -3,7 +3,7 @@
 // anything but text is answered and the question stays open.
 import type { Conversation } from '@grammyjs/conversations';
 import type { Context } from 'grammy';
-import type { Parsed } from '../parsed.ts';
+import type { Parsed } from '../platform/parsed.ts';
 import type { BotContext } from './context.ts';
 import { analyticsKeyboard } from './keyboards.ts';
 import { HTML, TEXT } from './texts.ts';

@@ -1,14 +1,13 @@
 // What the buttons of an app's server keys do, as the read keys' buttons do for read keys: the list, a new key (shown
 // once, in a message of its own), revoke (asking first) and revoke confirmed, with the key's shown characters.
 import { InlineKeyboard } from 'grammy';
-import { grammyInstallSnippet, grammySnippet, serverKeySnippet } from '../integration-snippet.ts';
-import { utcTime } from '../time-format.ts';
+import { grammyInstallSnippet, grammySnippet, serverKeySnippet } from '../sdk-serving/integration-snippet.ts';
+import { utcTime } from '../platform/time-format.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import { type AppRecord, RegistryError } from '../tokens/registry.ts';
 import { SERVER_KEY_PREFIX } from '../tokens/server-keys.ts';
-import type { AppContext, OnAppAction } from './app-actions.ts';
 import { answered, type BotDeps, yourReference } from './context.ts';
-import { appData } from './keyboards.ts';
+import { type AppContext, appData, type OnAppAction } from './actions.ts';
 import type { Screens } from './screens.ts';
 import { ADDRESS_HINT, escapeHtml, HTML, madeByText, snippetBase } from './texts.ts';
 

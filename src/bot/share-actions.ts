@@ -3,10 +3,9 @@
 import { InlineKeyboard } from 'grammy';
 import type { AppRecord } from '../tokens/registry.ts';
 import { type ShareLinkInfo, sharePath } from '../tokens/share-links.ts';
-import { utcTime } from '../time-format.ts';
-import type { AppContext, OnAppAction } from './app-actions.ts';
+import { utcTime } from '../platform/time-format.ts';
 import { answered, type BotDeps, yourReference } from './context.ts';
-import { appData } from './keyboards.ts';
+import { type AppContext, appData, type OnAppAction } from './actions.ts';
 import type { Screens } from './screens.ts';
 import { escapeHtml, HTML, madeByText, snippetBase } from './texts.ts';
 

@@ -4,11 +4,10 @@
 import { InlineKeyboard } from 'grammy';
 import { INVITE_PAYLOAD, isMemberRole, madeText, type Member } from '../tokens/members.ts';
 import { RegistryError } from '../tokens/registry.ts';
-import { utcTime } from '../time-format.ts';
-import type { AppContext, OnAppAction } from './app-actions.ts';
+import { utcTime } from '../platform/time-format.ts';
 import { answered, type BotContext, type BotDeps } from './context.ts';
-import { analyticsKeyboard, appData } from './keyboards.ts';
-import { mayPress } from './permissions.ts';
+import { type AppContext, appData, mayPress, type OnAppAction } from './actions.ts';
+import { analyticsKeyboard } from './keyboards.ts';
 import type { Screens } from './screens.ts';
 import { joinedText, leftText, tellOwner } from './team-news.ts';
 import { HTML, escapeHtml } from './texts.ts';

@@ -5,7 +5,7 @@ import { madeText, type Made } from '../tokens/members.ts';
 import type { MemberRole } from '../tokens/policy.ts';
 import type { AppRecord } from '../tokens/registry.ts';
 import type { BotDeps } from './context.ts';
-import { appData } from './keyboards.ts';
+import { appData } from './actions.ts';
 import { HTML, escapeHtml } from './texts.ts';
 
 /** a member as the owner is told of them: their name, or their reference in the team when no name is known */

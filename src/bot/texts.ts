@@ -6,17 +6,17 @@ import type { StoredOfUser } from '../events/lifecycle/user-erasure.ts';
 import { rejectionReason } from '../events/request/refusals.ts';
 import { firstKeptDay, retentionText, type RetentionDays } from '../events/lifecycle/retention.ts';
 import type { RejectionRow } from '../events/write/event-plane.ts';
-import { escapeTelegramHtml } from '../html.ts';
+import { escapeTelegramHtml } from '../platform/html.ts';
 import {
   initArgument,
   packageInstallSnippet,
   packageSnippet,
   readKeySnippet,
   scriptSnippet,
-} from '../integration-snippet.ts';
+} from '../sdk-serving/integration-snippet.ts';
 import { groupedNumber } from '../ranking/number-text.ts';
-import { SDK_PACKAGE_NAME } from '../sdk-files.ts';
-import { timeAgo, utcTime } from '../time-format.ts';
+import { SDK_PACKAGE_NAME } from '../sdk-serving/sdk-files.ts';
+import { timeAgo, utcTime } from '../platform/time-format.ts';
 import { type Maker, makerText } from '../tokens/makers.ts';
 import type { ReadKeyInfo } from '../tokens/read-keys.ts';
 import type { AppRecord } from '../tokens/registry.ts';

@@ -4,7 +4,7 @@ import { makerText } from '../tokens/makers.ts';
 import { isMemberRole, madeText, memberDocument, type Members } from '../tokens/members.ts';
 import { type AppKeys, givenReadKey, readKeyDocument } from '../tokens/read-keys.ts';
 import { OPERATOR } from '../tokens/registry.ts';
-import { utcTime } from '../time-format.ts';
+import { utcTime } from '../platform/time-format.ts';
 import { required, UsageError } from './arguments.ts';
 
 /** an app's team: the operator lists it, invites, removes and hands the app over, as its owner does in the bot */

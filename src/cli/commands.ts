@@ -29,14 +29,9 @@ import {
 } from '../events/read/launch-checks.ts';
 import { OPERATOR, RegistryError, type AppRecord } from '../tokens/registry.ts';
 import { keysCommand, membersCommand } from './access-commands.ts';
+import type { CommandResult } from './command-result.ts';
 import { accepted, OPTIONS, ownerId, required, UsageError, withAttachedValues } from './arguments.ts';
 import { helpAnswer, USAGE } from './usage.ts';
-
-export interface CommandResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
 
 function tokenDocument(token: string, app: AppRecord) {
   return { token, app_name: app.appName, domain: app.domains[0] ?? null, bot: app.bot, bot_id: app.botId };

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { Services } from '../services.ts';
-import type { CommandResult } from './commands.ts';
+import type { CommandResult } from './command-result.ts';
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 /** the one request the CLI sends: POST /run with {"argv": [...]} */

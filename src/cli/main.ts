@@ -1,7 +1,8 @@
 // Operator CLI entry: prints what the run of its arguments (run.ts) prints and exits with its code.
-import '../stack-traces.ts';
-import { ConfigError, loadEnvFile } from '../config.ts';
-import { type CommandResult, runCli } from './run.ts';
+import '../platform/stack-traces.ts';
+import { ConfigError, loadEnvFile } from '../platform/config.ts';
+import type { CommandResult } from './command-result.ts';
+import { runCli } from './run.ts';
 
 // a reader that stops early (`| head`) closes the pipe: stop quietly, as Unix tools do, instead of
 // dying on an unhandled EPIPE with a stack trace

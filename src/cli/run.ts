@@ -2,14 +2,12 @@
 // the process prints them: through the service that owns the embedded store, or on a store opened here. Only the
 // socket client, the settings and the owner lock load at once: the store and the commands' modules load when this
 // process runs a command itself, so a command the running service answers starts quickly.
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../platform/config.ts';
 import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
 import type { Services } from '../services.ts';
-import type { CommandResult } from './commands.ts';
+import type { CommandResult } from './command-result.ts';
 import { runThroughOwner } from './control-socket.ts';
 import { helpAnswer } from './usage.ts';
-
-export type { CommandResult } from './commands.ts';
 
 /** another CLI command holds the embedded store for a moment: wait for it this long */
 const WAIT_FOR_OTHER_COMMAND_MS = 60_000;

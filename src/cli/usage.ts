@@ -1,5 +1,5 @@
 // The CLI's usage text and its answer to --help: printed without the store or the service's modules.
-import type { CommandResult } from './commands.ts';
+import type { CommandResult } from './command-result.ts';
 
 export const USAGE = `Usage: npm run -s cli -- <command> [options]
 

@@ -3,7 +3,7 @@ import { named } from './named-sql.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../project-paths.ts';
+import { ROOT } from '../platform/project-paths.ts';
 import type { SqlRunner } from './sql.ts';
 
 export const MIGRATIONS_DIR = path.join(ROOT, 'prisma', 'migrations');

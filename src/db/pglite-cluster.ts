@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { entryFile, entryPoint } from '../project-paths.ts';
+import { entryFile, entryPoint } from '../platform/project-paths.ts';
 import { CLUSTER_TEMPLATE_DIR, ClusterTemplateError, copyClusterTemplate } from './cluster-template.ts';
 import { hasCluster, markUnopened, stageCluster } from './cluster-staging.ts';
 import { openDurablePGlite } from './durable-pglite.ts';
@@ -74,7 +74,7 @@ async function initdbInChild(dir: string, pgdata: string): Promise<void> {
 
 // built, this module shares a chunk with the service's: the process runs it when it was started as its entry point
 if (process.argv[1] === entryFile('pglite-cluster', import.meta.url)) {
-  await import('../stack-traces.ts');
+  await import('../platform/stack-traces.ts');
   // initdb, synced (openDurablePGlite syncs a new cluster), and closed cleanly
   await (await openDurablePGlite(path.resolve(process.argv[2]!), { create: true })).close();
 }

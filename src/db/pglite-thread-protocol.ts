@@ -23,16 +23,6 @@ export type ThreadRequest = { id: number } & (
 /** a request as its sender makes it: the thread's handle numbers it */
 export type ThreadCall = ThreadRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
-/** what PGlite's thread holds: its JavaScript heap (V8) and PGlite's WebAssembly memory, in bytes */
-export interface ThreadMemory {
-  heapUsed: number;
-  heapTotal: number;
-  /** memory outside the heap held by its objects, the WebAssembly memory not counted */
-  external: number;
-  /** PGlite's WebAssembly memory: it grows to the largest statement and never shrinks (only touched pages count in RSS) */
-  wasm: number;
-}
-
 /** an error as it crosses the thread boundary: its message and the DatabaseError fields callers read */
 export interface ThreadError {
   message: string;

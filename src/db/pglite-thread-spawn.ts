@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { messages } from '@electric-sql/pglite';
-import { BUILT, entryFile } from '../project-paths.ts';
+import { BUILT, entryFile } from '../platform/project-paths.ts';
 import type { ThreadCall, ThreadError, ThreadReply } from './pglite-thread-protocol.ts';
 
 /**

@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PrismaClient } from './prisma-client/index.js';
-import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS, DEFAULT_READ_CONNECTIONS } from '../config.ts';
+import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS, DEFAULT_READ_CONNECTIONS } from '../platform/config.ts';
 import { EMBEDDED_DIR } from './embedded-layout.ts';
 import { applyMigrations } from './migrate.ts';
 import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
 import { READ_QUEUE_LIMIT } from './read-budget.ts';
-import type { ThreadMemory } from './pglite-thread-protocol.ts';
+import type { ThreadMemory } from '../platform/metrics.ts';
 import type { SqlReader, SqlRunner } from './sql.ts';
 import type { EmbeddedDatabase } from './embedded.ts';
 

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../platform/http-error.ts';
 import { encodingUnsupported, tooLarge, validationError } from './http-error.ts';
 import { nestsDeeperThan } from './json-depth.ts';
 

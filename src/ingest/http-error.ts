@@ -1,7 +1,7 @@
 // The answers of the ingestion API built from the refusals table (src/events/request/refusals.ts, docs/spec.md §7), and the
 // HTTP error that also names its refusal for the app's rejection log.
 import { DETAILED_REFUSALS, REFUSALS, type RefusalCode, SUCCESS_MESSAGE } from '../events/request/refusals.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../platform/http-error.ts';
 
 /** the exact messages of the spec's answers */
 export const MESSAGES = {

@@ -3,7 +3,7 @@
 // describe them for GET /openapi.json; the pipeline's own steps check each request.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { describedOnly } from '../described-route.ts';
+import { describedOnly } from '../platform/described-route.ts';
 import type { Services } from '../services.ts';
 import { postEventsSchema, sharedEventSchema, thresholdSchema } from './openapi.ts';
 import { createSteps, credentialOf } from './steps.ts';

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../project-paths.ts';
+import { ROOT } from '../platform/project-paths.ts';
 
 export const DATA_FILE = 'data.mdb';
 const PROBE = path.join(ROOT, 'src', 'log', 'probe.mjs');

@@ -5,7 +5,7 @@ import { type Filter, type FilterQuery, parseFilter } from '../events/read/filte
 import { parseFunnelQuery } from '../events/read/funnel-parameters.ts';
 import type { FunnelQuery } from '../events/read/insights.ts';
 import { lastDays, type Period } from '../events/read/dashboard.ts';
-import { refused } from '../http-error.ts';
+import { refused } from '../platform/http-error.ts';
 
 /** the longest period one request reads */
 export const MAX_PERIOD_DAYS = 366;

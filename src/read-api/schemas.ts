@@ -2,7 +2,7 @@
 // them, and /openapi.json describes the routes from them.
 import { MAX_CAMPAIGNS, MAX_FUNNEL_STEPS, RETENTION_DAYS, TOP_PROPERTY_VALUES } from '../events/read/insights.ts';
 import { SAME_PURCHASE_WITHIN } from '../events/read/revenue.ts';
-import { textParameter } from '../parameter-schema.ts';
+import { textParameter } from '../platform/parameter-schema.ts';
 import { MAX_PERIOD_DAYS } from './parameters.ts';
 
 const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 } as const;

@@ -3,8 +3,8 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SiteContext } from './context.ts';
-import { escapeHtml } from '../html.ts';
-import { page } from '../page-shell.ts';
+import { escapeHtml } from '../platform/html.ts';
+import { page } from './page-shell.ts';
 import { fields, text, validated } from './schemas.ts';
 import { endSession, isSameOriginForm, isSameOriginJson, startSession } from './session.ts';
 import { verifyInitData, verifyLoginWidget, type TelegramIdentity, type VerifiedSignIn } from './telegram-auth.ts';

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import helmet, { type HelmetOptions } from 'helmet';
-import { TELEGRAM_WEB_APP_SCRIPT } from '../page-shell.ts';
+import { TELEGRAM_WEB_APP_SCRIPT } from './page-shell.ts';
 import type { SiteContext } from './context.ts';
 import { SESSION_COOKIE } from './session.ts';
 

@@ -1,5 +1,5 @@
 // The registration site served by the service: sign-in, the Analytics section, dashboards. Registered into the
-// browser side's scope (src/http/app.ts), which its session cookie and security headers cover.
+// browser side's scope (src/app/app.ts), which its session cookie and security headers cover.
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';

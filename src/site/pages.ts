@@ -6,10 +6,10 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import type { SiteContext } from './context.ts';
 import { DEFAULT_FUNNEL } from '../events/read/saved-funnels.ts';
-import { escapeHtml } from '../html.ts';
-import { ROOT } from '../project-paths.ts';
-import { scriptSnippet, snippetTemplates } from '../integration-snippet.ts';
-import { page } from '../page-shell.ts';
+import { escapeHtml } from '../platform/html.ts';
+import { ROOT } from '../platform/project-paths.ts';
+import { scriptSnippet, snippetTemplates } from '../sdk-serving/integration-snippet.ts';
+import { page } from './page-shell.ts';
 import { fields, text, validated } from './schemas.ts';
 
 const CLIENT_DIR = path.join(ROOT, 'src', 'site', 'client');

@@ -1,7 +1,7 @@
 // Route schemas of the site: every path and query parameter is checked by Fastify before a handler runs,
 // so a repeated key (an array), a NUL byte or a megabyte of text is a 400 with a readable message.
 import type { FastifySchema, FastifySchemaValidationError } from 'fastify';
-import { parameterOf, parameterProblem, textParameter } from '../parameter-schema.ts';
+import { parameterOf, parameterProblem, textParameter } from '../platform/parameter-schema.ts';
 
 type SchemaErrorDataVar = 'body' | 'headers' | 'params' | 'querystring';
 

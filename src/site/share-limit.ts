@@ -3,8 +3,8 @@
 // A flood of made-up secrets from one client costs a screen check, a counter and a prebuilt 429 each.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { lastKeyMemo, refusalPerWait } from '../cheap-limits.ts';
-import { HttpError } from '../http-error.ts';
+import { lastKeyMemo, refusalPerWait } from '../platform/cheap-limits.ts';
+import { HttpError } from '../platform/http-error.ts';
 import type { Services } from '../services.ts';
 
 export const SHARE_LINK_REQUESTS_PER_MINUTE = 60;

@@ -10,7 +10,7 @@ const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 const URL_ALPHABET = `${ALPHANUMERIC}_-`;
 /** about 2^35.7 values: a made-up credential passes the check once in tens of billions of tries */
 const CHECKSUM_LENGTH = 6;
-/** the derived key (src/secret.ts) the checksum is made with */
+/** the derived key (src/tokens/secret.ts) the checksum is made with */
 export const TOKEN_CHECKSUM_PURPOSE = 'token-checksum';
 
 /** what a kind of credential looks like: its prefix, then `length` characters of `alphabet` */

@@ -1,6 +1,6 @@
 // Rules for what a user types when registering an app (bot address, mini app domain, app name) or names a user.
 import net from 'node:net';
-import type { Parsed } from '../parsed.ts';
+import type { Parsed } from '../platform/parsed.ts';
 
 /** a Telegram user id typed by a person (erasure forms, the CLI): decimal digits, no sign, no leading zero */
 export const USER_ID_DIGITS_PATTERN = '^[1-9][0-9]{0,19}$';

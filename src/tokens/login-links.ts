@@ -2,7 +2,7 @@
 // URL; the database only remembers used nonces, so a link works once and no Telegram id is stored.
 import crypto from 'node:crypto';
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from './secret.ts';
 import { SingleUseProofs } from './single-use.ts';
 
 const LINK_SECONDS = 15 * 60;

@@ -1,6 +1,6 @@
 // Who made a read key, server key or public link: stored as the maker's keyed hash, shown as their name and reference.
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from './secret.ts';
 import type { Actor, AppRecord, TokenRegistry } from './registry.ts';
 
 /** what created_by holds for what the operator CLI makes (a keyed hash is 22 characters, never this word) */

@@ -2,7 +2,7 @@
 // and handing the app over to a member. The registry decides who may (policy.ts); every change is audited.
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from './secret.ts';
 import { hashToken } from './format.ts';
 import { memberReference } from './makers.ts';
 import { MEMBER_ROLES, type MemberRole } from './policy.ts';

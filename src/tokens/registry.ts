@@ -3,7 +3,7 @@
 // every change to the audit log.
 import { isUniqueViolation } from '../db/errors.ts';
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from './secret.ts';
 import { changeQuotas, type QuotaOverrides } from './app-quotas.ts';
 import { type AppRecord, type AppRow, type AuthorizedApp, toRecord, WITH_ACTIVE_TOKEN } from './app-record.ts';
 import { displayPrefix, generateToken, hashToken, TOKEN_CHECKSUM_PURPOSE } from './format.ts';

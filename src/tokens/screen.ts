@@ -2,7 +2,7 @@
 // have been issued by this service: made-up ones (a flood of random ones included) are refused at the cost of one
 // HMAC, before any lookup.
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from './secret.ts';
 import { RecentAnswers } from './recent-answers.ts';
 import { type CredentialFormat, hashToken, hasValidChecksum, TOKEN_CHECKSUM_PURPOSE } from './format.ts';
 

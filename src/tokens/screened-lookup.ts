@@ -1,7 +1,7 @@
 // One kind of credential checked as tokens are: its screen (loaded once) refuses made-up values without a lookup, a
 // cache answers the rest (negative answers too), and a revocation is forgotten by both at once.
 import type { PrismaClient } from '../db/store.ts';
-import type { Secrets } from '../secret.ts';
+import type { Secrets } from './secret.ts';
 import { CredentialCache, type TokenCacheOptions } from './cache.ts';
 import type { CredentialFormat } from './format.ts';
 import { type CredentialModel, CredentialScreen } from './screen.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
 import { COMMANDS } from '../../src/bot/commands.ts';
 import { appCard, readKeyIssued, TEXT, tokenIssued } from '../../src/bot/texts.ts';
-import { SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
+import { SDK_PACKAGE_VERSION } from '../../src/sdk-serving/sdk-files.ts';
 import { alertsOf, type ApiCall, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

@@ -1,7 +1,7 @@
 // Server keys through the management bot's buttons, as read keys are: create (shown once, with the middleware's install
 // line and two lines), list, revoke after confirmation, the key then refused by POST /events; another user gets nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
+import { GRAMMY_PACKAGE_NAME, SDK_PACKAGE_VERSION } from '../../src/sdk-serving/sdk-files.ts';
 import { alertsOf, BotHarness, buttonsOf, textsOf } from '../helpers/bot-harness.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SECRET_HEADER } from '../../src/bot/webhook-route.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/platform/config.ts';
 import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { available } from '../helpers/environment.ts';
 import type { TestDatabase } from '../helpers/postgres.ts';

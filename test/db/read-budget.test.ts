@@ -3,7 +3,7 @@
 // to end, and reads beyond the queue are refused at once. How soon is measured by bench/read-restart.ts.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_READ_CONNECTIONS } from '../../src/config.ts';
+import { DEFAULT_READ_CONNECTIONS } from '../../src/platform/config.ts';
 import { ReadBudgetError } from '../../src/db/read-budget.ts';
 import type { Store } from '../../src/db/store.ts';
 import { STORE_BACKENDS } from '../helpers/stores.ts';

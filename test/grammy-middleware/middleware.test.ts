@@ -12,7 +12,12 @@ import { botEventOf } from '../../src/grammy-middleware/events.ts';
 import { type AnalyticsMiddleware, type AnalyticsOptions, analytics } from '../../src/grammy-middleware/index.ts';
 import { dailySessionId } from '../../src/grammy-middleware/session.ts';
 import { SESSION_ID_PATTERN } from '../../src/events/request/schema.ts';
-import { GRAMMY_DIR, GRAMMY_PACKAGE_DIR, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
+import {
+  GRAMMY_DIR,
+  GRAMMY_PACKAGE_DIR,
+  GRAMMY_TARBALL,
+  SDK_PACKAGE_VERSION,
+} from '../../src/sdk-serving/sdk-files.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { startTelegramEmulator, type TelegramServer } from '../helpers/telegram-emulator.ts';
 import { freePort } from '../helpers/service-process.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serverKeyIssued } from '../../src/bot/server-key-actions.ts';
 import { escapeHtml } from '../../src/bot/texts.ts';
-import { GRAMMY_PACKAGE_NAME, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-files.ts';
+import { GRAMMY_PACKAGE_NAME, GRAMMY_TARBALL, SDK_PACKAGE_VERSION } from '../../src/sdk-serving/sdk-files.ts';
 import { expectInstalledFrom, INSTALL_TIMEOUT_MS, run, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
 import { waitForEvents } from '../sdk/browser-harness.ts';

@@ -1,10 +1,11 @@
 // The operator CLI run in the test process (src/cli/run.ts: what `npm run -s cli` prints and its exit code), on a
 // test service's services or on the store its settings name, with the JSON it prints parsed when asked for.
 import { expect } from 'vitest';
-import { type CommandResult, runCli as run } from '../../src/cli/run.ts';
+import type { CommandResult } from '../../src/cli/command-result.ts';
+import { runCli as run } from '../../src/cli/run.ts';
 import type { TestService } from './service.ts';
 
-export type { CommandResult } from '../../src/cli/run.ts';
+export type { CommandResult } from '../../src/cli/command-result.ts';
 
 /** one command on the test service's services (the store its process owns) */
 export async function runCli(service: TestService, ...argv: string[]) {

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/platform/config.ts';
 import { openStore, type Store } from '../../src/db/store.ts';
-import { buildApp, type AppOptions } from '../../src/http/app.ts';
+import { buildApp, type AppOptions } from '../../src/app/app.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { embeddedDataDir } from './templates.ts';
 

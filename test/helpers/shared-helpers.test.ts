@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { appSummaryDocument, rejectedAfterLastEvent } from '../../src/events/read/app-summary.ts';
 import { addDays, DAY_MS, dayNumberOf, eachDay, isoDayOf, isoDayOfNumber } from '../../src/events/days.ts';
 import { ratio } from '../../src/events/ratio.ts';
-import { escapeHtml } from '../../src/html.ts';
+import { escapeHtml } from '../../src/platform/html.ts';
 import {
   initArgument,
   packageInstallSnippet,
@@ -17,9 +17,9 @@ import {
   snippetTemplates,
   grammyInstallSnippet,
   grammySnippet,
-} from '../../src/integration-snippet.ts';
-import { Secrets } from '../../src/secret.ts';
-import { timeAgo, utcTime } from '../../src/time-format.ts';
+} from '../../src/sdk-serving/integration-snippet.ts';
+import { Secrets } from '../../src/tokens/secret.ts';
+import { timeAgo, utcTime } from '../../src/platform/time-format.ts';
 
 describe('UTC days', () => {
   it('numbers, writes and steps days across month and year ends', () => {

@@ -4,10 +4,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { describeRejection } from '../../src/bot/texts.ts';
 import { runCommand } from '../../src/cli/commands.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/platform/config.ts';
 import { openStore } from '../../src/db/store.ts';
 import { DailyQuota } from '../../src/events/request/quota.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { buildApp } from '../../src/app/app.ts';
 import { createServices } from '../../src/services.ts';
 import { available } from '../helpers/environment.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';

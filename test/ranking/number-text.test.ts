@@ -46,7 +46,7 @@ describe('catalog numbers', () => {
         return originals.toLocaleString.apply(this, args);
       };
       vi.resetModules();
-      await import('../../src/ranking/routes.ts');
+      await import('../../src/site/catalog-routes.ts');
       expect(uses).toEqual([]);
     });
   });

@@ -11,7 +11,7 @@ import { SqlEventPlane, type EventRow } from '../../src/events/write/event-plane
 import { STORE_BACKENDS } from '../helpers/stores.ts';
 import { readCatalog } from '../../src/ranking/catalog.ts';
 import { USERS_QUERY, VERIFIED_QUERY, computeRanking, type RankedApp } from '../../src/ranking/compute.ts';
-import { registerCatalogRoutes } from '../../src/ranking/routes.ts';
+import { registerCatalogRoutes } from '../../src/site/catalog-routes.ts';
 import { startRankingSchedule } from '../../src/ranking/schedule.ts';
 import { eventRow } from '../helpers/events.ts';
 

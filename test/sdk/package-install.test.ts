@@ -6,7 +6,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml, tokenIssued } from '../../src/bot/texts.ts';
-import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, SDK_TARBALL } from '../../src/sdk-files.ts';
+import { SDK_PACKAGE_NAME, SDK_PACKAGE_VERSION, SDK_TARBALL } from '../../src/sdk-serving/sdk-files.ts';
 import { expectInstalledFrom, INSTALL_TIMEOUT_MS, npm, run, runInstallLine } from '../helpers/npm-install.ts';
 import { tempDir, type TestService } from '../helpers/service.ts';
 import { elementData, filledSnippet, SiteClient, startSiteService } from '../site/site-harness.ts';

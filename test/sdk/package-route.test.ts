@@ -11,7 +11,7 @@ import {
   SDK_PACKAGE_NAME,
   SDK_PACKAGE_VERSION,
   SDK_TARBALL,
-} from '../../src/sdk-files.ts';
+} from '../../src/sdk-serving/sdk-files.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const FILE = `${SDK_PACKAGE_NAME}-${SDK_PACKAGE_VERSION}.tgz`;
@@ -124,12 +124,12 @@ it('describes the routes in /openapi.json', async () => {
 describe('on a server where the package is not built', () => {
   it('answers 503 on both names of each package, and still 404 for another version', async () => {
     vi.resetModules();
-    vi.doMock('../../src/sdk-files.ts', async (original) => ({
-      ...(await original<typeof import('../../src/sdk-files.ts')>()),
+    vi.doMock('../../src/sdk-serving/sdk-files.ts', async (original) => ({
+      ...(await original<typeof import('../../src/sdk-serving/sdk-files.ts')>()),
       SDK_TARBALL: `${SDK_TARBALL}.missing`,
       GRAMMY_TARBALL: `${GRAMMY_TARBALL}.missing`,
     }));
-    const { sdkPackageRoutes } = await import('../../src/ingest/sdk-package.ts');
+    const { sdkPackageRoutes } = await import('../../src/sdk-serving/package-routes.ts');
     const app = Fastify({ logger: false });
     try {
       await app.register(sdkPackageRoutes);
@@ -147,7 +147,7 @@ describe('on a server where the package is not built', () => {
       expect((await app.inject({ method: 'GET', url: `/sdk/${SDK_PACKAGE_NAME}-0.0.1.tgz` })).statusCode).toBe(404);
     } finally {
       await app.close();
-      vi.doUnmock('../../src/sdk-files.ts');
+      vi.doUnmock('../../src/sdk-serving/sdk-files.ts');
     }
   });
 });

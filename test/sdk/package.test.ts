@@ -9,7 +9,7 @@ import { build } from 'esbuild';
 import type { Browser } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { SDK_PACKAGE_DIR, SDK_PACKAGE_NAME } from '../../src/build-sdk.ts';
+import { SDK_PACKAGE_DIR, SDK_PACKAGE_NAME } from '../../src/build/build-sdk.ts';
 import { startTestService, tempDir, type TestService } from '../helpers/service.ts';
 import {
   chromiumAvailable,

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TELEGRAM_WEB_APP_SCRIPT } from '../../src/page-shell.ts';
+import { TELEGRAM_WEB_APP_SCRIPT } from '../../src/site/page-shell.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
 import { TELEGRAM_WEB_APP } from '../sdk/real-client-page.ts';

@@ -9,7 +9,7 @@ import { launchSigner } from '../helpers/telegram-launch.ts';
 import { SESSION_COOKIE } from '../../src/site/session.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { parseJsonOrUndefined } from '../helpers/events.ts';
-import { SNIPPET_PLACEHOLDERS } from '../../src/integration-snippet.ts';
+import { SNIPPET_PLACEHOLDERS } from '../../src/sdk-serving/integration-snippet.ts';
 
 export { CHROMIUM_PATH, chromiumAvailable, launchChromium } from '../helpers/chromium.ts';
 
@@ -216,7 +216,7 @@ export function elementData(html: string, id: string, name: string): string {
     .replace(/&amp;/g, '&');
 }
 
-/** a snippet template of a page (src/integration-snippet.ts) filled in as the site's script fills it */
+/** a snippet template of a page (src/sdk-serving/integration-snippet.ts) filled in as the site's script fills it */
 export function filledSnippet(template: string, values: { base: string; token: string; appName: string }): string {
   const { base, token, appName } = SNIPPET_PLACEHOLDERS;
   return template.split(base).join(values.base).split(token).join(values.token).split(appName).join(values.appName);

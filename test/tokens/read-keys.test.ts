@@ -2,7 +2,7 @@
 // revoked with immediate effect, hidden from other owners, limited to 20 active per app, audited.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.ts';
-import { Secrets } from '../../src/secret.ts';
+import { Secrets } from '../../src/tokens/secret.ts';
 import { generateCredential, hashToken, TOKEN_CHECKSUM_PURPOSE } from '../../src/tokens/format.ts';
 import { Makers } from '../../src/tokens/makers.ts';
 import { MAX_ACTIVE_READ_KEYS, READ_KEY_KIND, ReadKeys } from '../../src/tokens/read-keys.ts';

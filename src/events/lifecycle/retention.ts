@@ -1,5 +1,5 @@
 // An app's retention period: the choices an owner has, how a choice is read and told, and the first day it keeps.
-import type { Parsed } from '../../parsed.ts';
+import type { Parsed } from '../../platform/parsed.ts';
 import { addDays, isoDayOf } from '../days.ts';
 
 /**

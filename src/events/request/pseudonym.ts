@@ -1,6 +1,6 @@
 // Keyed hashes that replace raw identifiers: a per-app user key and a per-app event identity.
 import crypto from 'node:crypto';
-import type { Secrets } from '../../secret.ts';
+import type { Secrets } from '../../tokens/secret.ts';
 
 const KEY_BYTES = 16;
 /**

@@ -2,7 +2,7 @@
 // checked in memory, counts reconciled every few seconds with every node's stored totals (daily_app_usage).
 import { named } from '../../db/named-sql.ts';
 import type { SqlRunner } from '../../db/sql.ts';
-import type { Parsed } from '../../parsed.ts';
+import type { Parsed } from '../../platform/parsed.ts';
 import type { QuotaOverrides } from '../../tokens/registry.ts';
 import { DAY_MS, dayNumberOf, isoDayOfNumber } from '../days.ts';
 import { REFUSALS } from './refusals.ts';

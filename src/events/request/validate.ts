@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { ErrorObject, Options, ValidateFunction } from 'ajv';
-import { BUILT, SERVER_BUILD_DIR } from '../../project-paths.ts';
+import { BUILT, SERVER_BUILD_DIR } from '../../platform/project-paths.ts';
 import { eventSchema, USER_ID_RULE } from './schema.ts';
 
 export type RawEvent = Record<string, unknown> & { app_name: string; user_id: number };
@@ -39,7 +39,7 @@ export function eventValidatorCode(): string {
 
 /**
  * The event schema's validator, made on first use or by prepareEventValidator: the build's, which it wrote from the
- * same schema (src/build-service.ts); from source, compiled
+ * same schema (src/build/build-service.ts); from source, compiled
  */
 function eventValidator(): ValidateFunction {
   compiled ??= BUILT ? (require(PREBUILT_VALIDATOR) as ValidateFunction) : compileEventValidator();

@@ -2,7 +2,7 @@
 // then stores them in batches; the store being slow or down delays loading, not ingestion, up to the log's bound.
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { readOrCreateFile } from '../../read-or-create.ts';
+import { readOrCreateFile } from '../../platform/read-or-create.ts';
 import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
 import {
   DurableLog,

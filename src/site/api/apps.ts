@@ -1,7 +1,7 @@
 // The Analytics section's apps under /api/apps: list, create, show, revoke, regenerate, edit domains, delete; with
 // the bot's rules and messages (the registry decides, a refusal answers with its status).
 import type { FastifyPluginAsync } from 'fastify';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import { parseAppName, parseBotAddress, parseBotId, parseDomain } from '../../tokens/inputs.ts';
 import type { SiteContext } from '../context.ts';
 import { fields, text, validated } from '../schemas.ts';

@@ -7,7 +7,7 @@ import { RollupReader } from '../../events/read/dashboard.ts';
 import { readHeadline } from '../../events/read/headline.ts';
 import { launchChecksDocument, readLaunchChecks } from '../../events/read/launch-checks.ts';
 import { SavedFunnels } from '../../events/read/saved-funnels.ts';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import type { SiteContext } from '../context.ts';
 import { fields, text, validated } from '../schemas.ts';
 import { appDocuments } from './app-documents.ts';

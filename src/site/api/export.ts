@@ -2,7 +2,7 @@
 // spreadsheet runs a value a mini app user sent as a formula.
 import type { FastifyPluginAsync } from 'fastify';
 import { type ExportRow, RollupReader } from '../../events/read/dashboard.ts';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import type { SiteContext } from '../context.ts';
 import { fields, text, validated } from '../schemas.ts';
 import { appOf, filterOf, nameAnd, periodOf, VIEW, type ViewQuery } from './requests.ts';

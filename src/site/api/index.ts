@@ -1,8 +1,8 @@
 // The site's JSON API under /api, as plugins registered with their prefixes: one preHandler signs the user in
 // (and refuses cross-site writes) and, for routes that declare a permission, authorises the app the path names
-// (src/tokens/policy.ts: a role too small answers 403, a stranger 404); errors are answered by src/http/errors.ts.
+// (src/tokens/policy.ts: a role too small answers 403, a stranger 404); errors are answered by src/app/errors.ts.
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import type { SiteContext } from '../context.ts';
 import { actorOf, isSameOriginJson } from '../session.ts';
 import { appRoutes } from './apps.ts';

@@ -1,7 +1,7 @@
 // An app's read keys (the read API) and server keys (POST /events from the app's own bot) under /api/apps/:name:
 // the same three routes for both kinds: list, create (the key is shown once), revoke by the listed prefix.
 import type { FastifyPluginAsync } from 'fastify';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import { givenReadKey, readKeyDocument } from '../../tokens/read-keys.ts';
 import type { SiteContext } from '../context.ts';
 import { actorOfRequest, type NamedApp, nameOnly } from './requests.ts';

@@ -3,8 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import { type Filter, type FilterQuery, parseFilter } from '../../events/read/filters.ts';
 import { lastDays, type Period } from '../../events/read/dashboard.ts';
-import { refused } from '../../http-error.ts';
-import type { Parsed } from '../../parsed.ts';
+import { refused } from '../../platform/http-error.ts';
+import type { Parsed } from '../../platform/parsed.ts';
 import type { Permission } from '../../tokens/policy.ts';
 import type { Actor, AppRecord } from '../../tokens/registry.ts';
 import { appNameParams, fields, text, validated } from '../schemas.ts';

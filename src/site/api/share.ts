@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { RollupReader } from '../../events/read/dashboard.ts';
 import { readHeadline } from '../../events/read/headline.ts';
 import { InsightsReader } from '../../events/read/insights.ts';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import { makerDocument } from '../../tokens/makers.ts';
 import { type ShareLinkInfo, sharePath } from '../../tokens/share-links.ts';
 import type { SiteContext } from '../context.ts';

@@ -1,7 +1,7 @@
 // An app's team under /api/apps/:name: the owner and members with their roles, invites as bot deep links (owner),
 // removing a member (the owner; a member removes themselves, "me", to leave) and handing the app over (owner).
 import type { FastifyPluginAsync } from 'fastify';
-import { refused } from '../../http-error.ts';
+import { refused } from '../../platform/http-error.ts';
 import { inviteLink, isMemberRole, memberDocument } from '../../tokens/members.ts';
 import type { SiteContext } from '../context.ts';
 import { text, validated } from '../schemas.ts';

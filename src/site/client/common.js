@@ -75,7 +75,7 @@ window.site = {
   rejectedAfter(rejection, lastEventAt) {
     return Boolean(rejection && (!lastEventAt || rejection.at > lastEventAt));
   },
-  // the page's snippet templates (src/integration-snippet.ts) with the service's address (PUBLIC_URL, as the bot's
+  // the page's snippet templates (src/sdk-serving/integration-snippet.ts) with the service's address (PUBLIC_URL, as the bot's
   // snippets name it; else the page's origin), the token and the app name
   snippet(template, token, appName) {
     const base = document.body.dataset.base || location.origin;

@@ -17,7 +17,7 @@ import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purg
 import { RetentionPurger } from '../../../src/events/lifecycle/retention-purge.ts';
 import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { eraseUser } from '../../../src/events/lifecycle/user-erasure.ts';
-import { Secrets } from '../../../src/secret.ts';
+import { Secrets } from '../../../src/tokens/secret.ts';
 import { RegistryError, TokenRegistry, type Actor } from '../../../src/tokens/registry.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
 

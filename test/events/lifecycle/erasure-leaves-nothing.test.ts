@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Pseudonymiser } from '../../../src/events/request/pseudonym.ts';
-import { Secrets } from '../../../src/secret.ts';
+import { Secrets } from '../../../src/tokens/secret.ts';
 import { runCliWith } from '../../helpers/cli.ts';
 import { available } from '../../helpers/environment.ts';
 import { makeEvent, postEvents } from '../../helpers/events.ts';

@@ -3,7 +3,7 @@
 // random places).
 import { describe, expect, it } from 'vitest';
 import { Pseudonymiser } from '../../../src/events/request/pseudonym.ts';
-import { Secrets } from '../../../src/secret.ts';
+import { Secrets } from '../../../src/tokens/secret.ts';
 
 const pseudonymiser = new Pseudonymiser(new Secrets(Buffer.from('test-secret-'.padEnd(40, 'x'))));
 const event = (n: number) => JSON.stringify({ event_name: 'custom-event', user_id: 1, seq: n });

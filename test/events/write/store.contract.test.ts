@@ -8,7 +8,7 @@ import { applyMigrations, MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
 import type { Store } from '../../../src/db/store.ts';
 import { DeletedAppPurger } from '../../../src/events/lifecycle/deleted-app-purge.ts';
 import { RollupReader } from '../../../src/events/read/dashboard.ts';
-import { Secrets } from '../../../src/secret.ts';
+import { Secrets } from '../../../src/tokens/secret.ts';
 import { OPERATOR, TokenRegistry } from '../../../src/tokens/registry.ts';
 import { EVENT_PLANE_TABLES, SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { tempDir } from '../../helpers/service.ts';

@@ -1,18 +1,18 @@
 // Runs the service on an open store: the services, the HTTP app on the socket that answered "starting", the
 // management bot, the control socket, the background work; and stops it all cleanly on SIGTERM or SIGINT.
-import type { BotOptions } from './bot/bot.ts';
-import { startControlSocket } from './cli/control-socket.ts';
-import type { Config } from './config.ts';
-import { tryLeadership } from './db/leadership.ts';
-import { controlSocketPath } from './db/owner-lock.ts';
-import type { Store } from './db/store.ts';
-import { buildApp } from './http/app.ts';
-import type { StartingServer } from './http/starting.ts';
-import { errorSummary } from './error-summary.ts';
-import { serviceLogger } from './logger.ts';
-import { startRankingSchedule } from './ranking/schedule.ts';
-import { secretInDataDir } from './secret.ts';
-import { createServices, type Services, type ServicesOptions } from './services.ts';
+import type { BotOptions } from '../bot/bot.ts';
+import { startControlSocket } from '../cli/control-socket.ts';
+import type { Config } from '../platform/config.ts';
+import { tryLeadership } from '../db/leadership.ts';
+import { controlSocketPath } from '../db/owner-lock.ts';
+import type { Store } from '../db/store.ts';
+import { buildApp } from './app.ts';
+import type { StartingServer } from './starting.ts';
+import { errorSummary } from '../platform/error-summary.ts';
+import { serviceLogger } from '../platform/logger.ts';
+import { startRankingSchedule } from '../ranking/schedule.ts';
+import { secretInDataDir } from '../tokens/secret.ts';
+import { createServices, type Services, type ServicesOptions } from '../services.ts';
 
 /**
  * The longest a stop may take: requests in flight answered, the log loaded for at most 10 s (IngestLog.close), the
@@ -28,10 +28,10 @@ async function managementBot(config: Config, services: Services, log: BotOptions
   if (!config.botToken) return undefined;
   const [{ createBot }, { receiveUpdates, webhookSecret }, { startAlertSender }, { tellAdministratorsOfLoss }] =
     await Promise.all([
-      import('./bot/bot.ts'),
-      import('./bot/updates.ts'),
-      import('./bot/alert-sender.ts'),
-      import('./bot/log-loss-notice.ts'),
+      import('../bot/bot.ts'),
+      import('../bot/updates.ts'),
+      import('../bot/alert-sender.ts'),
+      import('../bot/log-loss-notice.ts'),
     ]);
   const bot = createBot(services, { token: config.botToken, apiRoot: config.telegramApiRoot, log });
   return {

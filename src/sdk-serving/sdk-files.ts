@@ -1,9 +1,9 @@
 // Where the built browser SDK and grammY middleware live, what their packages are called and which version they
-// are: shared by the build (src/build-sdk.ts) and the server, which must not load the build's tooling (esbuild,
+// are: shared by the build (src/build/build-sdk.ts) and the server, which must not load the build's tooling (esbuild,
 // TypeScript's compiler) to find a path.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './project-paths.ts';
+import { ROOT } from '../platform/project-paths.ts';
 
 export const SDK_DIR = path.join(ROOT, 'dist', 'sdk');
 export const SDK_SCRIPT = path.join(SDK_DIR, 'index.js');

@@ -8,12 +8,12 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerFactory
 import type { BotWebhookOptions } from '../bot/webhook-route.ts';
 import { registerDecoder } from '../ingest/decode.ts';
 import { ingestRoutes } from '../ingest/routes.ts';
-import { sdkPackageRoutes } from '../ingest/sdk-package.ts';
-import { sdkScriptRoute } from '../ingest/sdk-script.ts';
+import { sdkPackageRoutes } from '../sdk-serving/package-routes.ts';
+import { sdkScriptRoute } from '../sdk-serving/script-route.ts';
 import { TOKEN_HEADERS } from '../ingest/steps.ts';
-import { registerCatalogRoutes } from '../ranking/routes.ts';
+import { registerCatalogRoutes } from '../site/catalog-routes.ts';
 import { readApiRoutes } from '../read-api/routes.ts';
-import { serviceLogger, type ServiceLogger } from '../logger.ts';
+import { serviceLogger, type ServiceLogger } from '../platform/logger.ts';
 import type { Services } from '../services.ts';
 import { registerNotFoundSecurityHeaders } from '../site/headers.ts';
 import { registerSite, type SiteOptions } from '../site/index.ts';
@@ -26,7 +26,7 @@ export interface AppOptions {
   site?: SiteOptions;
   /** the management bot's webhook, when its updates arrive by webhook (BOT_WEBHOOK_URL) */
   botWebhook?: BotWebhookOptions;
-  /** the socket the service listened on while it started (src/http/starting.ts), instead of a server of its own */
+  /** the socket the service listened on while it started (src/app/starting.ts), instead of a server of its own */
   serverFactory?: FastifyServerFactory;
   /** the service's logger (default: one at the configured level) */
   logger?: ServiceLogger;
@@ -97,7 +97,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(readApiRoutes, { services });
   await letRequestsThrough();
   await app.register(opsRoutes, { services, openApiDocument });
-  // grammY loads with the bot (src/serve.ts): the route's module only when there is one
+  // grammY loads with the bot (src/app/serve.ts): the route's module only when there is one
   if (options.botWebhook)
     await app.register((await import('../bot/webhook-route.ts')).botWebhookRoute, options.botWebhook);
   return app;

@@ -1,7 +1,7 @@
 // GET /openapi.json is made on its first request: a making that fails is tried again, not served as that failure.
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { collectOpenApi, openApiDocument } from '../../src/http/openapi.ts';
+import { collectOpenApi, openApiDocument } from '../../src/app/openapi.ts';
 
 describe('the OpenAPI document', () => {
   it('is made again on the next request after a making failed, and then kept', async () => {

@@ -4,10 +4,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadEnvFile } from '../src/config.ts';
-import { childEnv, freePort, killAllChildren, PROJECT_ROOT } from './helpers/service-process.ts';
-import { tempDir } from './helpers/service.ts';
-import { embeddedDataDir } from './helpers/stores.ts';
+import { ConfigError, loadConfig, loadEnvFile } from '../../src/platform/config.ts';
+import { childEnv, freePort, killAllChildren, PROJECT_ROOT } from '../helpers/service-process.ts';
+import { tempDir } from '../helpers/service.ts';
+import { embeddedDataDir } from '../helpers/stores.ts';
 
 afterAll(() => killAllChildren());
 

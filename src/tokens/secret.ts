@@ -1,11 +1,11 @@
 // The service secret (SECRET, SECRET_FILE or DATA_DIR/secret) and the keys derived from it for pseudonyms and hashes.
-import { named } from './db/named-sql.ts';
+import { named } from '../db/named-sql.ts';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from './config.ts';
-import { readOrCreateFile } from './read-or-create.ts';
-import type { SqlRunner } from './db/sql.ts';
+import { ConfigError } from '../platform/config.ts';
+import { readOrCreateFile } from '../platform/read-or-create.ts';
+import type { SqlRunner } from '../db/sql.ts';
 
 export class Secrets {
   private readonly derived = new Map<string, Buffer>();

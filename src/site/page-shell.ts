@@ -1,6 +1,6 @@
 // The page shell of every site page: one stylesheet (light and dark, readable on a phone), header, nav; inside
 // Telegram, Telegram's script and the Mini App's shell instead of a sign-out.
-import { escapeHtml } from './html.ts';
+import { escapeHtml } from '../platform/html.ts';
 
 /** Telegram's script for Mini Apps (Telegram.WebApp), loaded only by pages of a session begun inside Telegram */
 export const TELEGRAM_WEB_APP_SCRIPT = 'https://telegram.org/js/telegram-web-app.js';

@@ -1,5 +1,5 @@
 // Builds the service for plain node with esbuild into dist/server/: the entry points below as ES modules, the code
-// they share in chunks, source maps beside them (src/stack-traces.ts names src/ lines in stack traces with them).
+// they share in chunks, source maps beside them (src/platform/stack-traces.ts names src/ lines in stack traces with them).
 // The HTTP stack's packages are bundled, the others stay in node_modules (EXTERNAL_PACKAGES), the generated Prisma client
 // stays in src/db/prisma-client; modules a command loads on demand (`import()`) become chunks of their own, so the CLI
 // loads only what its command needs. The event schema's validator is written as code beside them (event-validator.cjs).
@@ -7,15 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
-import { ROOT, SERVER_BUILD_DIR } from './project-paths.ts';
+import { ROOT, SERVER_BUILD_DIR } from '../platform/project-paths.ts';
 
-/** built name → source; a process or thread started on a built name finds it through src/project-paths.ts */
+/** built name → source; a process or thread started on a built name finds it through src/platform/project-paths.ts */
 const ENTRY_POINTS = {
   main: 'src/main.ts',
   cli: 'src/cli/main.ts',
   'pglite-thread-worker': 'src/db/pglite-thread-worker.ts',
   'pglite-cluster': 'src/db/pglite-cluster.ts',
-  'starting-answers': 'src/http/starting-answers.ts',
+  'starting-answers': 'src/app/starting-answers.ts',
 };
 
 /**
@@ -98,7 +98,7 @@ export async function buildService(): Promise<{ files: number; bytes: number }> 
     });
     const sizes = Object.values(result.metafile.outputs).map((output) => output.bytes);
     // the event validator as code, so that the service loads neither Ajv nor its compiler to check events
-    const { eventValidatorCode, PREBUILT_VALIDATOR } = await import('./events/request/validate.ts');
+    const { eventValidatorCode, PREBUILT_VALIDATOR } = await import('../events/request/validate.ts');
     const validatorCode = eventValidatorCode();
     fs.writeFileSync(path.join(staging, path.basename(PREBUILT_VALIDATOR)), validatorCode);
     sizes.push(Buffer.byteLength(validatorCode));

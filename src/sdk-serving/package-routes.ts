@@ -2,7 +2,7 @@
 // npm tarballs from dist/, so `npm install <URL>` works against the service itself.
 import fs from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
-import { describedOnly } from '../described-route.ts';
+import { describedOnly } from '../platform/described-route.ts';
 import {
   GRAMMY_PACKAGE_NAME,
   GRAMMY_TARBALL,
@@ -10,7 +10,7 @@ import {
   SDK_PACKAGE_VERSION,
   SDK_TARBALL,
   tarballName,
-} from '../sdk-files.ts';
+} from './sdk-files.ts';
 
 interface ServedPackage {
   name: string;

@@ -2,8 +2,8 @@
 // the registry's refusals, reads past their budget, unknown paths, Fastify's own refusals, and failures.
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ReadBudgetError } from '../db/read-budget.ts';
-import { errorSummary } from '../error-summary.ts';
-import { HttpError } from '../http-error.ts';
+import { errorSummary } from '../platform/error-summary.ts';
+import { HttpError } from '../platform/http-error.ts';
 import { refusalError, tooLarge } from '../ingest/http-error.ts';
 import { RegistryError } from '../tokens/registry.ts';
 

@@ -1,13 +1,13 @@
 // Where the project's files are, whether this code runs from its source (src/, through tsx) or from its build
-// (dist/server/, plain node, see src/build-service.ts): esbuild puts modules into chunks one level deeper than src/.
+// (dist/server/, plain node, see src/build/build-service.ts): this module is two levels below the root either way.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** esbuild's chunks are .js files; the source is .ts */
 export const BUILT = !import.meta.url.endsWith('.ts');
 
-/** the project's root: src/ and dist/server/ (where the build puts this module) are one and two levels below it */
-export const ROOT = fileURLToPath(new URL(BUILT ? '../..' : '..', import.meta.url));
+/** the project's root: src/platform/ and dist/server/ (where the build puts this module) are two levels below it */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** the built service: its entry points (main.js, cli.js, the embedded store's thread and initdb child) and chunks */
 export const SERVER_BUILD_DIR = path.join(ROOT, 'dist', 'server');
@@ -19,8 +19,8 @@ export function entryFile(builtName: string, sourceUrl: string): string {
 
 /**
  * How to run one of the service's modules as a process of its own: its built entry point with plain node (the entry
- * maps its stack traces to src/, src/stack-traces.ts) when this code is built, else its source through tsx.
- * `builtName` names the entry in src/build-service.ts.
+ * maps its stack traces to src/, src/platform/stack-traces.ts) when this code is built, else its source through tsx.
+ * `builtName` names the entry in src/build/build-service.ts.
  */
 export function entryPoint(builtName: string, sourceUrl: string): { file: string; execArgv: string[] } {
   return {

@@ -1,15 +1,15 @@
 // Public catalog: GET /api/catalog (JSON) and GET /catalog (HTML), both from app_scores as last computed.
 import type { FastifyInstance } from 'fastify';
 import type { SqlReader } from '../db/sql.ts';
-import { describedOnly } from '../described-route.ts';
-import { escapeHtml } from '../html.ts';
-import { page } from '../page-shell.ts';
-import { utcTime } from '../time-format.ts';
-import { readCatalog, type Catalog, type CatalogEntry } from './catalog.ts';
-import type { WindowMetrics } from './compute.ts';
-import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS } from './formula.ts';
-import { groupedNumber } from './number-text.ts';
-import { RANKING_EVERY_MS } from './schedule.ts';
+import { describedOnly } from '../platform/described-route.ts';
+import { escapeHtml } from '../platform/html.ts';
+import { page } from './page-shell.ts';
+import { utcTime } from '../platform/time-format.ts';
+import { readCatalog, type Catalog, type CatalogEntry } from '../ranking/catalog.ts';
+import type { WindowMetrics } from '../ranking/compute.ts';
+import { FORMULA, MIN_ACTIVE_USERS_30D, TARGETS, WEIGHTS } from '../ranking/formula.ts';
+import { groupedNumber } from '../ranking/number-text.ts';
+import { RANKING_EVERY_MS } from '../ranking/schedule.ts';
 
 const CACHE = 'public, max-age=60';
 

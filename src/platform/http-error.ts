@@ -1,5 +1,5 @@
 // The one error type that carries an HTTP answer (status and JSON body): ingestion, the read API and the site throw
-// it, and the service's error handler (src/http/errors.ts) sends it as it is.
+// it, and the service's error handler (src/app/errors.ts) sends it as it is.
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,

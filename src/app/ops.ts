@@ -2,7 +2,7 @@
 // GET /openapi.json (generated from the routes' schemas).
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../services.ts';
-import { describedOnly } from '../described-route.ts';
+import { describedOnly } from '../platform/described-route.ts';
 import { OPENAPI_VERSION } from './openapi.ts';
 import { logDirIn } from '../events/write/log-dir.ts';
 import { lossTotals, unacknowledgedLosses } from '../log/losses.ts';

@@ -1,12 +1,12 @@
 // A small process of its own that listens for the service while it starts and answers "starting": the service's
 // main thread evaluates its modules and compiles Prisma's engine in pieces no answer can interrupt, this process
-// does nothing else. It gives the listening socket to the service when the app is ready (src/http/starting.ts).
+// does nothing else. It gives the listening socket to the service when the app is ready (src/app/starting.ts).
 //
 //   node dist/server/starting-answers.js '{"port":8080,"host":"0.0.0.0","store":"embedded"}'   (forked, with IPC)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REFUSALS } from '../events/request/refusals.ts';
-import { entryFile } from '../project-paths.ts';
+import { entryFile } from '../platform/project-paths.ts';
 
 /** what the starting service answers a request for events: the spec's refusal for a server problem */
 const NOT_RECORDED = { message: REFUSALS.failedToRecord.message };

@@ -1,6 +1,15 @@
 // Prometheus metrics of the service (prom-client), one registry per service instance.
 import client from 'prom-client';
-import type { ThreadMemory } from './db/pglite-thread-protocol.ts';
+
+/** what PGlite's thread holds: its JavaScript heap (V8) and PGlite's WebAssembly memory, in bytes */
+export interface ThreadMemory {
+  heapUsed: number;
+  heapTotal: number;
+  /** memory outside the heap held by its objects, the WebAssembly memory not counted */
+  external: number;
+  /** PGlite's WebAssembly memory: it grows to the largest statement and never shrinks (only touched pages count in RSS) */
+  wasm: number;
+}
 
 /** what the durable log holds waiting for the store, read when /metrics is scraped */
 export interface BacklogReading {

@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { Secrets } from '../src/secret.ts';
-import { killAllChildren, startServiceProcess } from './helpers/service-process.ts';
-import { startTestService, tempDir } from './helpers/service.ts';
-import { embeddedDataDir } from './helpers/stores.ts';
+import { ConfigError, loadConfig } from '../../src/platform/config.ts';
+import { Secrets } from '../../src/tokens/secret.ts';
+import { killAllChildren, startServiceProcess } from '../helpers/service-process.ts';
+import { startTestService, tempDir } from '../helpers/service.ts';
+import { embeddedDataDir } from '../helpers/stores.ts';
 
 afterAll(() => killAllChildren());
 

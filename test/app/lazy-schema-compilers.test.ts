@@ -7,7 +7,7 @@ import {
   type CompilerSources,
   FASTIFY_COMPILERS,
   lazySchemaController,
-} from '../../src/http/lazy-schema-compilers.ts';
+} from '../../src/app/lazy-schema-compilers.ts';
 
 /** Fastify's default compilers, counting each route schema they compile */
 function countingSources(): CompilerSources & { compiled: string[] } {

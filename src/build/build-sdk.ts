@@ -18,7 +18,7 @@ import {
   SDK_SCRIPT,
   SDK_TARBALL,
   sdkTarballName,
-} from './sdk-files.ts';
+} from '../sdk-serving/sdk-files.ts';
 
 export {
   GRAMMY_PACKAGE_DIR,
@@ -31,7 +31,7 @@ export {
   SDK_TARBALL,
 };
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // old Android WebViews still open mini apps
 const TARGET = ['es2019', 'chrome70', 'safari13'];

@@ -1,12 +1,12 @@
 // Starts the service: settings, the socket (answering "starting"), the store; the rest of the code loads while the
-// store opens, then src/serve.ts runs everything the settings ask for.
-import { ConfigError, loadConfig, loadEnvFile } from './config.ts';
-import { DataDirBusyError } from './db/owner-lock.ts';
-import { openStore } from './db/store.ts';
-import { probeIngestLog } from './events/write/log-dir.ts';
-import { listenWhileStarting } from './http/starting.ts';
-import type { ProbeOutcome } from './log/probe.ts';
-import type { ServicesOptions } from './services.ts';
+// store opens, then src/app/serve.ts runs everything the settings ask for.
+import { ConfigError, loadConfig, loadEnvFile } from '../platform/config.ts';
+import { DataDirBusyError } from '../db/owner-lock.ts';
+import { openStore } from '../db/store.ts';
+import { probeIngestLog } from '../events/write/log-dir.ts';
+import { listenWhileStarting } from './starting.ts';
+import type { ProbeOutcome } from '../log/probe.ts';
+import type { ServicesOptions } from '../services.ts';
 
 /** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
@@ -32,7 +32,7 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
   // the rest of the service's code loads while the store opens (the embedded one on a thread of its own), and then the
   // event validator is made, so the first events after the start do not wait for it
   const loading = import('./serve.ts').then(async (module) => {
-    (await import('./events/request/validate.ts')).prepareEventValidator();
+    (await import('../events/request/validate.ts')).prepareEventValidator();
     return module;
   });
   const [store, { serve }] = await Promise.all([storeOpening, loading]).catch(async (error: unknown) => {

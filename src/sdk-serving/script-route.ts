@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type { FastifyPluginAsync } from 'fastify';
-import { describedOnly } from '../described-route.ts';
-import { SDK_SCRIPT } from '../sdk-files.ts';
+import { describedOnly } from '../platform/described-route.ts';
+import { SDK_SCRIPT } from './sdk-files.ts';
 
 const sdkScriptSchema = {
   summary: 'The browser SDK script (gzip when the client accepts it)',

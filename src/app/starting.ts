@@ -1,12 +1,12 @@
 // The service's listening socket, open before the store: while the store opens and migrations apply, /healthz answers
 // 503 "starting" (a supervisor sees the process alive, and keeps it out of rotation), then the app takes it over.
-// The "starting" answers come from a small process of its own (src/http/starting-answers.ts), so they do not wait
+// The "starting" answers come from a small process of its own (src/app/starting-answers.ts), so they do not wait
 // for the service's main thread, busy loading its code; it gives the socket to the app at hand-over.
 import { type ChildProcess, fork } from 'node:child_process';
 import http from 'node:http';
 import type { Server as NetServer } from 'node:net';
 import type { FastifyServerFactory } from 'fastify';
-import { entryPoint } from '../project-paths.ts';
+import { entryPoint } from '../platform/project-paths.ts';
 import { HAND_OVER, type StartingReport, type StartingSettings } from './starting-answers.ts';
 
 export interface StartingServer {
