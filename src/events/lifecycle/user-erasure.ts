@@ -10,20 +10,18 @@ import { CHUNK_ROWS } from './deleted-app-purge.ts';
 import { retriedOnDeadlock } from './deadlock-retry.ts';
 import { COUNTS_WITHOUT_USER, DROP_EMPTIED, MINE_ROLLED_UP } from './erased-counts.ts';
 import { dropTextsOfUser, type FoundTexts, GatheredTexts, WALK_TEXTS } from './erased-texts.ts';
-import { EVENT_PLANE_TABLE_LIST } from '../write/rollups/index.ts';
+import { EVENT_PLANE_TABLE_LIST, type EventPlaneTable } from '../write/rollups/index.ts';
 import type { RollupTable } from '../write/rollups/rollup.ts';
 
-/** rows deleted per table */
-export interface ErasedRows {
-  events: number;
-  daily_sessions: number;
-  daily_users: number;
-  app_users: number;
-  wallet_users: number;
-  verified_sessions: number;
-  /** the user's events taken out of the funnel postings */
-  funnel_postings: number;
-}
+/** the tables whose rows of the user an erase deletes by the user's key or sessions */
+type DeletedTable = Extract<EventPlaneTable, { erasure: { kind: 'user' | 'session' } }>['name'];
+
+/**
+ * rows deleted per table: the user's events, the rows of every table declared deleted by user or session (a rollup
+ * declared so is counted here, or this module does not compile), and funnel_postings, the user's events taken out of
+ * the postings
+ */
+export type ErasedRows = Record<'events' | DeletedTable | 'funnel_postings', number>;
 
 /** what of a user an erase would delete now, as an owner is asked to confirm it: their events and their sessions */
 export interface StoredOfUser {
@@ -66,7 +64,7 @@ for (const { name, erasure } of EVENT_PLANE_TABLE_LIST)
 /** rows keyed by the user, the table marking the user's commits last (see eraseUser) */
 const USER_TABLES = EVENT_PLANE_TABLE_LIST.filter(({ erasure }) => erasure.kind === 'user')
   .sort((a, b) => Number(marksCommits(a)) - Number(marksCommits(b)))
-  .map(({ name }) => name as keyof ErasedRows);
+  .map(({ name }) => name as DeletedTable);
 
 function marksCommits(table: RollupTable): boolean {
   return table.erasure.kind === 'user' && table.erasure.marksCommits === true;
@@ -74,7 +72,7 @@ function marksCommits(table: RollupTable): boolean {
 
 /** rows keyed by the user's sessions, with the columns they are matched on with the user's events */
 const SESSION_TABLES = EVENT_PLANE_TABLE_LIST.flatMap(({ name, erasure }) =>
-  erasure.kind === 'session' ? [{ name: name as keyof ErasedRows, match: erasure.match }] : [],
+  erasure.kind === 'session' ? [{ name: name as DeletedTable, match: erasure.match }] : [],
 );
 
 export interface Erasure {
@@ -134,10 +132,16 @@ SELECT (SELECT encode(event_key, 'base64') FROM range ORDER BY event_key DESC LI
        ${SESSION_TABLES.map(({ name }) => `(SELECT count(*)::int FROM gone_${name}) AS ${name}`).join(', ')},
        ${WALK_TEXTS}`;
 
-const noRows = (): ErasedRows =>
-  Object.fromEntries(
-    ['events', ...USER_TABLES, ...SESSION_TABLES.map(({ name }) => name), 'funnel_postings'].map((name) => [name, 0]),
-  ) as unknown as ErasedRows;
+/** in the order the erase deletes them, which is the order it reports them in */
+const noRows = (): ErasedRows => ({
+  events: 0,
+  app_users: 0,
+  wallet_users: 0,
+  verified_sessions: 0,
+  daily_users: 0,
+  daily_sessions: 0,
+  funnel_postings: 0,
+});
 
 /** funnel postings rows read per statement: a row holds a commit's events of one step and day, up to megabytes */
 const POSTINGS_CHUNK = 100;

@@ -112,6 +112,15 @@ export async function distinctUsers(sql: SqlReader, appId: number, period: Perio
   return row?.users ?? 0;
 }
 
+/** what the dashboard is made of, read from the rollups or, under a filter, from the events */
+interface DashboardParts {
+  counts: { day: string; event_name: string; events: number }[];
+  stats: { day: string; users: number; sessions: number }[];
+  dimensions: { dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }[];
+  users: number;
+  verifiedUsers: number;
+}
+
 export class RollupReader {
   constructor(
     private readonly sql: SqlReader,
@@ -120,7 +129,7 @@ export class RollupReader {
   ) {}
 
   async dashboard(appId: number, period: Period, filter: Filter = NO_FILTER): Promise<Dashboard> {
-    const [[counts, stats, dimensions, users, verifiedUsers], funnel] = await Promise.all([
+    const [{ counts, stats, dimensions, users, verifiedUsers }, funnel] = await Promise.all([
       isFiltered(filter) ? this.fromEvents(appId, period, filter) : this.fromRollups(appId, period),
       readOwnerFunnel(this.sql, appId, period, WALLET_FUNNEL, filter),
     ]);
@@ -170,23 +179,23 @@ export class RollupReader {
     };
   }
 
-  private fromRollups(appId: number, period: Period) {
+  private async fromRollups(appId: number, period: Period): Promise<DashboardParts> {
     const args = { app: appId, from: period.from, to: period.to };
-    return Promise.all([
-      this.sql.query<{ day: string; event_name: string; events: number }>(
+    const [counts, stats, dimensions, distinct] = await Promise.all([
+      this.sql.query<DashboardParts['counts'][number]>(
         ...named(
           `SELECT day::text, event_name, events::float8 AS events FROM daily_event_counts
          WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`,
           args,
         ),
       ),
-      this.sql.query<{ day: string; users: number; sessions: number }>(
+      this.sql.query<DashboardParts['stats'][number]>(
         ...named(
           `SELECT day::text, users, sessions FROM daily_app_stats WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date`,
           args,
         ),
       ),
-      this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
+      this.sql.query<DashboardParts['dimensions'][number]>(
         ...named(
           `SELECT dimension, value, sessions FROM (
            SELECT dimension, value, sum(sessions)::float8 AS sessions,
@@ -197,27 +206,27 @@ export class RollupReader {
         ),
       ),
       // the distinct users and, of them, those with a verified launch: one statement
-      this.sql
-        .query<{ users: number; verified_users: number }>(
-          ...named(`${DISTINCT_USERS}, (${VERIFIED_USERS}) AS verified_users`, args),
-        )
-        .then(([row]) => [row?.users ?? 0, row?.verified_users ?? 0] as const),
-    ]).then(([counts, stats, dimensions, [users, verified]]) => [counts, stats, dimensions, users, verified] as const);
+      this.sql.query<{ users: number; verified_users: number }>(
+        ...named(`${DISTINCT_USERS}, (${VERIFIED_USERS}) AS verified_users`, args),
+      ),
+    ]);
+    const [row] = distinct;
+    return { counts, stats, dimensions, users: row?.users ?? 0, verifiedUsers: row?.verified_users ?? 0 };
   }
 
   /**
    * The same numbers from the period's events the filter keeps: a session with such an event counts on the day it
    * started, when that is in the period, under the attributes it started with
    */
-  private fromEvents(appId: number, period: Period, filter: Filter) {
+  private async fromEvents(appId: number, period: Period, filter: Filter): Promise<DashboardParts> {
     const params = { app: appId, from: period.from, to: period.to, ...filterValues(filter) };
     const kept = `FROM events WHERE app_id = {{app}} AND day BETWEEN {{from}}::date AND {{to}}::date${filterConditions(filter, eventFilter())}`;
     const starts = `WITH kept AS (SELECT session_id ${kept}), starts AS (SELECT s.* FROM ${STARTED_SESSIONS})`;
-    return Promise.all([
-      this.sql.query<{ day: string; event_name: string; events: number }>(
+    const [counts, stats, dimensions, users, verifiedUsers] = await Promise.all([
+      this.sql.query<DashboardParts['counts'][number]>(
         ...named(`SELECT day::text, event_name, count(*)::float8 AS events ${kept} GROUP BY 1, 2`, params),
       ),
-      this.sql.query<{ day: string; users: number; sessions: number }>(
+      this.sql.query<DashboardParts['stats'][number]>(
         ...named(
           `${starts}
          SELECT coalesce(u.day, s.day)::text AS day, coalesce(u.users, 0)::int AS users,
@@ -227,7 +236,7 @@ export class RollupReader {
           params,
         ),
       ),
-      this.sql.query<{ dimension: 'platform' | 'locale' | 'start_param'; value: string; sessions: number }>(
+      this.sql.query<DashboardParts['dimensions'][number]>(
         ...named(
           `${starts}
          SELECT dimension, value, sessions FROM (
@@ -250,6 +259,7 @@ export class RollupReader {
         )
         .then(([row]) => row?.users ?? 0),
     ]);
+    return { counts, stats, dimensions, users, verifiedUsers };
   }
 
   /**

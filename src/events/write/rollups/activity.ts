@@ -1,7 +1,7 @@
 // Each app's last event and events in all: the lists of apps, `apps show`, the bot's app card.
-import { KEPT, type Rollup } from './rollup.ts';
+import { KEPT, defineRollup } from './rollup.ts';
 
-export const ACTIVITY: Rollup = {
+export const ACTIVITY = defineRollup({
   name: 'app activity',
   tables: [{ name: 'app_activity', keyedBy: 'app', retention: KEPT, erasure: KEPT }],
   sql: () => `activity AS (
@@ -11,4 +11,4 @@ export const ACTIVITY: Rollup = {
                                      events_total = a.events_total + excluded.events_total
 )`,
   readBy: ['src/events/write/event-plane.ts (activities)'],
-};
+});

@@ -1,7 +1,7 @@
 // Users and sessions per app and day, each counted on the day first seen: the dashboard's daily users and sessions.
-import { KEPT, type Rollup } from './rollup.ts';
+import { KEPT, defineRollup } from './rollup.ts';
 
-export const APP_STATS: Rollup = {
+export const APP_STATS = defineRollup({
   name: 'daily users and sessions',
   tables: [{ name: 'daily_app_stats', keyedBy: 'day', retention: KEPT, erasure: KEPT }],
   sql: () => `stats AS (
@@ -17,4 +17,4 @@ export const APP_STATS: Rollup = {
     'src/events/read/insights.ts (summary)',
     'src/ranking/compute.ts',
   ],
-};
+});

@@ -14,7 +14,7 @@ import {
   OTHER_SLOT,
   propertyValueSql,
 } from '../../custom-events.ts';
-import { KEPT, type Rollup } from './rollup.ts';
+import { KEPT, defineRollup } from './rollup.ts';
 
 /** custom_catalog's levels: a tracked name (with its slot), a property of a name, a value of a property */
 export const CATALOG_LEVEL = { name: 0, property: 1, value: 2 } as const;
@@ -210,7 +210,7 @@ function customEventsSql(): string {
 )`;
 }
 
-export const CUSTOM_EVENTS: Rollup = {
+export const CUSTOM_EVENTS = defineRollup({
   name: 'custom events',
   tables: [
     {
@@ -247,7 +247,7 @@ export const CUSTOM_EVENTS: Rollup = {
     pays:
       'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-      '(bench/insights-load.ts; docs/benchmarks.md, "Insights on funnel postings and request summaries")',
+      '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
   },
   readBy: ['src/events/read/insights.ts (custom events, property values)'],
-};
+});

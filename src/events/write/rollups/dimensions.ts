@@ -1,7 +1,7 @@
 // Sessions per day by launch platform, language and start_param: the dashboard's dimension lists.
-import { KEPT, type Rollup } from './rollup.ts';
+import { KEPT, defineRollup } from './rollup.ts';
 
-export const DIMENSIONS: Rollup = {
+export const DIMENSIONS = defineRollup({
   name: 'dimensions',
   tables: [
     {
@@ -25,4 +25,4 @@ export const DIMENSIONS: Rollup = {
   ON CONFLICT (app_id, day, dimension, value) DO UPDATE SET sessions = d.sessions + excluded.sessions
 )`,
   readBy: ['src/events/read/dashboard.ts (dashboard)'],
-};
+});

@@ -1,7 +1,7 @@
 // Events per app, day and name: the dashboard's events, its chart by name and the catalog ranking's counts.
-import { KEPT, type Rollup } from './rollup.ts';
+import { KEPT, defineRollup } from './rollup.ts';
 
-export const EVENT_COUNTS: Rollup = {
+export const EVENT_COUNTS = defineRollup({
   name: 'event counts',
   tables: [{ name: 'daily_event_counts', keyedBy: 'day', retention: KEPT, erasure: KEPT }],
   sql: () => `counts AS (
@@ -14,4 +14,4 @@ export const EVENT_COUNTS: Rollup = {
     'src/events/read/insights.ts (summary)',
     'src/ranking/compute.ts',
   ],
-};
+});

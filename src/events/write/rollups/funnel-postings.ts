@@ -5,7 +5,7 @@ import { customNameSql, ROLLUP_TEXT_LENGTH } from '../../custom-events.ts';
 import { DAY_MS } from '../../days.ts';
 import { CUSTOM_STEP_PREFIX } from '../funnel-posting-format.ts';
 import { POSTING_GROUP } from '../batch-postings.ts';
-import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
+import { beforeFirstKeptDay, defineRollup } from './rollup.ts';
 
 /**
  * SQL: the name a funnel step finds an event by, over the events table's columns (alias: the events table's): its
@@ -61,7 +61,7 @@ const POSTINGS = `postings AS (
   UNION ALL${postingRowsSql('fresh_rows e')}
 )`;
 
-export const FUNNEL_POSTINGS: Rollup = {
+export const FUNNEL_POSTINGS = defineRollup({
   name: 'funnel postings',
   tables: [
     {
@@ -80,7 +80,7 @@ export const FUNNEL_POSTINGS: Rollup = {
     pays:
       'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-      '(bench/insights-load.ts; docs/benchmarks.md, "Insights on funnel postings and request summaries")',
+      '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
   },
   readBy: ['src/events/read/funnel-reader.ts'],
-};
+});

@@ -13,7 +13,8 @@ import { SESSIONS } from './sessions.ts';
 import { DAILY_USAGE } from './usage.ts';
 import { USERS } from './users.ts';
 
-export const ROLLUPS: readonly Rollup[] = [
+/** the rollups with their tables' literal names and rules (EventPlaneTable) */
+const DECLARED_ROLLUPS = [
   EVENT_COUNTS,
   CUSTOM_EVENTS,
   USERS,
@@ -24,7 +25,9 @@ export const ROLLUPS: readonly Rollup[] = [
   DAILY_USAGE,
   FUNNEL_POSTINGS,
   LAUNCHES,
-];
+] as const satisfies readonly Rollup[];
+
+export const ROLLUPS: readonly Rollup[] = DECLARED_ROLLUPS;
 
 /**
  * The table the rollups are made from. An event's key starts with the client's time (src/events/request/pseudonym.ts), its
@@ -32,7 +35,7 @@ export const ROLLUPS: readonly Rollup[] = [
  * cover every old event: keys before the first kept day (trusted client times, and receipts without one), and
  * receipts before it.
  */
-export const EVENTS_TABLE: RollupTable = {
+export const EVENTS_TABLE = {
   name: 'events',
   keyedBy: 'user',
   retention: {
@@ -43,12 +46,15 @@ export const EVENTS_TABLE: RollupTable = {
     ],
   },
   erasure: { kind: 'rewritten', how: "the user's events are deleted by a walk over the app's events" },
-};
+} as const satisfies RollupTable;
+
+/** a table of the event plane as declared, with its literal name and rules */
+export type EventPlaneTable = typeof EVENTS_TABLE | (typeof DECLARED_ROLLUPS)[number]['tables'][number];
 
 /** every table of the event plane, events first, in the order of ROLLUPS */
-export const EVENT_PLANE_TABLE_LIST: readonly RollupTable[] = [
+export const EVENT_PLANE_TABLE_LIST: readonly EventPlaneTable[] = [
   EVENTS_TABLE,
-  ...ROLLUPS.flatMap((rollup) => rollup.tables),
+  ...DECLARED_ROLLUPS.flatMap((rollup): readonly EventPlaneTable[] => rollup.tables),
 ];
 
 /**

@@ -2,9 +2,9 @@
 // UTC day of its auth_date) with what the page reported in them, and every app-init's outcome per day: what the catalog
 // ranks on, the verified users of every surface, and the reasons owners are shown for launches that did not verify.
 import { SIGNED_TRANSACTION_EVENT, WALLET_CONNECTION_EVENT } from '../../wallet-funnel.ts';
-import { beforeFirstKeptDay, KEPT, type Rollup } from './rollup.ts';
+import { beforeFirstKeptDay, KEPT, defineRollup } from './rollup.ts';
 
-export const LAUNCHES: Rollup = {
+export const LAUNCHES = defineRollup({
   name: 'verified launches',
   tables: [
     {
@@ -70,4 +70,4 @@ export const LAUNCHES: Rollup = {
     'src/ranking/compute.ts',
     'src/events/read/revenue.ts (purchases in verified sessions)',
   ],
-};
+});

@@ -57,6 +57,13 @@ export interface Rollup {
   readBy: readonly string[];
 }
 
+/**
+ * A rollup as its file declares it: checked as a Rollup, its tables' names and rules kept as literal types, so what
+ * derives from them (the rows an erase counts, src/events/lifecycle/user-erasure.ts) names every table the compiler
+ * sees declared.
+ */
+export const defineRollup = <const R extends Rollup>(rollup: R): R => rollup;
+
 /** a retention condition: the row's day column is before the first kept day */
 export const beforeFirstKeptDay = (column: string) => `t.${column} < {{first_kept_day}}::date`;
 

@@ -1,9 +1,9 @@
 // Mini App sessions, each counted once on the UTC day it started, with the launch attributes it started with; what a bot
 // sends with a server key is no Mini App session.
 import { rollupText } from '../../custom-events.ts';
-import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
+import { beforeFirstKeptDay, defineRollup } from './rollup.ts';
 
-export const SESSIONS: Rollup = {
+export const SESSIONS = defineRollup({
   name: 'sessions',
   tables: [
     {
@@ -26,4 +26,4 @@ export const SESSIONS: Rollup = {
   ON CONFLICT DO NOTHING RETURNING app_id, day, session_id, platform, locale, start_param
 )`,
   readBy: ['src/events/read/dashboard.ts (filtered dashboard)', 'src/events/read/insights.ts (filtered summary)'],
-};
+});

@@ -2,9 +2,9 @@
 // every node reads to reconcile its quota counts.
 import { param } from '../../../db/named-sql.ts';
 import { USAGE } from '../batch-values.ts';
-import { KEPT, type Rollup } from './rollup.ts';
+import { KEPT, defineRollup } from './rollup.ts';
 
-export const DAILY_USAGE: Rollup = {
+export const DAILY_USAGE = defineRollup({
   name: 'daily usage',
   tables: [{ name: 'daily_app_usage', keyedBy: 'day', retention: KEPT, erasure: KEPT }],
   sql: () => `usage AS (
@@ -14,4 +14,4 @@ export const DAILY_USAGE: Rollup = {
   ON CONFLICT (app_id, day) DO UPDATE SET events = q.events + excluded.events, bytes = q.bytes + excluded.bytes
 )`,
   readBy: ['src/events/request/quota.ts'],
-};
+});

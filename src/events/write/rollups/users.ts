@@ -1,7 +1,7 @@
 // Each user's active days (daily_users) and, per app, their first and last day with their first event's launch
 // attributes (app_users) and their first completed wallet connection (wallet_users): users, retention, campaigns.
 import { CUSTOM_NAME_BITS, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from '../../custom-events.ts';
-import { beforeFirstKeptDay, type Rollup } from './rollup.ts';
+import { beforeFirstKeptDay, defineRollup } from './rollup.ts';
 
 /**
  * An app_users upsert's row (excluded) holds an earlier first event than the stored one (u); a user stored without
@@ -85,7 +85,7 @@ const WITH_INSIGHTS = `name_bits AS (
   ON CONFLICT (app_id, user_key) DO UPDATE SET first_day = excluded.first_day WHERE w.first_day > excluded.first_day
 )`;
 
-export const USERS: Rollup = {
+export const USERS = defineRollup({
   name: 'users',
   tables: [
     {
@@ -121,11 +121,11 @@ export const USERS: Rollup = {
     pays:
       'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-      '(bench/insights-load.ts; docs/benchmarks.md, "Insights on funnel postings and request summaries")',
+      '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
   },
   readBy: [
     'src/events/read/dashboard.ts (distinct users)',
     'src/events/read/insights.ts (retention, campaigns, custom event users)',
     'src/ranking/compute.ts',
   ],
-};
+});
