@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLUSTER_TEMPLATE_DIR } from '../src/db/cluster-template.ts';
-import { createCluster } from '../src/db/pglite-cluster.ts';
+import { CLUSTER_TEMPLATE_DIR } from '../src/db/embedded/cluster-template.ts';
+import { createCluster } from '../src/db/embedded/pglite-cluster.ts';
 import { PROJECT_ROOT } from '../test/helpers/service-process.ts';
 import { machineInfo, runBenchMain } from './lib/processes.ts';
 import { formatTable, median, parseArgs, printSummary, round, uptimeLine } from './lib/report.ts';
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     process.execPath,
     '--import',
     'tsx',
-    'src/db/pglite-cluster.ts',
+    'src/db/embedded/pglite-cluster.ts',
     path.join(work, 'initdb', 'pgdata'),
   ]);
   const [user, system, maxKiB] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number];

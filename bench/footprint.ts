@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { START_PARAMS } from '../src/db/durable-pglite.ts';
+import { START_PARAMS } from '../src/db/embedded/durable-pglite.ts';
 import { createTestDatabase } from '../test/helpers/postgres.ts';
 import { childEnv, freePort, PROJECT_ROOT, runCli } from '../test/helpers/service-process.ts';
 import { singleEventBodies, writeBodyFile } from './lib/bodies.ts';

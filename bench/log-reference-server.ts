@@ -10,7 +10,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify from 'fastify';
-import { openEmbeddedDatabase } from '../src/db/embedded.ts';
+import { openEmbeddedDatabase } from '../src/db/embedded/index.ts';
 import { DurableLog } from '../src/log/durable-log.ts';
 
 const dataDir = process.env.DATA_DIR ?? './data';

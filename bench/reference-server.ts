@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { openEmbeddedDatabase } from '../src/db/embedded.ts';
+import { openEmbeddedDatabase } from '../src/db/embedded/index.ts';
 import { openServerDatabase } from '../src/db/server.ts';
 import type { SqlRunner } from '../src/db/sql.ts';
 import { Pseudonymiser } from '../src/events/request/pseudonym.ts';

@@ -3,7 +3,7 @@ import { AlertChecker } from './alerts/checker.ts';
 import { AlertSubscriptions } from './alerts/subscriptions.ts';
 import type { Config } from './platform/config.ts';
 import path from 'node:path';
-import { EMBEDDED_DIR } from './db/embedded-layout.ts';
+import { EMBEDDED_DIR } from './db/embedded/layout.ts';
 import type { Store } from './db/store.ts';
 import { TableMaintenance } from './db/table-maintenance.ts';
 import { DataControls } from './events/lifecycle/data-controls.ts';

@@ -4,7 +4,7 @@ import type { BotOptions } from '../bot/bot.ts';
 import { startControlSocket } from '../cli/control-socket.ts';
 import type { Config } from '../platform/config.ts';
 import { tryLeadership } from '../db/leadership.ts';
-import { controlSocketPath } from '../db/owner-lock.ts';
+import { controlSocketPath } from '../db/embedded/owner-lock.ts';
 import type { Store } from '../db/store.ts';
 import { buildApp } from './app.ts';
 import type { StartingServer } from './starting.ts';

@@ -1,7 +1,7 @@
 // Starts the service: settings, the socket (answering "starting"), the store; the rest of the code loads while the
 // store opens, then src/app/serve.ts runs everything the settings ask for.
 import { ConfigError, loadConfig, loadEnvFile } from '../platform/config.ts';
-import { DataDirBusyError } from '../db/owner-lock.ts';
+import { DataDirBusyError } from '../db/embedded/owner-lock.ts';
 import { openStore } from '../db/store.ts';
 import { probeIngestLog } from '../events/write/log-dir.ts';
 import { listenWhileStarting } from './starting.ts';

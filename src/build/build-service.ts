@@ -13,8 +13,8 @@ import { ROOT, SERVER_BUILD_DIR } from '../platform/project-paths.ts';
 const ENTRY_POINTS = {
   main: 'src/main.ts',
   cli: 'src/cli/main.ts',
-  'pglite-thread-worker': 'src/db/pglite-thread-worker.ts',
-  'pglite-cluster': 'src/db/pglite-cluster.ts',
+  'pglite-thread-worker': 'src/db/embedded/pglite-thread-worker.ts',
+  'pglite-cluster': 'src/db/embedded/pglite-cluster.ts',
   'starting-answers': 'src/app/starting-answers.ts',
 };
 

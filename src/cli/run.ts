@@ -3,7 +3,7 @@
 // socket client, the settings and the owner lock load at once: the store and the commands' modules load when this
 // process runs a command itself, so a command the running service answers starts quickly.
 import { ConfigError, loadConfig, type Config } from '../platform/config.ts';
-import { DataDirBusyError, liveOwner } from '../db/owner-lock.ts';
+import { DataDirBusyError, liveOwner } from '../db/embedded/owner-lock.ts';
 import type { Services } from '../services.ts';
 import type { CommandResult } from './command-result.ts';
 import { runThroughOwner } from './control-socket.ts';

@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { PrismaClient } from './prisma-client/index.js';
 import { type Config, ConfigError, DEFAULT_READ_BUDGET_MS, DEFAULT_READ_CONNECTIONS } from '../platform/config.ts';
-import { EMBEDDED_DIR } from './embedded-layout.ts';
+import { EMBEDDED_DIR } from './embedded/layout.ts';
 import { applyMigrations } from './migrate.ts';
-import { acquireOwnerLock, controlSocketPath } from './owner-lock.ts';
+import { acquireOwnerLock, controlSocketPath } from './embedded/owner-lock.ts';
 import { READ_QUEUE_LIMIT } from './read-budget.ts';
 import type { ThreadMemory } from '../platform/metrics.ts';
 import type { SqlReader, SqlRunner } from './sql.ts';
-import type { EmbeddedDatabase } from './embedded.ts';
+import type { EmbeddedDatabase } from './embedded/index.ts';
 
 export type { PrismaClient };
 
@@ -144,7 +144,7 @@ export async function openStore(
     release = async () => unlock();
     options.whileOpening?.();
     try {
-      const { openEmbeddedDatabase } = await import('./embedded.ts');
+      const { openEmbeddedDatabase } = await import('./embedded/index.ts');
       const prismaLoading = loadPrisma(import('pglite-prisma-adapter'));
       const opening = openEmbeddedDatabase(
         config.dataDir,

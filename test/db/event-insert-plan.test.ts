@@ -2,7 +2,7 @@
 // PostgreSQL left to choose plans it anew for each batch (and parses the batch once more to do so) as soon as its
 // estimates favour the parameters' values.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
+import { openEmbeddedDatabase } from '../../src/db/embedded/index.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { MAX_CUSTOM_VALUES } from '../../src/events/custom-events.ts';

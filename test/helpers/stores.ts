@@ -2,7 +2,7 @@
 // (required in CI). Each open() gives a fresh, migrated store (a copy of the run's template) and its cleanup; the
 // bare backends give a fresh SQL runner with no migration applied, for tests of the migrations themselves; the
 // service backends give the settings of a whole test service on a fresh store.
-import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
+import { openEmbeddedDatabase } from '../../src/db/embedded/index.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { openStore, type Store } from '../../src/db/store.ts';

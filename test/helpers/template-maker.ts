@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMBEDDED_DIR } from '../../src/db/embedded-layout.ts';
+import { EMBEDDED_DIR } from '../../src/db/embedded/layout.ts';
 import { applyMigrations } from '../../src/db/migrate.ts';
-import { createCluster } from '../../src/db/pglite-cluster.ts';
+import { createCluster } from '../../src/db/embedded/pglite-cluster.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import { openStore } from '../../src/db/store.ts';
 import { admin, databaseUrl } from './postgres.ts';

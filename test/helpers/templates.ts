@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { EMBEDDED_DIR } from '../../src/db/embedded-layout.ts';
+import { EMBEDDED_DIR } from '../../src/db/embedded/layout.ts';
 import { available } from './environment.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { dropTemplateDatabase, templatePaths } from './template-maker.ts';

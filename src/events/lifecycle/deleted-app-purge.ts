@@ -1,6 +1,6 @@
 // Removes the events and rollups of deleted apps in the background, a bounded chunk per statement, resuming after a restart.
 import { named } from '../../db/named-sql.ts';
-import { reclaimDeletedSpace } from '../../db/reclaim.ts';
+import { reclaimDeletedSpace } from '../../db/embedded/reclaim.ts';
 import type { SqlRunner } from '../../db/sql.ts';
 import { EVENT_PLANE_TABLES } from '../write/event-plane.ts';
 

@@ -1,6 +1,6 @@
 // Deletes what apps with a retention period keep no longer, in the background, a bounded chunk per statement.
 import { named } from '../../db/named-sql.ts';
-import { reclaimDeletedSpace } from '../../db/reclaim.ts';
+import { reclaimDeletedSpace } from '../../db/embedded/reclaim.ts';
 import type { SqlRunner } from '../../db/sql.ts';
 import { CHUNK_ROWS } from './deleted-app-purge.ts';
 import { firstKeptDay } from './retention.ts';

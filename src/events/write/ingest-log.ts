@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { readOrCreateFile } from '../../platform/read-or-create.ts';
-import { embeddedStoreReserve } from '../../db/embedded-reserve.ts';
+import { embeddedStoreReserve } from '../../db/embedded/reserve.ts';
 import {
   DurableLog,
   type DurableLogLogger,

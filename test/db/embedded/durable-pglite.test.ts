@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDurablePGlite } from '../../src/db/durable-pglite.ts';
-import { tempDir } from '../helpers/service.ts';
+import { openDurablePGlite } from '../../../src/db/embedded/durable-pglite.ts';
+import { tempDir } from '../../helpers/service.ts';
 
 const pgdata = path.join(tempDir(), 'pgdata');
 /** the files fsync reached, in order */

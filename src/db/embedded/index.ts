@@ -1,12 +1,12 @@
 // Embedded PostgreSQL (PGlite, WASM) in DATA_DIR, owned by exactly one process and run on its own thread.
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_READ_BUDGET_MS } from '../platform/config.ts';
-import { EMBEDDED_DIR } from './embedded-layout.ts';
+import { DEFAULT_READ_BUDGET_MS } from '../../platform/config.ts';
+import { EMBEDDED_DIR } from './layout.ts';
 import type { CreateClusterOptions } from './pglite-cluster.ts';
 import { startPGliteThread, type PGliteHandle, type PGliteReadOptions, type PGliteSession } from './pglite-thread.ts';
-import { READ_QUEUE_LIMIT } from './read-budget.ts';
-import type { QueryOptions, SqlQueryable, SqlReader, SqlRunner } from './sql.ts';
+import { READ_QUEUE_LIMIT } from '../read-budget.ts';
+import type { QueryOptions, SqlQueryable, SqlReader, SqlRunner } from '../sql.ts';
 
 function queryable(db: PGliteSession, execute?: PGliteHandle['execute']): SqlQueryable {
   return {

@@ -2,7 +2,7 @@
 // store meets ENOSPC: WAL segments up to max_wal_size, and the rows of what waits in the log.
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_WAL_BYTES, WAL_SEGMENT_BYTES } from './embedded-layout.ts';
+import { MAX_WAL_BYTES, WAL_SEGMENT_BYTES } from './layout.ts';
 
 /**
  * Bytes the store's files grow by per byte of a log record it loads: a record's rows with their indexes, rollups

@@ -4,10 +4,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDurablePGlite } from '../../src/db/durable-pglite.ts';
-import { createCluster } from '../../src/db/pglite-cluster.ts';
-import { openStore } from '../../src/db/store.ts';
-import { tempDir } from '../helpers/service.ts';
+import { openDurablePGlite } from '../../../src/db/embedded/durable-pglite.ts';
+import { createCluster } from '../../../src/db/embedded/pglite-cluster.ts';
+import { openStore } from '../../../src/db/store.ts';
+import { tempDir } from '../../helpers/service.ts';
 
 const show = async (store: Awaited<ReturnType<typeof openStore>>, setting: string) =>
   Object.values((await store.sql.query<Record<string, string>>(`SHOW ${setting}`))[0]!)[0];

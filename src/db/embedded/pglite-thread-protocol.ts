@@ -1,4 +1,4 @@
-// Messages between the main thread and the embedded PGlite's thread (src/db/pglite-thread-worker.ts).
+// Messages between the main thread and the embedded PGlite's thread (src/db/embedded/pglite-thread-worker.ts).
 
 /** utf8: the positions of parameters sent as UTF-8 bytes (Utf8Text), made strings on PGlite's thread */
 export type ThreadRequest = { id: number } & (

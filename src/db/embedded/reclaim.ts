@@ -1,7 +1,7 @@
 // After a purge: makes the space deleted rows held reusable on the embedded store, and the planner's statistics true again.
 // PGlite runs no autovacuum: without a VACUUM, pages that rows were deleted from are never written again, and the
 // data directory grows by every purge's worth; without an ANALYZE, plans are made for rows that are gone.
-import type { SqlRunner } from './sql.ts';
+import type { SqlRunner } from '../sql.ts';
 
 /**
  * `VACUUM (ANALYZE)`s `tables` (the project's own table names) on the embedded store, one statement each, so the next

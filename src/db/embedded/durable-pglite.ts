@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import { MAX_WAL_BYTES } from './embedded-layout.ts';
+import { MAX_WAL_BYTES } from './layout.ts';
 
 /**
  * WAL segments a checkpoint no longer needs are deleted, not renamed to serve as future ones: a recycled segment

@@ -1,9 +1,9 @@
-// One thread of the embedded PGlite (src/db/pglite-thread-worker.ts), started and spoken to: numbered requests, their
+// One thread of the embedded PGlite (src/db/embedded/pglite-thread-worker.ts), started and spoken to: numbered requests, their
 // replies, and the signs that its engine cannot go on.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { messages } from '@electric-sql/pglite';
-import { BUILT, entryFile } from '../platform/project-paths.ts';
+import { BUILT, entryFile } from '../../platform/project-paths.ts';
 import type { ThreadCall, ThreadError, ThreadReply } from './pglite-thread-protocol.ts';
 
 /**

@@ -4,10 +4,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isUniqueViolation } from '../../src/db/errors.ts';
-import { spawnThread } from '../../src/db/pglite-thread-spawn.ts';
-import { openStore, type Store } from '../../src/db/store.ts';
-import { embeddedDataDir } from '../helpers/stores.ts';
+import { isUniqueViolation } from '../../../src/db/errors.ts';
+import { spawnThread } from '../../../src/db/embedded/pglite-thread-spawn.ts';
+import { openStore, type Store } from '../../../src/db/store.ts';
+import { embeddedDataDir } from '../../helpers/stores.ts';
 
 let store: Store;
 

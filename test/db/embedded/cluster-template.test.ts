@@ -5,17 +5,21 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/platform/config.ts';
-import { buildClusterTemplate, ClusterTemplateError, copyClusterTemplate } from '../../src/db/cluster-template.ts';
-import { openDurablePGlite } from '../../src/db/durable-pglite.ts';
-import { MIGRATIONS_DIR } from '../../src/db/migrate.ts';
-import { createCluster } from '../../src/db/pglite-cluster.ts';
-import { startPGliteThread } from '../../src/db/pglite-thread.ts';
-import { openStore } from '../../src/db/store.ts';
-import { buildApp } from '../../src/app/app.ts';
-import { createServices } from '../../src/services.ts';
-import { makeEvent } from '../helpers/events.ts';
-import { tempDir } from '../helpers/service.ts';
+import { loadConfig } from '../../../src/platform/config.ts';
+import {
+  buildClusterTemplate,
+  ClusterTemplateError,
+  copyClusterTemplate,
+} from '../../../src/db/embedded/cluster-template.ts';
+import { openDurablePGlite } from '../../../src/db/embedded/durable-pglite.ts';
+import { MIGRATIONS_DIR } from '../../../src/db/migrate.ts';
+import { createCluster } from '../../../src/db/embedded/pglite-cluster.ts';
+import { startPGliteThread } from '../../../src/db/embedded/pglite-thread.ts';
+import { openStore } from '../../../src/db/store.ts';
+import { buildApp } from '../../../src/app/app.ts';
+import { createServices } from '../../../src/services.ts';
+import { makeEvent } from '../../helpers/events.ts';
+import { tempDir } from '../../helpers/service.ts';
 
 const MIGRATIONS = fs
   .readdirSync(MIGRATIONS_DIR, { withFileTypes: true })

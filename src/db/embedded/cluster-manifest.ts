@@ -1,4 +1,4 @@
-// The prebuilt cluster's manifest (src/db/cluster-template.ts), read and checked: what made it, every directory and
+// The prebuilt cluster's manifest (src/db/embedded/cluster-template.ts), read and checked: what made it, every directory and
 // file it holds, and that none of its paths leads outside the cluster it describes or the one it is copied into.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,6 @@
 // A prebuilt, migrated, empty PGlite cluster made once at install time and copied into a new DATA_DIR, so a first
 // start skips initdb in WebAssembly (seconds of CPU, most of a gigabyte of memory) and the migrations.
-//   node --import tsx src/db/cluster-template.ts [dir]   (npm's postinstall; dir defaults to CLUSTER_TEMPLATE_DIR)
+//   node --import tsx src/db/embedded/cluster-template.ts [dir]   (npm's postinstall; dir defaults to CLUSTER_TEMPLATE_DIR)
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,8 +16,8 @@ import {
   readManifest,
 } from './cluster-manifest.ts';
 import { openDurablePGlite, syncPath, syncTree } from './durable-pglite.ts';
-import { applyMigrations, MIGRATIONS_DIR } from './migrate.ts';
-import type { SqlQueryable, SqlRunner } from './sql.ts';
+import { applyMigrations, MIGRATIONS_DIR } from '../migrate.ts';
+import type { SqlQueryable, SqlRunner } from '../sql.ts';
 
 /** beside the other build outputs (dist/sdk, dist/grammy); derived from the migrations' place, like them */
 export const CLUSTER_TEMPLATE_DIR = path.resolve(MIGRATIONS_DIR, '../../dist/embedded-cluster');

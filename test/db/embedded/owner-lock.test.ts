@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireOwnerLock, DataDirBusyError, liveOwner } from '../../src/db/owner-lock.ts';
+import { acquireOwnerLock, DataDirBusyError, liveOwner } from '../../../src/db/embedded/owner-lock.ts';
 
 const dirs: string[] = [];
 const children: { kill: () => void }[] = [];

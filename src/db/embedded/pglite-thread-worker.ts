@@ -4,7 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { messages, type PGlite, type Transaction } from '@electric-sql/pglite';
 import { openDurablePGlite } from './durable-pglite.ts';
 import { namedStatements } from './pglite-named-statements.ts';
-import type { ThreadMemory } from '../platform/metrics.ts';
+import type { ThreadMemory } from '../../platform/metrics.ts';
 import type { ThreadError, ThreadReply, ThreadRequest } from './pglite-thread-protocol.ts';
 
 const port = parentPort!;

@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startPGliteThread, type PGliteHandle } from '../../src/db/pglite-thread.ts';
-import { mountTmpfs } from '../helpers/tmpfs.ts';
+import { startPGliteThread, type PGliteHandle } from '../../../src/db/embedded/pglite-thread.ts';
+import { mountTmpfs } from '../../helpers/tmpfs.ts';
 
 const disk = mountTmpfs(96, 'tma-pglite-full-');
 let db: PGliteHandle | undefined;

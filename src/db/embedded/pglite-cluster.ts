@@ -1,12 +1,12 @@
-// Makes a new PGlite cluster: a copy of the prebuilt one (src/db/cluster-template.ts) when it checks out, else initdb
+// Makes a new PGlite cluster: a copy of the prebuilt one (src/db/embedded/cluster-template.ts) when it checks out, else initdb
 // in a short-lived child process, so the service's own process never carries initdb's memory: PGlite runs initdb in
 // WebAssembly instances of its own, and memory a process has grown to is not given back.
-//   node --import tsx src/db/pglite-cluster.ts <dir>   (what createCluster runs for initdb, in its staging directory;
+//   node --import tsx src/db/embedded/pglite-cluster.ts <dir>   (what createCluster runs for initdb, in its staging directory;
 //   built: dist/server/pglite-cluster.js)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { entryFile, entryPoint } from '../platform/project-paths.ts';
+import { entryFile, entryPoint } from '../../platform/project-paths.ts';
 import { CLUSTER_TEMPLATE_DIR, ClusterTemplateError, copyClusterTemplate } from './cluster-template.ts';
 import { hasCluster, markUnopened, stageCluster } from './cluster-staging.ts';
 import { openDurablePGlite } from './durable-pglite.ts';
@@ -27,7 +27,7 @@ export const templateOf = (options: CreateClusterOptions) =>
 
 /**
  * Makes the cluster in pgdata unless it holds one: a copy of the template (marked as not opened yet, see
- * src/db/cluster-staging.ts), or initdb in a child process when there is no usable template; rejects with the child's
+ * src/db/embedded/cluster-staging.ts), or initdb in a child process when there is no usable template; rejects with the child's
  * error output.
  */
 export async function createCluster(pgdata: string, options: CreateClusterOptions = {}): Promise<ClusterOrigin> {
@@ -74,7 +74,7 @@ async function initdbInChild(dir: string, pgdata: string): Promise<void> {
 
 // built, this module shares a chunk with the service's: the process runs it when it was started as its entry point
 if (process.argv[1] === entryFile('pglite-cluster', import.meta.url)) {
-  await import('../platform/stack-traces.ts');
+  await import('../../platform/stack-traces.ts');
   // initdb, synced (openDurablePGlite syncs a new cluster), and closed cleanly
   await (await openDurablePGlite(path.resolve(process.argv[2]!), { create: true })).close();
 }

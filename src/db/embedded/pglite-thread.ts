@@ -4,11 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { QueryOptions as PGliteQueryOptions, Results } from '@electric-sql/pglite';
 import { openCluster } from './first-start.ts';
 import type { CreateClusterOptions } from './pglite-cluster.ts';
-import type { ThreadMemory } from '../platform/metrics.ts';
+import type { ThreadMemory } from '../../platform/metrics.ts';
 import type { ThreadCall, ThreadQueryResult } from './pglite-thread-protocol.ts';
 import { deadThread, spawnThread, type Thread } from './pglite-thread-spawn.ts';
-import { Utf8Text } from './sql.ts';
-import { ReadBudgetError } from './read-budget.ts';
+import { Utf8Text } from '../sql.ts';
+import { ReadBudgetError } from '../read-budget.ts';
 
 /** the part of PGlite's interface the SQL runner and the Prisma adapter use */
 export interface PGliteSession {

@@ -4,12 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildClusterTemplate, copyClusterTemplate } from '../../src/db/cluster-template.ts';
-import { UNOPENED_MARK } from '../../src/db/cluster-staging.ts';
-import { openEmbeddedDatabase } from '../../src/db/embedded.ts';
-import { createCluster } from '../../src/db/pglite-cluster.ts';
-import { spawnThread } from '../../src/db/pglite-thread-spawn.ts';
-import { tempDir } from '../helpers/service.ts';
+import { buildClusterTemplate, copyClusterTemplate } from '../../../src/db/embedded/cluster-template.ts';
+import { UNOPENED_MARK } from '../../../src/db/embedded/cluster-staging.ts';
+import { openEmbeddedDatabase } from '../../../src/db/embedded/index.ts';
+import { createCluster } from '../../../src/db/embedded/pglite-cluster.ts';
+import { spawnThread } from '../../../src/db/embedded/pglite-thread-spawn.ts';
+import { tempDir } from '../../helpers/service.ts';
 
 /** a staging directory as a start of another process (or of a former one with this pid, as in a container) names it */
 const stagingOf = (dataDir: string, pid = 4_000_000) => path.join(dataDir, `pgdata.new-${pid}-k1ll3d`);

@@ -1,7 +1,7 @@
 // Named statements on PGlite, run on its own thread: PREPARE once, then EXECUTE with the parameters as constants
 // (PGlite's query() parses and plans every statement anew and has no named ones).
 import type { PGlite } from '@electric-sql/pglite';
-import { NAMED_STATEMENT_SETTINGS } from './sql.ts';
+import { NAMED_STATEMENT_SETTINGS } from '../sql.ts';
 
 /** SQLSTATE: no prepared statement of that name (26000); one already exists (42P05) */
 const NO_SUCH_STATEMENT = '26000';
