@@ -12,6 +12,7 @@ export const APP_STATS = defineRollup({
   ) AS fresh GROUP BY 1, 2 ORDER BY 1, 2
   ON CONFLICT (app_id, day) DO UPDATE SET users = s.users + excluded.users, sessions = s.sessions + excluded.sessions
 )`,
+  reads: ['new_users', 'new_sessions'],
   readBy: [
     'src/events/read/dashboard.ts (dashboard)',
     'src/events/read/insights.ts (summary)',

@@ -24,5 +24,6 @@ export const DIMENSIONS = defineRollup({
   GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
   ON CONFLICT (app_id, day, dimension, value) DO UPDATE SET sessions = d.sessions + excluded.sessions
 )`,
+  reads: ['new_sessions'],
   readBy: ['src/events/read/dashboard.ts (dashboard)'],
 });

@@ -47,9 +47,12 @@ export interface Rollup {
   /**
    * Its CTEs in the event insert, each starting with its name (`name AS (…)`), joined with commas. They read the
    * statement's inputs (src/events/write/insert-statement.ts: inserted, fresh_rows, batch_users, batch_new,
-   * live_apps) and the CTEs of the rollups before it in ROLLUPS. `insights`: whether the store keeps the insights.
+   * live_apps) and the CTEs of the rollups before it in ROLLUPS that `reads` names. `insights`: whether the store keeps
+   * the insights.
    */
   sql(insights: boolean): string;
+  /** the CTEs of rollups before it in ROLLUPS its SQL reads (test/events/write/rollup-order.test.ts checks the order) */
+  reads?: readonly string[];
   /** kept only with the insights (a store without them, measured in bench/insights-load.ts, leaves it out) */
   insightsOnly?: boolean;
   preAggregated?: PreAggregation;

@@ -123,6 +123,7 @@ export const USERS = defineRollup({
       'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
       '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
   },
+  reads: ['name_lists', 'name_map'],
   readBy: [
     'src/events/read/dashboard.ts (distinct users)',
     'src/events/read/insights.ts (retention, campaigns, custom event users)',
