@@ -1,12 +1,12 @@
 // Runs the service on an open store: the services, the HTTP app on the socket that answered "starting", the
-// management bot, the control socket, the background work; and stops it all cleanly on SIGTERM or SIGINT.
+// management bot, the operator's socket, the background work; and stops it all cleanly on SIGTERM or SIGINT.
 import type { BotOptions } from '../bot/bot.ts';
-import { startControlSocket } from '../cli/control-socket.ts';
 import type { Config } from '../platform/config.ts';
 import { tryLeadership } from '../db/leadership.ts';
 import { controlSocketPath } from '../db/embedded/owner-lock.ts';
 import type { Store } from '../db/store.ts';
 import { buildApp } from './app.ts';
+import { startOperatorSocket } from './operator-socket.ts';
 import type { StartingServer } from './starting.ts';
 import { errorSummary } from '../platform/error-summary.ts';
 import { serviceLogger } from '../platform/logger.ts';
@@ -77,7 +77,7 @@ export async function serve(
     connectionsEnded = listening.close();
   });
   const stopControl =
-    store.kind === 'embedded' ? await startControlSocket(controlSocketPath(config.dataDir), services) : undefined;
+    store.kind === 'embedded' ? await startOperatorSocket(controlSocketPath(config.dataDir), services) : undefined;
   const stopRanking = startRankingSchedule(store.sql, { log, reads: store.reads });
 
   const botStopped = new AbortController();

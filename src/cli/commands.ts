@@ -1,5 +1,5 @@
 // The operator CLI commands over the domain modules; the same code runs in the CLI process or,
-// when a service owns the embedded store, inside that service (see control-socket.ts).
+// when a service owns the embedded store, inside that service (see operator-routes.ts).
 import { parseArgs } from 'node:util';
 import { appSummary, appSummaryDocument } from '../events/read/app-summary.ts';
 import { erasureDocument, retentionDocument } from '../events/lifecycle/data-controls.ts';

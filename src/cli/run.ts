@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from '../platform/config.ts';
 import { DataDirBusyError, liveOwner } from '../db/embedded/owner-lock.ts';
 import type { Services } from '../services.ts';
 import type { CommandResult } from './command-result.ts';
-import { runThroughOwner } from './control-socket.ts';
+import { runThroughOwner } from './owner-client.ts';
 import { helpAnswer } from './usage.ts';
 
 /** another CLI command holds the embedded store for a moment: wait for it this long */

@@ -213,7 +213,7 @@ describe('the service imports', () => {
   it('the CLI loads no store, Prisma or command module before it knows the service answers the command', () => {
     // type-only imports are erased: they load nothing
     const modules = reachable('src/cli/main.ts', false);
-    expect(modules.has('src/cli/control-socket.ts'), 'the walk reaches the socket client').toBe(true);
+    expect(modules.has('src/cli/owner-client.ts'), 'the walk reaches the socket client').toBe(true);
     const heavy = [
       'src/db/store.ts',
       'src/services.ts',

@@ -1,0 +1,28 @@
+// The operator's socket: a unix socket in DATA_DIR, readable by the service's user only, on which a small Fastify app
+// with the service's error answers serves the CLI's route (src/cli/operator-routes.ts) while the service owns the
+// embedded store.
+import fs from 'node:fs';
+import Fastify from 'fastify';
+import { operatorRoutes } from '../cli/operator-routes.ts';
+import type { Services } from '../services.ts';
+import { answerErrors } from './errors.ts';
+
+const MAX_REQUEST_BYTES = 64 * 1024;
+
+/** listens on socketPath; resolves with what stops it */
+export async function startOperatorSocket(socketPath: string, services: Services): Promise<() => Promise<void>> {
+  const app = Fastify({
+    bodyLimit: MAX_REQUEST_BYTES,
+    // the request is taken as sent: nothing coerced into a string, no unknown field dropped in silence
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+  });
+  answerErrors(app, MAX_REQUEST_BYTES);
+  await app.register(operatorRoutes, { services });
+  fs.rmSync(socketPath, { force: true }); // left by a killed owner
+  await app.listen({ path: socketPath });
+  fs.chmodSync(socketPath, 0o600);
+  return async () => {
+    await app.close();
+    fs.rmSync(socketPath, { force: true });
+  };
+}

@@ -1,0 +1,31 @@
+// The CLI's side of the operator's socket: runs a command inside the service that owns the embedded store, over HTTP
+// on its unix socket (src/app/operator-socket.ts), with node's own client so the CLI loads nothing more.
+import http from 'node:http';
+import type { CommandResult } from './command-result.ts';
+
+/** the operator route's path (src/cli/operator-routes.ts), kept here so the client loads no route module */
+const RUN_PATH = '/run';
+
+export function runThroughOwner(socketPath: string, argv: string[]): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { socketPath, path: RUN_PATH, method: 'POST', headers: { 'content-type': 'application/json' } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (response.statusCode !== 200)
+            return reject(new Error(`the service refused the command (${response.statusCode}): ${text}`));
+          try {
+            resolve(JSON.parse(text) as CommandResult);
+          } catch (error) {
+            reject(error);
+          }
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify({ argv }));
+  });
+}
