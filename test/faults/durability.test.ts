@@ -93,7 +93,7 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
   dirs.push(dataDir);
   const env = { ...variant.env, DATA_DIR: dataDir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' };
 
-  // 1. the real service, an app and its token made with the operator CLI (through the control socket when embedded)
+  // 1. the real service, an app and its token made with the operator CLI (through the operator's socket when embedded)
   const first = await startServiceProcess(env);
   phase('start');
   const created = await runCliJson<{ token: string; app_name: string; domain: string; bot: string }>(env, [
