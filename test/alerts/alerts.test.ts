@@ -69,6 +69,14 @@ describe('alerts of one app', () => {
   const round = async (at: Date) => sendAlerts(api, await service.services.alertChecker.check(at), silent);
   const sendEvent = async (origin = 'https://shop.example') =>
     (await postEvents(service.url, makeEvent('alerted_app'), { token, origin })).status;
+  /** the app's refusals of this status the store holds (they are written about once a second) */
+  const refusalsStored = async (status: number) =>
+    (
+      await service.store.sql.query<{ n: number }>(
+        'SELECT coalesce(sum(count), 0)::int AS n FROM rejections WHERE app_id = $1 AND status = $2',
+        [appId, status],
+      )
+    )[0]!.n;
 
   it('says once that the integration works, then warns once about silence and once when events are back', async () => {
     const start = new Date();
@@ -105,7 +113,9 @@ describe('alerts of one app', () => {
   it('warns about a spike of refusals with the top reason, and its button adds the refused domain', async () => {
     const before = ownerChat().length;
     for (let i = 0; i < MIN_REFUSALS + 2; i++) expect(await sendEvent('https://new.example.com')).toBe(403);
-    await new Promise((resolve) => setTimeout(resolve, 1_500)); // refusals are written about once a second
+    await expect
+      .poll(() => refusalsStored(403), { timeout: 30_000, message: 'the refusals stored' })
+      .toBe(MIN_REFUSALS + 2);
     await round(new Date());
     await round(new Date());
     const alerts = ownerChat().slice(before);
@@ -138,7 +148,7 @@ describe('alerts of one app', () => {
     await service.services.quota.sync();
     const before = ownerChat().length;
     for (let i = 0; i < 3; i++) expect(await sendEvent()).toBe(429);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await expect.poll(() => refusalsStored(429), { timeout: 30_000, message: 'the refusals stored' }).toBe(3);
     await round(new Date());
     await round(new Date());
     const quota = ownerChat()

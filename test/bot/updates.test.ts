@@ -151,6 +151,7 @@ describe.runIf(postgres)('polling mode with two nodes on one database', () => {
     // each message is answered once
     await client.sendCommand(client.makeCommand('/start'));
     await until('the reply to /start', () => botMessages(server).length > 0);
+    // nothing to wait for: a second answer, from the node standing by, would have come within this
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(botMessages(server)).toHaveLength(1);
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_READ_CONNECTIONS } from '../../src/platform/config.ts';
 import { ReadBudgetError } from '../../src/db/read-budget.ts';
 import type { Store } from '../../src/db/store.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
+import { STORE_BACKENDS, statementRuns } from '../helpers/stores.ts';
 
 const BUDGET_MS = 500;
 /**
@@ -15,8 +15,8 @@ const BUDGET_MS = 500;
  */
 const SLOW_READ = 'SELECT pg_sleep(3600)';
 /**
- * a budget no read reaches before the refusal that must come before any give-up (the refusal is asked for 50 ms after
- * the reads, so seconds are margin on a loaded machine); the test then waits it out for the queued reads' errors
+ * a budget no read reaches before the refusal that must come before any give-up (the refusal is asked right after the
+ * reads, so seconds are margin on a loaded machine); the test then waits it out for the queued reads' errors
  */
 const PATIENT_BUDGET_MS = 10_000;
 
@@ -45,8 +45,15 @@ describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) =
 
   it('answers a slow read with the clear error, and commits sent meanwhile go through before the read would end', async () => {
     const table = await freshTable(store);
-    const read = caught(store.reads.query(SLOW_READ));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    let givenUp = false;
+    const read = caught(store.reads.query(SLOW_READ)).finally(() => (givenUp = true));
+    // it runs (on a loaded machine its budget may end it before a look sees it run)
+    await expect
+      .poll(async () => givenUp || (await statementRuns(store, SLOW_READ)), {
+        timeout: 30_000,
+        message: 'the slow read runs',
+      })
+      .toBe(true);
     // what the loader and the control plane do while the read runs: a commit, a token-like lookup; both return long
     // before the read would end (the embedded store's after the budget and a restart of PGlite's thread)
     const commit = store.sql.transaction((tx) => tx.query(`INSERT INTO ${table} VALUES (2)`));
@@ -64,12 +71,14 @@ describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) =
     const table = await freshTable(store);
     let finish!: () => void;
     const held = new Promise<void>((resolve) => (finish = resolve));
+    let open = false;
     const transaction = store.sql.transaction(async (tx) => {
       await tx.query(`INSERT INTO ${table} VALUES (3)`);
+      open = true;
       await held;
       await tx.query(`INSERT INTO ${table} VALUES (4)`);
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(() => open, { timeout: 30_000, message: 'the transaction wrote its first row' }).toBe(true);
     const read = await caught(store.reads.query(SLOW_READ));
     expect(read).toBeInstanceOf(ReadBudgetError);
     finish();
@@ -86,10 +95,10 @@ describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) =
       // one read runs (the embedded store's thread, or the server's one read connection by default) and two wait
       const running = store.kind === 'embedded' ? 1 : DEFAULT_READ_CONNECTIONS;
       let givenUp = 0;
+      // each takes its place (the slot it runs in, or one in the queue) as it is asked
       const waiting = Array.from({ length: running + 2 }, () =>
         caught(store.reads.query(SLOW_READ)).finally(() => givenUp++),
       );
-      await new Promise((resolve) => setTimeout(resolve, 50));
       const refused = await caught(store.reads.query('SELECT 1'));
       // at once: before any read ahead of it was given up at its budget
       expect(givenUp, 'reads given up before the refusal').toBe(0);

@@ -1,7 +1,6 @@
 // The PostgreSQL pool survives a server that ends a connection while a transaction holds it between two queries
 // (a server stopped or restarted): the transaction fails, the process goes on, and the pool serves the next query.
 // The read pool's statements take one server core each: no parallel workers, whatever the plan's costs say.
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openServerDatabase, openServerReads } from '../../src/db/server.ts';
@@ -33,7 +32,9 @@ describe.runIf(ready)('PostgreSQL pool', () => {
         const [row] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
         await admin.query('SELECT pg_terminate_backend($1)', [row!.pid]);
         // the server's message arrives while the client is checked out and waits between queries
-        await sleep(500);
+        await expect
+          .poll(() => errors, { timeout: 30_000, message: "the server's message reached the checked-out client" })
+          .toContain('57P01');
         await tx.query('SELECT 1');
       });
       await expect(transaction).rejects.toThrow();

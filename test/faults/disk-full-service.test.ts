@@ -7,7 +7,16 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/db/store.ts';
-import { APP_ORIGIN, BatchFactory, FAILED, runLoad, sendBody, SUCCESS, tallyAnswers } from '../helpers/load.ts';
+import {
+  APP_ORIGIN,
+  BatchFactory,
+  FAILED,
+  runLoad,
+  sendBody,
+  SUCCESS,
+  tallyAnswers,
+  type Outcome,
+} from '../helpers/load.ts';
 import { killAllChildren, runCliJson, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { mountTmpfs } from '../helpers/tmpfs.ts';
 
@@ -63,29 +72,43 @@ describe.runIf(disk)('a full disk under the embedded store, under load', () => {
     ]);
     const factory = new BatchFactory(APP, { seed: 33, minEvents: 1, maxEvents: 20 });
     const filler = path.join(disk!.dir, 'filler');
+    /** every answer so far, of both rounds of load */
+    const outcomes: Outcome[] = [];
     const load = (target: ServiceProcess, keepGoing: () => boolean) =>
       runLoad({
         concurrency: CLIENT_LOOPS,
         keepGoing,
         next: () => factory.next(),
         send: (batch) => sendBody(target.url, batch.body, { token, origin: APP_ORIGIN, timeoutMs: 10_000 }),
+        onOutcome: (outcome) => outcomes.push(outcome),
       });
+    const acknowledgedSince = (index: number) => outcomes.slice(index).filter((o) => o.status === 201).length;
+    /** answered 201 after the last refusal */
+    const takenAgain = () => {
+      const lastRefused = Math.max(...outcomes.filter((o) => o.text === FAILED).map((o) => o.startedAt));
+      return outcomes.filter((o) => o.startedAt > lastRefused && o.status === 201).length;
+    };
 
     // 1. under load, something else fills the disk
     let loading = true;
     const first = load(service, () => loading);
-    await sleep(1_500);
+    await expect
+      .poll(() => acknowledgedSince(0), { timeout: 60_000, message: 'events acknowledged before the disk fills' })
+      .toBeGreaterThanOrEqual(CLIENT_LOOPS * 5);
     disk!.fill('filler');
     const whileFull = await waitForHealth(service, (h) => h.status === 503, 60_000);
     expect(whileFull.at(-1)!.body).toMatchObject({ status: 'disk full', reason: expect.any(String) });
+    // nothing to wait for: a second later, the disk still full, it still says so
     await sleep(1_000);
     expect((await health(service)).status).toBe(503);
 
     // 2. space returns: no restart, the node takes events again and stores the backlog
     fs.rmSync(filler);
-    await sleep(1_500);
+    await expect
+      .poll(takenAgain, { timeout: 60_000, message: 'events acknowledged again once space returned' })
+      .toBeGreaterThanOrEqual(CLIENT_LOOPS * 5);
     loading = false;
-    const outcomes = await first;
+    await first;
     const drained = await waitForHealth(
       service,
       (h) => h.status === 200 && h.body.status === 'ok' && h.body.backlog.requests === 0,
@@ -114,14 +137,20 @@ describe.runIf(disk)('a full disk under the embedded store, under load', () => {
 
     // 3. SIGTERM while the disk is full stops the process in time
     loading = true;
+    const secondFrom = outcomes.length;
     const second = load(service, () => loading);
-    await sleep(500);
+    await expect
+      .poll(() => acknowledgedSince(secondFrom), {
+        timeout: 60_000,
+        message: 'events acknowledged before the disk fills again',
+      })
+      .toBeGreaterThanOrEqual(CLIENT_LOOPS);
     disk!.fill('filler');
     await waitForHealth(service, (h) => h.status === 503, 60_000);
     const signalled = performance.now();
     const exit = await service.stop(30_000);
     loading = false;
-    outcomes.push(...(await second));
+    await second;
     // it stopped by itself (the SIGKILL after 30 s was not needed); how soon is printed
     expect(exit.signal, service.output()).toBeNull();
     console.info(`[disk full] stopped ${Math.round(performance.now() - signalled)} ms after SIGTERM`);

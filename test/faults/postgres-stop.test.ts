@@ -108,7 +108,13 @@ describe.runIf(binDir !== null && process.platform === 'linux')('PostgreSQL stop
       return body;
     };
     try {
-      await sleep(1_500);
+      // the load under way before the stop: many requests answered, the memory sampled under it
+      await expect
+        .poll(() => outcomes.length >= CLIENT_LOOPS * 10 && rssSamples.length >= 10, {
+          timeout: 60_000,
+          message: 'requests answered and memory sampled before the stop',
+        })
+        .toBe(true);
       mark('stopIssued');
       await server.stop('fast');
       mark('stopped');

@@ -1,6 +1,7 @@
 // A fresh PostgreSQL database per suite (empty, or a copy of a template), dropped afterwards.
 import crypto from 'node:crypto';
 import pg from 'pg';
+import type { SqlQueryable } from '../../src/db/sql.ts';
 import { POSTGRES_ADMIN_URL } from './environment.ts';
 
 export interface TestDatabase {
@@ -42,4 +43,13 @@ export async function createTestDatabase(options: { template?: string } = {}): P
 /** a checkpoint of the whole server, now (a bench's runs each start from one) */
 export async function checkpoint(): Promise<void> {
   await admin((client) => client.query('CHECKPOINT'));
+}
+
+/** whether another backend waits for a lock the backend `pid` holds (a statement queued behind its transaction) */
+export async function someoneWaitsFor(sql: Pick<SqlQueryable, 'query'>, pid: number): Promise<boolean> {
+  const [row] = await sql.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))',
+    [pid],
+  );
+  return row!.n > 0;
 }

@@ -93,3 +93,19 @@ export const BARE_BACKENDS: BareBackend[] = ENGINES.map(({ name, place }) => ({
     return { sql, cleanup: () => sql.close().then(at.drop) };
   },
 }));
+
+/**
+ * Whether the store runs a statement of this text now, for a test that must act while it runs. A server shows it
+ * among the database's backends. The embedded store's one thread takes statements in the order they were sent (a
+ * statement sent is ahead of all sent after it) and runs a read sent while no statement is in flight at once: there
+ * it counts as running once sent.
+ */
+export async function statementRuns(store: Pick<Store, 'kind' | 'sql'>, text: string): Promise<boolean> {
+  if (store.kind === 'embedded') return true;
+  const [row] = await store.sql.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+     WHERE datname = current_database() AND state = 'active' AND query = $1`,
+    [text],
+  );
+  return row!.n > 0;
+}

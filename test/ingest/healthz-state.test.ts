@@ -2,7 +2,7 @@
 // embedded store, its one connection) does not delay it, and it still says whether the store answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { SERVICE_BACKENDS, statementRuns } from '../helpers/stores.ts';
 
 /**
  * how long the statement holds the store; /healthz must answer within it. Below the server pool's statement timeout
@@ -27,11 +27,11 @@ describe.each(SERVICE_BACKENDS)('/healthz while a long statement runs, on $name'
   it('answers 200 "ok" while the statement runs, not after it', async () => {
     const started = performance.now();
     let statementDone: number | undefined;
-    const statement = service.store.sql
-      .query(`SELECT pg_sleep(${LONG_STATEMENT_S})`)
-      .finally(() => (statementDone = performance.now()));
-    // the statement has the store by now
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const text = `SELECT pg_sleep(${LONG_STATEMENT_S})`;
+    const statement = service.store.sql.query(text).finally(() => (statementDone = performance.now()));
+    await expect
+      .poll(() => statementRuns(service.store, text), { timeout: 30_000, message: 'the statement has the store' })
+      .toBe(true);
     const response = await fetch(`${service.url}/healthz`);
     const body = (await response.json()) as { status: string; store_last_success_seconds: number | null };
     expect(statementDone, 'the statement was still running when /healthz answered').toBeUndefined();

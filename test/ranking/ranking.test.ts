@@ -537,6 +537,7 @@ describe('ranking schedule', () => {
     await vi.waitFor(() => expect(log.error.mock.calls.length).toBeGreaterThanOrEqual(3), { timeout: 60_000 });
     stop();
     const after = calls.n;
+    // nothing to wait for: five intervals pass without another run once stopped
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(calls.n).toBe(after);
     expect(log.error.mock.calls[0]![0]).toMatchObject({

@@ -14,11 +14,12 @@ const MESSAGE = 'This query took longer than 0.5 s; try a shorter period or fewe
 /**
  * every read of the store made slow: a real statement of an hour (longer than the test may run, so the answers and
  * the event stored meanwhile come from the budget, not from the read ending; how soon: bench/read-restart.ts)
- * through the store's read runner first
+ * through the store's read runner first; `slowed.asked` counts the reads made slow
  */
-function slowDown(reads: SqlReader): () => void {
+function slowDown(reads: SqlReader, slowed: { asked: number }): () => void {
   const query = reads.query;
   reads.query = (async (text: string, params?: unknown[]) => {
+    slowed.asked++;
     await query.call(reads, 'SELECT pg_sleep(3600)');
     return query.call(reads, text, params);
   }) as SqlReader['query'];
@@ -48,7 +49,8 @@ describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) =
   });
 
   it('answers 503 with the message on the read API and the public link, and stores what arrives meanwhile', async () => {
-    const restore = slowDown(service.store.reads);
+    const slowed = { asked: 0 };
+    const restore = slowDown(service.store.reads, slowed);
     try {
       const answers = Promise.all([
         fetch(`${service.url}/api/v1/apps/slow_app/retention?days=365`, {
@@ -56,7 +58,9 @@ describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) =
         }),
         fetch(`${service.url}${sharePath(secret).replace('/share/', '/api/share/')}/dashboard?days=90`),
       ]);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await expect
+        .poll(() => slowed.asked, { timeout: 30_000, message: 'a read of the requests reached the store' })
+        .toBeGreaterThan(0);
       // an event sent while the reads run is acknowledged, and the loader stores it without waiting for their hour
       const sent = await postEvents(service.url, makeEvent('slow_app', { session_id: crypto.randomUUID() }), { token });
       expect(sent.status).toBe(201);

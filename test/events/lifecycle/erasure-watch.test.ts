@@ -66,10 +66,15 @@ describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
 describe('erasure watch while the store does not answer', () => {
   it('says once that it cannot look, never that a compaction failed, and says it again after a look worked', async () => {
     let answering = false;
+    const looks = { failed: 0, worked: 0 };
     const said: string[] = [];
     const sql = {
       query: async () => {
-        if (!answering) throw new Error('the store is reopening');
+        if (!answering) {
+          looks.failed++;
+          throw new Error('the store is reopening');
+        }
+        looks.worked++;
         return [];
       },
     };
@@ -79,13 +84,18 @@ describe('erasure watch while the store does not answer', () => {
       (_error, message) => said.push(message),
     );
     watch.start(5);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect
+      .poll(() => looks.failed, { timeout: 30_000, message: 'several looks failed' })
+      .toBeGreaterThanOrEqual(5);
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^looking for an erase/);
     answering = true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect.poll(() => looks.worked, { timeout: 30_000, message: 'a look worked' }).toBeGreaterThan(0);
     answering = false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const failedBefore = looks.failed;
+    await expect
+      .poll(() => looks.failed - failedBefore, { timeout: 30_000, message: 'several looks failed again' })
+      .toBeGreaterThanOrEqual(5);
     await watch.stop();
     expect(said).toHaveLength(2);
     expect(said.some((message) => message.startsWith('compacting'))).toBe(false);

@@ -16,6 +16,7 @@ import { InsightsReader } from '../../../src/events/read/insights.ts';
 import { RollupReader } from '../../../src/events/read/dashboard.ts';
 import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { eventRow } from '../../helpers/events.ts';
+import { someoneWaitsFor } from '../../helpers/postgres.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
 
 const PERIOD = { from: '2026-10-01', to: '2026-10-31' };
@@ -830,8 +831,14 @@ describe.each(
       bStore = new SqlEventPlane(store.sql)
         .insert([named('b1', 'x1'), named('b2', 'y1'), named('b3', 'y2'), named('b4', 'y3')])
         .finally(() => (bDone = true));
-      await new Promise((resolve) => setTimeout(resolve, 300));
       // it waits for the first to commit before it takes slots
+      const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
+      await expect
+        .poll(() => someoneWaitsFor(store.sql, pid), {
+          timeout: 60_000,
+          message: 'the second commit waits for the lock of the first',
+        })
+        .toBe(true);
       expect(bDone).toBe(false);
       aCommitted = true;
     });

@@ -11,6 +11,7 @@ import { RollupReader } from '../../../src/events/read/dashboard.ts';
 import { Secrets } from '../../../src/tokens/secret.ts';
 import { OPERATOR, TokenRegistry } from '../../../src/tokens/registry.ts';
 import { EVENT_PLANE_TABLES, SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
+import { someoneWaitsFor } from '../../helpers/postgres.ts';
 import { tempDir } from '../../helpers/service.ts';
 import { STORE_BACKENDS } from '../../helpers/stores.ts';
 import { eventRow } from '../../helpers/events.ts';
@@ -301,7 +302,13 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
         deletion = registry.deleteApp('racing_app', OPERATOR).then(() => {
           deleted = true;
         });
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
+        await expect
+          .poll(() => someoneWaitsFor(store.sql, pid), {
+            timeout: 60_000,
+            message: "the deletion waits for the lock of the commit's app row",
+          })
+          .toBe(true);
         // asked before COMMIT is sent: after it, PostgreSQL frees the lock before the committing backend
         // answers, so on a loaded machine the deletion could finish before that answer is read
         expect(deleted).toBe(false);
