@@ -77,7 +77,7 @@ export async function serve(
     connectionsEnded = listening.close();
   });
   const stopControl =
-    store.kind === 'embedded' ? await startOperatorSocket(controlSocketPath(config.dataDir), services) : undefined;
+    store.kind === 'embedded' ? await startOperatorSocket(controlSocketPath(config.dataDir), services, log) : undefined;
   const stopRanking = startRankingSchedule(store.sql, { log, reads: store.reads });
 
   const botStopped = new AbortController();
@@ -93,6 +93,8 @@ export async function serve(
       log.error({ signal }, `not stopped within ${STOP_DEADLINE_MS / 1000} s: exiting; the log keeps what waits`);
       process.exit(1);
     }, STOP_DEADLINE_MS);
+    // first: no operator command starts on services about to stop
+    await stopControl?.();
     botStopped.abort();
     stopRanking();
     await managed?.bot.stop();
@@ -100,7 +102,6 @@ export async function serve(
     await app.close(); // stops accepting (its preClose hook below), answers requests in flight, commits included
     await connectionsEnded;
     await services.stop();
-    await stopControl?.();
     await store.close();
     log.info('stopped');
     process.exit(0);
@@ -116,7 +117,8 @@ export async function serve(
     );
   }
   await app.ready();
-  await listening.handOver();
+  // a stop that came while the app was made has closed the socket: nothing is handed over
+  if (!stopping) await listening.handOver();
   // alerts go out from one node, and only when there is a bot to send them
   stopAlerts = managed?.startAlertSender(managed.bot.api, services.alertChecker, {
     tryLeadership: () => tryLeadership(config.databaseUrl, 'alerts'),

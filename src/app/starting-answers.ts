@@ -25,6 +25,9 @@ export type StartingReport =
   /** sent with the listening socket */
   | { socket: true };
 
+/** how long connections accepted before the hand-over may take to send their request */
+const STRAGGLER_WAIT_MS = 5_000;
+
 /** what the service tells this process: the app is ready, give it the socket */
 export const HAND_OVER = 'hand-over';
 
@@ -63,10 +66,15 @@ function answerWhileStarting(settings: StartingSettings): void {
   });
   process.on('message', (message) => {
     if (message !== HAND_OVER) return;
-    // once the socket is on its way, this process stops accepting; answers in flight end, then it exits
+    // once the socket is on its way, this process stops accepting; every answer closes its connection, so the ones
+    // accepted meanwhile end with their answer (a connection whose request has not arrived yet is not cut), then it
+    // exits; a client that never sends its request is not waited for long
     report({ socket: true }, server, () => {
       server.close(() => process.exit(0));
-      server.closeIdleConnections();
+      setTimeout(() => {
+        server.closeAllConnections();
+        process.exit(0);
+      }, STRAGGLER_WAIT_MS).unref();
     });
   });
   // the service is gone (killed, or it failed to start): nothing to answer for

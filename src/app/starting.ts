@@ -14,7 +14,7 @@ export interface StartingServer {
   port: number;
   /** makes the app's server (Fastify's serverFactory); it serves the socket from handOver on */
   serverFactory: FastifyServerFactory;
-  /** the app is ready: every connection from now on is its */
+  /** the app is ready: every connection from now on is its (nothing, once close() was called) */
   handOver(): Promise<void>;
   /** stops accepting; resolves once every connection ended (the app answers "Connection: close" while it closes) */
   close(): Promise<void>;
@@ -25,7 +25,7 @@ function listenError(failed: { message: string; code?: string }): Error {
   return Object.assign(new Error(failed.message), failed.code ? { code: failed.code } : {});
 }
 
-/** the first report of child that matches, with the handle sent with it */
+/** the first report of child that matches, with the handle sent with it; rejects when the child ends first */
 function reportOf<T extends StartingReport>(
   child: ChildProcess,
   matches: (report: StartingReport) => report is T,
@@ -36,15 +36,17 @@ function reportOf<T extends StartingReport>(
       if ('failed' in report) return done(() => reject(listenError(report.failed)));
       if (matches(report)) done(() => resolve({ report, handle }));
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
-      done(() => reject(new Error(`the process answering while the service starts ended (${code ?? signal})`)));
+    const onExit = () => done(() => reject(new Error('the process answering while the service starts ended')));
     const done = (settle: () => void) => {
       child.off('message', onMessage);
       child.off('exit', onExit);
+      child.off('error', onExit);
       settle();
     };
+    if (!child.connected) return onExit();
     child.on('message', onMessage);
     child.once('exit', onExit);
+    child.once('error', onExit);
   });
 }
 
@@ -56,11 +58,38 @@ export async function listenWhileStarting(settings: StartingSettings): Promise<S
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     serialization: 'json',
   });
+  // a failed spawn, or a send to a process gone meanwhile, is met where it matters (reportOf, handOver): never thrown
+  child.on('error', () => {});
+  let handingOver = false;
   const { report } = await reportOf(child, (r): r is { listening: number } => 'listening' in r);
+  const port = report.listening;
+  child.once('exit', (code, signal) => {
+    if (!handingOver && !closed)
+      console.warn(
+        `the process answering "starting" ended (${code ?? signal}): the port refuses connections until the service is ready`,
+      );
+  });
   let appServer: http.Server | undefined;
-  let handedOver = false;
+  let closed = false;
+  /** the socket from the child; when the child is gone (killed, or its server failed), the port is free to take */
+  const takeSocket = async (server: http.Server) => {
+    try {
+      const given = reportOf(child, (r): r is { socket: true } => 'socket' in r);
+      child.send(HAND_OVER);
+      const { handle } = await given;
+      await new Promise<void>((resolve) => server.listen(handle as NetServer, resolve));
+    } catch {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ port, host: settings.host }, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    }
+  };
   return {
-    port: report.listening,
+    port,
     serverFactory: (handler, fastifyOptions) => {
       appServer = http.createServer(handler);
       // what Fastify sets on a server it makes itself
@@ -75,18 +104,17 @@ export async function listenWhileStarting(settings: StartingSettings): Promise<S
       return appServer;
     },
     async handOver() {
-      const server = appServer;
-      if (!server) throw new Error('no app was built on the starting server');
-      const given = reportOf(child, (r): r is { socket: true } => 'socket' in r);
-      child.send(HAND_OVER);
-      const { handle } = await given;
-      // the socket arrives as a server listening on it; the app's server takes its handle (server.listen(handle))
-      await new Promise<void>((resolve) => server.listen(handle as NetServer, resolve));
-      handedOver = true;
+      if (!appServer) throw new Error('no app was built on the starting server');
+      if (closed) return;
+      handingOver = true;
+      await takeSocket(appServer);
+      // stopped while the socket was on its way: the app's server does not keep it
+      if (closed) appServer.close();
     },
     close: () =>
       new Promise<void>((resolve) => {
-        if (!handedOver || !appServer?.listening) {
+        closed = true;
+        if (!appServer?.listening) {
           child.kill();
           return resolve();
         }

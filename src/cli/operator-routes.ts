@@ -13,7 +13,8 @@ const RUN_BODY = {
   type: 'object',
   required: ['argv'],
   additionalProperties: false,
-  properties: { argv: { type: 'array', maxItems: 200, items: { type: 'string', maxLength: 4096 } } },
+  // no bound of its own: the socket's body limit bounds it, as the shell bounds a command run in place
+  properties: { argv: { type: 'array', items: { type: 'string' } } },
 } as const;
 
 export async function operatorRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {

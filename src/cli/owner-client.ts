@@ -6,6 +6,9 @@ import type { CommandResult } from './command-result.ts';
 /** the operator route's path (src/cli/operator-routes.ts), kept here so the client loads no route module */
 const RUN_PATH = '/run';
 
+/** the service refused the CLI's request (it ran no command): its message, said as it is */
+export class OwnerRefusedError extends Error {}
+
 export function runThroughOwner(socketPath: string, argv: string[]): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const request = http.request(
@@ -15,8 +18,16 @@ export function runThroughOwner(socketPath: string, argv: string[]): Promise<Com
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          if (response.statusCode !== 200)
-            return reject(new Error(`the service refused the command (${response.statusCode}): ${text}`));
+          if (response.statusCode !== 200) {
+            const message = (() => {
+              try {
+                return String((JSON.parse(text) as { message?: unknown }).message ?? text);
+              } catch {
+                return text;
+              }
+            })();
+            return reject(new OwnerRefusedError(`the running service refused the command: ${message}`));
+          }
           try {
             resolve(JSON.parse(text) as CommandResult);
           } catch (error) {

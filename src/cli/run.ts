@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, type Config } from '../platform/config.ts';
 import { DataDirBusyError, liveOwner } from '../db/embedded/owner-lock.ts';
 import type { Services } from '../services.ts';
 import type { CommandResult } from './command-result.ts';
-import { runThroughOwner } from './owner-client.ts';
+import { OwnerRefusedError, runThroughOwner } from './owner-client.ts';
 import { helpAnswer } from './usage.ts';
 
 /** another CLI command holds the embedded store for a moment: wait for it this long */
@@ -67,7 +67,8 @@ export async function runCli(argv: string[], target: CliTarget): Promise<Command
   try {
     return await execute(argv, target);
   } catch (error) {
-    const known = error instanceof ConfigError || error instanceof DataDirBusyError;
+    const known =
+      error instanceof ConfigError || error instanceof DataDirBusyError || error instanceof OwnerRefusedError;
     if (known && argv.includes('--json'))
       return { exitCode: 1, stdout: `${JSON.stringify({ error: (error as Error).message })}\n`, stderr: '' };
     return { exitCode: 1, stdout: '', stderr: `${known ? (error as Error).message : (error as Error).stack}\n` };

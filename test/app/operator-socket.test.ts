@@ -73,7 +73,9 @@ describe("the operator's socket", () => {
   });
 
   it('tells the CLI plainly when the service refuses its request', async () => {
-    const many = Array.from({ length: 201 }, () => 'x');
-    await expect(runThroughOwner(socketPath, many)).rejects.toThrow(/the service refused the command \(400\)/);
+    const huge = 'x'.repeat(70 * 1024);
+    await expect(runThroughOwner(socketPath, ['apps', 'show', '--app-name', huge])).rejects.toThrow(
+      /^the running service refused the command: .+/,
+    );
   });
 });

@@ -2,6 +2,7 @@
 // requests get a clear refusal, and once the store is ready the same socket serves the app.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, freePort, PROJECT_ROOT } from '../helpers/service-process.ts';
@@ -36,7 +37,7 @@ function childRunning(pid: number, what: string): number | undefined {
 }
 
 describe('a starting service', () => {
-  it('answers /healthz 503 "starting" while it makes its store, and 200 "ok" once ready', async () => {
+  it('answers /healthz 503 "starting" while it makes its store, and 200 "ok" once ready, on the same port', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     service = spawn(process.execPath, ['dist/server/main.js'], {
@@ -87,6 +88,11 @@ describe('a starting service', () => {
     expect(page.status).toBe(503);
     expect(page.headers.get('retry-after')).toBe('1');
 
+    // the process answering "starting" gone (killed by hand, out of memory): the service takes the port itself
+    const answering = childRunning(service.pid!, 'starting-answers');
+    expect(answering, 'a process of its own answers "starting"').toBeDefined();
+    process.kill(answering!, 'SIGKILL');
+
     process.kill(stopped, 'SIGCONT');
     stopped = undefined;
     await expect
@@ -105,5 +111,56 @@ describe('a starting service', () => {
     });
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({ message: MESSAGES.tokenInvalid });
+  }, 900_000);
+
+  it('loses no request at the hand-over: every one sent after the port opened, slow ones too, is answered "starting" or by the app', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/healthz`;
+    const handover = spawn(process.execPath, ['dist/server/main.js'], {
+      cwd: PROJECT_ROOT,
+      env: childEnv({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+        DATA_DIR: path.join(tempDir(), 'data'),
+      }),
+      stdio: 'ignore',
+    });
+    try {
+      const answers: (number | string)[] = [];
+      // a client that connects, then takes 50 ms to send its request: at the hand-over some are connected and silent
+      const ask = () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect(port, '127.0.0.1');
+          let text = '';
+          socket.setTimeout(30_000, () => socket.destroy(new Error('timeout')));
+          socket.once('connect', () =>
+            setTimeout(() => socket.write('GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'), 50),
+          );
+          socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+          socket.once('close', () => {
+            answers.push(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]) || `no answer: ${text.slice(0, 40)}`);
+            resolve();
+          });
+          socket.once('error', (error: NodeJS.ErrnoException) => answers.push(error.code ?? error.message));
+        });
+      // until the port opens, refusals are expected
+      await expect
+        .poll(async () => (await fetch(url).catch(() => null))?.status, { timeout: 300_000, interval: 10 })
+        .toBeDefined();
+      // a request every 5 ms, each on a connection of its own, until the app answers
+      const asked: Promise<unknown>[] = [];
+      while (!answers.includes(200)) {
+        asked.push(ask());
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (asked.length > 60_000) break;
+      }
+      for (let i = 0; i < 40; i++) asked.push(ask());
+      await Promise.all(asked);
+      expect(answers.filter((answer) => answer !== 503 && answer !== 200)).toEqual([]);
+      expect(answers.filter((answer) => answer === 503).length, 'requests were answered "starting"').toBeGreaterThan(0);
+    } finally {
+      handover.kill('SIGKILL');
+    }
   }, 900_000);
 });
