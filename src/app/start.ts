@@ -11,8 +11,9 @@ import type { ServicesOptions } from '../services.ts';
 /** `events`: how the event plane is kept (src/main.ts keeps the defaults; a bench may measure without the insights) */
 export async function start(options: Pick<ServicesOptions, 'events'> = {}): Promise<void> {
   const config = loadConfig(process.env, loadEnvFile());
-  // listening first: while the store opens and migrations apply, /healthz answers "starting"
-  const listening = await listenWhileStarting({
+  // listening first: while the store opens and migrations apply, /healthz answers "starting" (from a process of its
+  // own, which starts beside the store's opening)
+  const listeningOpened = listenWhileStarting({
     port: config.port,
     host: config.host,
     store: config.databaseUrl ? 'server' : 'embedded',
@@ -35,11 +36,13 @@ export async function start(options: Pick<ServicesOptions, 'events'> = {}): Prom
     (await import('../events/request/validate.ts')).prepareEventValidator();
     return module;
   });
-  const [store, { serve }] = await Promise.all([storeOpening, loading]).catch(async (error: unknown) => {
-    // a failed start exits at once: not while the check may still be writing to the log
-    await logProbed;
-    throw error;
-  });
+  const [listening, store, { serve }] = await Promise.all([listeningOpened, storeOpening, loading]).catch(
+    async (error: unknown) => {
+      // a failed start exits at once: not while the check may still be writing to the log
+      await logProbed;
+      throw error;
+    },
+  );
   await serve(config, store, listening, { ...options, logProbed });
 }
 

@@ -134,14 +134,14 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
         client.release(broken);
       }
     },
-    async copyBinary(select) {
+    async copyBinary(select, columns) {
       const client = await pool.connect();
       try {
         const chunks: Buffer[] = [];
         for await (const chunk of client.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT binary)`)))
           chunks.push(chunk as Buffer);
         client.release();
-        return binaryCopyRows(Buffer.concat(chunks));
+        return binaryCopyRows(Buffer.concat(chunks), columns);
       } catch (error) {
         // a COPY cut off mid-way leaves the connection in no known state
         client.release(error as Error);
@@ -229,7 +229,7 @@ export function openServerReads(
   return {
     kind: 'server',
     query: (text, params, queryOptions) => withinBudget(() => runner.query(text, params, queryOptions)),
-    copyBinary: (select) => withinBudget(() => runner.copyBinary!(select)),
+    copyBinary: (select, columns) => withinBudget(() => runner.copyBinary!(select, columns)),
     close: () => runner.close(),
   };
 }

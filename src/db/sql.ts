@@ -50,11 +50,15 @@ export function sqlLiteral(text: string): string {
 export interface SqlRunner extends SqlQueryable {
   readonly kind: 'embedded' | 'server';
   /**
-   * The rows of a SELECT written with its values inline, each column as its bytes (text as UTF-8), by a binary COPY:
+   * The rows of a SELECT written with its values inline, each column as its bytes (text as UTF-8) under the name
+   * `columns` gives it in the select's order, by a binary COPY:
    * where a query's rows would carry a bytea column as hex text, twice its size, made a string and parsed here. Only
    * a server has it; PGlite hands bytea over as bytes.
    */
-  copyBinary?(select: string): Promise<(Buffer | null)[][]>;
+  copyBinary?<Column extends string>(
+    select: string,
+    columns: readonly Column[],
+  ): Promise<Record<Column, Buffer | null>[]>;
   /**
    * Maintenance statements (a VACUUM FULL) one after another on one connection, outside any transaction and without
    * the reads' time limit, up to maxMs in all. Only a server has it: the embedded engine runs every statement to its

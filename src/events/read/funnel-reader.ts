@@ -108,8 +108,8 @@ interface PostingsRow {
 /** a select's postings rows (step, day, entries): as bytes by a binary COPY where the store has it */
 async function postingsRows(sql: SqlReader, select: string): Promise<PostingsRow[]> {
   if (!sql.copyBinary) return sql.query<PostingsRow>(select);
-  const rows = await sql.copyBinary(select);
-  return rows.map(([step, day, entries]) => ({
+  const rows = await sql.copyBinary(select, ['step', 'day', 'entries']);
+  return rows.map(({ step, day, entries }) => ({
     step: step!.toString('utf8'),
     day: day!.toString('latin1'),
     entries: entries!,

@@ -157,9 +157,9 @@ describe.each(STORE_BACKENDS)('insights on $name', ({ open }) => {
       },
       copyBinary:
         store.sql.copyBinary &&
-        ((select: string) => {
+        (<Column extends string>(select: string, columns: readonly Column[]) => {
           queries.push({ text: select, params: [] });
-          return store.sql.copyBinary!(select);
+          return store.sql.copyBinary!(select, columns);
         }),
     } as typeof store.sql);
   }
