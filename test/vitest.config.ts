@@ -1,10 +1,29 @@
-// Test runner settings: two projects, "faults" (kills, restarts, fuzz, the hostile corpus, the route walk) and "fast"
-// (the rest), run by one pool of two workers (two cores); real stores, pages and subprocesses need generous timeouts.
+// Test runner settings: the projects "faults" (kills, restarts, fuzz, the hostile corpus, the route walk), "fast" (the
+// rest, on the embedded store) and "postgres" (the site API suites again, on PostgreSQL), run by one pool of two
+// workers (two cores); real stores, pages and subprocesses need generous timeouts.
 import { defineConfig } from 'vitest/config';
+import { available } from './helpers/environment.ts';
 
 const FAULTS = ['test/faults/**/*.test.ts', 'test/log/crash.test.ts', 'test/log/strace-durability.test.ts'];
 
-/** what both projects run with (a project does not inherit the root's test settings) */
+/**
+ * the site API suites that run on PostgreSQL too, in the project "postgres" (TEST_STORE picks the store in
+ * test/site/api-harness.ts); the Chromium suites drive the same pages on the embedded store only
+ */
+const SITE_API_ON_POSTGRES = [
+  'apps',
+  'dashboard',
+  'data-controls',
+  'funnels',
+  'launches',
+  'read-keys',
+  'roles',
+  'sessions',
+  'share',
+  'sign-in',
+].map((part) => `test/site/api-${part}.test.ts`);
+
+/** what every project runs with (a project does not inherit the root's test settings) */
 const shared = {
   root: '.',
   // a guard against a hang, not a speed check (speed lives in bench/): on a loaded shared machine a test of
@@ -27,6 +46,10 @@ export default defineConfig({
     projects: [
       { test: { ...shared, name: 'fast', include: ['test/**/*.test.ts'], exclude: FAULTS } },
       { test: { ...shared, name: 'faults', include: FAULTS } },
+      // chosen once: without PostgreSQL (outside CI, where it must answer) the project is left out
+      ...((await available('PostgreSQL'))
+        ? [{ test: { ...shared, name: 'postgres', include: SITE_API_ON_POSTGRES, env: { TEST_STORE: 'postgres' } } }]
+        : []),
     ],
   },
 });

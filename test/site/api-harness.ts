@@ -1,8 +1,7 @@
 // What the site API suites share: the service with an administrator and a public address behind a reverse
 // proxy, on the embedded store or on PostgreSQL, three users signed in through the Login Widget, and the app look-up
 // and creation their checks use.
-import { expect, it } from 'vitest';
-import { available } from '../helpers/environment.ts';
+import { expect } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
 import { SERVICE_BACKENDS } from '../helpers/stores.ts';
 import { SiteClient, startSiteService, type TelegramUser } from './site-harness.ts';
@@ -22,22 +21,11 @@ export interface SiteApi {
 
 /** the service of the test file that started it (every test file runs in its own worker, with its own modules) */
 let running: TestService | undefined;
-/** the engine of the test file's service: the embedded store unless the file runs its cases on PostgreSQL */
-let engine = SERVICE_BACKENDS[0]!;
-
-/**
- * Runs the cases of a site API suite (`load` imports it) on PostgreSQL: the Chromium suites drive the same pages on
- * the embedded store only. Skipped when PostgreSQL does not answer (outside CI).
- */
-export async function casesOnPostgres(load: () => Promise<unknown>): Promise<void> {
-  const postgres = SERVICE_BACKENDS.find((backend) => backend.name === 'PostgreSQL');
-  if (!(await available('PostgreSQL')) || !postgres) {
-    it.skip('runs when PostgreSQL answers', () => {});
-    return;
-  }
-  engine = postgres;
-  await load();
-}
+/** the store of the test file's service: the embedded one, or PostgreSQL in the project "postgres" (test/vitest.config.ts) */
+const engine =
+  process.env.TEST_STORE === 'postgres'
+    ? SERVICE_BACKENDS.find((backend) => backend.name === 'PostgreSQL')!
+    : SERVICE_BACKENDS[0]!;
 
 /** the service with ADMIN as administrator and PUBLIC_URL set, and Alice, Bob and the administrator signed in */
 export async function startSiteApi(): Promise<SiteApi> {
@@ -48,6 +36,8 @@ export async function startSiteApi(): Promise<SiteApi> {
     RATE_LIMIT_MAX: '100000',
     PUBLIC_URL,
   }));
+  // the project's store, not a default: a suite meant for PostgreSQL never passes on the embedded store unseen
+  expect(service.store.kind).toBe(process.env.TEST_STORE === 'postgres' ? 'server' : 'embedded');
   const close = service.close;
   service.close = () => close().then(place.drop);
   const [alice, bob, admin] = await Promise.all(

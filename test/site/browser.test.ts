@@ -1,5 +1,5 @@
 // The registration site in Debian Chromium against the real service on the embedded store (the site API's cases run on
-// PostgreSQL too: test/site/on-postgres/): sign-in the way the Telegram Login
+// PostgreSQL too, in the vitest project "postgres"): sign-in the way the Telegram Login
 // Widget does it (its script from telegram.org is blocked: no internet), a token created through the
 // form, events ingested with it, the last event time and the dashboard (KPIs, uPlot charts) following
 // them; forged sign-in refused; another user's dashboard closed; sign-out that ends the session; Mini App
