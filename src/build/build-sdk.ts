@@ -19,6 +19,7 @@ import {
   SDK_TARBALL,
   sdkTarballName,
 } from '../sdk-serving/sdk-files.ts';
+import { ROOT } from '../platform/project-paths.ts';
 
 export {
   GRAMMY_PACKAGE_DIR,
@@ -30,8 +31,6 @@ export {
   SDK_SCRIPT,
   SDK_TARBALL,
 };
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // old Android WebViews still open mini apps
 const TARGET = ['es2019', 'chrome70', 'safari13'];

@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import type { CommandResult } from './command-result.ts';
 
 /** the one request the CLI sends (src/cli/owner-client.ts) */
-const RUN_PATH = '/run';
+export const RUN_PATH = '/run';
 
 const RUN_BODY = {
   type: 'object',

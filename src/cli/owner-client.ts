@@ -2,9 +2,8 @@
 // on its unix socket (src/app/operator-socket.ts), with node's own client so the CLI loads nothing more.
 import http from 'node:http';
 import type { CommandResult } from './command-result.ts';
-
-/** the operator route's path (src/cli/operator-routes.ts), kept here so the client loads no route module */
-const RUN_PATH = '/run';
+// the route's module loads its commands only when the service registers it: the client takes the path alone
+import { RUN_PATH } from './operator-routes.ts';
 
 /** the service refused the CLI's request (it ran no command): its message, said as it is */
 export class OwnerRefusedError extends Error {}

@@ -22,6 +22,15 @@ afterAll(() => {
   service?.kill('SIGKILL');
 });
 
+/** an event of an app never registered, with a made-up token */
+function sendEvent(url: string): Promise<Response> {
+  return fetch(`${url}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'analytics-auth-token': TOKEN, origin: 'https://a.example' },
+    body: JSON.stringify(makeEvent('some_app')),
+  });
+}
+
 /** the child of pid whose command line names what, if it runs */
 function childRunning(pid: number, what: string): number | undefined {
   for (const entry of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
@@ -64,6 +73,14 @@ describe('a starting service', () => {
     stopped = childRunning(service.pid!, 'pglite-cluster')!;
     process.kill(stopped, 'SIGSTOP');
 
+    // the port opens beside the store's opening: it may open a moment after the cluster's process starts
+    await expect
+      .poll(async () => (await fetch(`${url}/healthz`).catch(() => null))?.status, {
+        timeout: 60_000,
+        interval: 20,
+        message: 'the port opens while the store is made',
+      })
+      .toBe(503);
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toEqual({ status: 'starting', reason: expect.any(String), store: 'embedded' });
@@ -77,11 +94,7 @@ describe('a starting service', () => {
     } finally {
       process.kill(service.pid!, 'SIGCONT');
     }
-    const events = await fetch(`${url}/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'analytics-auth-token': TOKEN, origin: 'https://a.example' },
-      body: JSON.stringify(makeEvent('some_app')),
-    });
+    const events = await sendEvent(url);
     expect(events.status).toBe(400);
     expect(await events.json()).toEqual({ message: MESSAGES.failedToRecord });
     const page = await fetch(`${url}/`);
@@ -104,11 +117,7 @@ describe('a starting service', () => {
       .toBe(200);
     expect(await (await fetch(`${url}/healthz`)).json()).toMatchObject({ status: 'ok', store: 'embedded' });
     // the app took the socket over: its routes answer, the refusal of a made-up token among them
-    const refused = await fetch(`${url}/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'analytics-auth-token': TOKEN, origin: 'https://a.example' },
-      body: JSON.stringify(makeEvent('some_app')),
-    });
+    const refused = await sendEvent(url);
     expect(refused.status).toBe(400);
     expect(await refused.json()).toEqual({ message: MESSAGES.tokenInvalid });
   }, 900_000);

@@ -45,11 +45,18 @@ export async function checkpoint(): Promise<void> {
   await admin((client) => client.query('CHECKPOINT'));
 }
 
-/** whether another backend waits for a lock the backend `pid` holds (a statement queued behind its transaction) */
-export async function someoneWaitsFor(sql: Pick<SqlQueryable, 'query'>, pid: number): Promise<boolean> {
+/**
+ * whether another backend waits for a lock the transaction `holder` holds (a statement queued behind it), asked on
+ * another connection, `sql`
+ */
+export async function someoneWaitsFor(
+  sql: Pick<SqlQueryable, 'query'>,
+  holder: Pick<SqlQueryable, 'query'>,
+): Promise<boolean> {
+  const [holding] = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   const [row] = await sql.query<{ n: number }>(
     'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))',
-    [pid],
+    [holding!.pid],
   );
   return row!.n > 0;
 }

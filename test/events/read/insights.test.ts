@@ -832,9 +832,8 @@ describe.each(
         .insert([named('b1', 'x1'), named('b2', 'y1'), named('b3', 'y2'), named('b4', 'y3')])
         .finally(() => (bDone = true));
       // it waits for the first to commit before it takes slots
-      const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
       await expect
-        .poll(() => someoneWaitsFor(store.sql, pid), {
+        .poll(() => someoneWaitsFor(store.sql, tx), {
           timeout: 60_000,
           message: 'the second commit waits for the lock of the first',
         })

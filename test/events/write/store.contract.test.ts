@@ -302,9 +302,8 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
         deletion = registry.deleteApp('racing_app', OPERATOR).then(() => {
           deleted = true;
         });
-        const pid = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
         await expect
-          .poll(() => someoneWaitsFor(store.sql, pid), {
+          .poll(() => someoneWaitsFor(store.sql, tx), {
             timeout: 60_000,
             message: "the deletion waits for the lock of the commit's app row",
           })
