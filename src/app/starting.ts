@@ -61,6 +61,7 @@ export async function listenWhileStarting(settings: StartingSettings): Promise<S
   // a failed spawn, or a send to a process gone meanwhile, is met where it matters (reportOf, handOver): never thrown
   child.on('error', () => {});
   let handingOver = false;
+  let closed = false;
   const { report } = await reportOf(child, (r): r is { listening: number } => 'listening' in r);
   const port = report.listening;
   child.once('exit', (code, signal) => {
@@ -70,7 +71,6 @@ export async function listenWhileStarting(settings: StartingSettings): Promise<S
       );
   });
   let appServer: http.Server | undefined;
-  let closed = false;
   /** the socket from the child; when the child is gone (killed, or its server failed), the port is free to take */
   const takeSocket = async (server: http.Server) => {
     try {
