@@ -21,7 +21,7 @@ export type CliTarget = { env: Record<string, string | undefined> } | { services
 async function executeEmbedded(config: Config, argv: string[]): Promise<CommandResult> {
   const deadline = Date.now() + WAIT_FOR_OTHER_COMMAND_MS;
   for (;;) {
-    const owner = liveOwner(config.dataDir);
+    const owner = await liveOwner(config.dataDir);
     try {
       if (owner) return await runThroughOwner(owner.controlSocket, argv);
       return await executeHere(config, argv);

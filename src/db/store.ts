@@ -140,7 +140,7 @@ export async function openStore(
       await readRunner.close();
     };
   } else {
-    const unlock = acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
+    const unlock = await acquireOwnerLock(config.dataDir, controlSocketPath(config.dataDir));
     release = async () => unlock();
     options.whileOpening?.();
     try {

@@ -141,9 +141,9 @@ async function killUnderLoadThenRetry(variant: Variant): Promise<void> {
   const sentSeqs = factory.seqCount;
   expect(new Set(seqsOf(factory.batches)).size).toBe(sentSeqs); // markers are unique
 
-  // 3. restart on the same DATA_DIR / database (embedded: the dead owner's lock is taken over)
+  // 3. restart on the same DATA_DIR / database (embedded: the dead owner's record is left, its lock freed by the kernel)
   if (variant.embedded)
-    expect(fs.existsSync(path.join(dataDir, 'owner.lock')), 'the killed owner left its lock').toBe(true);
+    expect(fs.existsSync(path.join(dataDir, 'owner.lock')), 'the killed owner left its record').toBe(true);
   const second = await startServiceProcess(env);
   phase('restart');
   const shownAfterKill = await runCliJson<{ events_total: number; last_event_at: string | null }>(env, [

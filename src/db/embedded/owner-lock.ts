@@ -1,91 +1,128 @@
 // Single-owner lock on an embedded data directory: PGlite silently loses rows when two processes open one.
+//
+// The lock is a listening unix socket whose name derives from the directory's real path. The kernel frees it when its
+// process dies, however it dies and whether or not anyone reaps the process, so a start right after `kill -9` finds it
+// free; a PID file cannot tell a dead owner from a live one that reuses its PID or from a zombie. On Linux the socket
+// lives in the abstract namespace (no file, nothing left behind); elsewhere it is a file in the data directory, and a
+// file no one listens on any more is a dead owner's.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 export interface OwnerRecord {
+  /** the owner's process id, for messages; the socket, not this, is the lock */
   pid: number;
-  /** process start time (from /proc), guards against a recycled pid */
-  started: string;
   /** unix socket where the owner serves operator CLI commands */
   controlSocket: string;
 }
 
 export class DataDirBusyError extends Error {
-  constructor(dataDir: string, owner: OwnerRecord) {
-    super(`${dataDir} is in use by process ${owner.pid}; stop it first or use the operator CLI, which talks to it`);
+  constructor(dataDir: string, owner: OwnerRecord | null) {
+    const who = owner ? `process ${owner.pid}` : 'another process';
+    super(`${dataDir} is in use by ${who}; stop it first or use the operator CLI, which talks to it`);
   }
 }
 
-const LOCK_FILE = 'owner.lock';
+/** who holds the lock, written once it is held (the lock itself is the socket) */
+const RECORD_FILE = 'owner.lock';
 
-/** the fields of /proc/<pid>/stat after the command's name (field 3, the state, first); [] when unreadable */
-function statFields(pid: number): string[] {
+/** a socket's path in dataDir, or in /tmp named after dataDir when that path would be too long for a unix socket */
+function socketPathIn(dataDir: string, name: string): string {
+  const inDataDir = path.join(dataDir, name);
+  if (Buffer.byteLength(inDataDir) < 100) return inDataDir;
+  const digest = Buffer.from(dataDir).toString('base64url').slice(-24);
+  return path.join('/tmp', `tma-analytics-${digest}-${name}`);
+}
+
+/** a directory not made yet has no owner, and its name is the one it will have */
+function realPath(dataDir: string): string {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fs.realpathSync(dataDir);
   } catch {
-    return [];
+    return path.resolve(dataDir);
   }
 }
 
-/** field 22 of /proc/<pid>/stat (of its fields as statFields gives them): start time in clock ticks since boot */
-const startOf = (fields: string[]): string => fields[19] ?? '';
-
-function processStart(pid: number): string {
-  return startOf(statFields(pid));
+/** The address of dataDir's lock: abstract on Linux, a file in dataDir elsewhere (or when `abstract` is false). */
+export function ownerLockAddress(dataDir: string, abstract = process.platform === 'linux'): string {
+  if (!abstract) return socketPathIn(dataDir, 'owner.sock');
+  const digest = createHash('sha256').update(realPath(dataDir)).digest('base64url').slice(0, 32);
+  return `\0tma-analytics-owner:${digest}`;
 }
 
-function isAlive(owner: OwnerRecord): boolean {
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
-  const fields = statFields(owner.pid);
-  // killed but not yet reaped by its parent (a supervisor, a container's PID 1): a zombie holds no file open
-  if (fields[0] === 'Z' || fields[0] === 'X') return false;
-  const started = startOf(fields);
-  return owner.started === '' || started === '' || started === owner.started;
-}
+const isAbstract = (address: string) => address.startsWith('\0');
 
-function readRecord(file: string): OwnerRecord | null {
+function readRecord(dataDir: string): OwnerRecord | null {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as OwnerRecord;
+    return JSON.parse(fs.readFileSync(path.join(dataDir, RECORD_FILE), 'utf8')) as OwnerRecord;
   } catch {
     return null;
   }
 }
 
-/** The live owner of dataDir, or null when nobody (alive) holds it. */
-export function liveOwner(dataDir: string): OwnerRecord | null {
-  const owner = readRecord(path.join(dataDir, LOCK_FILE));
-  return owner && owner.pid !== process.pid && isAlive(owner) ? owner : null;
+/** whether a process listens at address now */
+function someoneListens(address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect({ path: address });
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+function listen(address: string): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    // a probe only asks whether someone listens: it is told nothing
+    const server = net.createServer((connection) => connection.destroy());
+    server.once('error', reject);
+    server.listen({ path: address, exclusive: true }, () => {
+      server.off('error', reject);
+      // the lock never keeps the process alive by itself
+      server.unref();
+      resolve(server);
+    });
+  });
+}
+
+/** The live owner of dataDir, or null when no process holds it. */
+export async function liveOwner(dataDir: string, address = ownerLockAddress(dataDir)): Promise<OwnerRecord | null> {
+  if (!(await someoneListens(address))) return null;
+  const record = readRecord(dataDir);
+  return record && record.pid !== process.pid ? record : null;
 }
 
 /** Takes the lock or throws DataDirBusyError; returns the function that releases it. */
-export function acquireOwnerLock(dataDir: string, controlSocket: string): () => void {
-  const file = path.join(dataDir, LOCK_FILE);
-  const record: OwnerRecord = { pid: process.pid, started: processStart(process.pid), controlSocket };
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, JSON.stringify(record), { flag: 'wx', mode: 0o600 });
-      return () => {
-        if (readRecord(file)?.pid === process.pid) fs.rmSync(file, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = readRecord(file);
-      if (owner && isAlive(owner) && owner.pid !== process.pid) throw new DataDirBusyError(dataDir, owner);
-      fs.rmSync(file, { force: true }); // stale lock of a dead process
-    }
+export async function acquireOwnerLock(
+  dataDir: string,
+  controlSocket: string,
+  address = ownerLockAddress(dataDir),
+): Promise<() => void> {
+  let server: net.Server;
+  try {
+    server = await listen(address);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    // an abstract name in use always has a live owner; a socket file may be left by one that died
+    if (isAbstract(address) || (await someoneListens(address)))
+      throw new DataDirBusyError(dataDir, readRecord(dataDir));
+    fs.rmSync(address, { force: true });
+    server = await listen(address).catch((again: NodeJS.ErrnoException) => {
+      throw again.code === 'EADDRINUSE' ? new DataDirBusyError(dataDir, readRecord(dataDir)) : again;
+    });
   }
-  throw new Error(`could not take the lock ${file}`);
+  const record: OwnerRecord = { pid: process.pid, controlSocket };
+  const recordFile = path.join(dataDir, RECORD_FILE);
+  fs.writeFileSync(recordFile, JSON.stringify(record), { mode: 0o600 });
+  return () => {
+    server.close();
+    if (readRecord(dataDir)?.pid === process.pid) fs.rmSync(recordFile, { force: true });
+  };
 }
 
-/** Where the owner of dataDir listens for operator commands (a unix socket path must stay short). */
+/** Where the owner of dataDir listens for operator commands. */
 export function controlSocketPath(dataDir: string): string {
-  const inDataDir = path.join(dataDir, 'control.sock');
-  if (Buffer.byteLength(inDataDir) < 100) return inDataDir;
-  const digest = Buffer.from(dataDir).toString('base64url').slice(-24);
-  return path.join('/tmp', `tma-analytics-${digest}.sock`);
+  return socketPathIn(dataDir, 'control.sock');
 }
