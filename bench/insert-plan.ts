@@ -71,7 +71,7 @@ async function measure(insights: boolean): Promise<void> {
     if (insights && SETUP) for (const statement of SETUP.split(';;')) await store.sql.query(statement);
     const events = new SqlEventPlane(store.sql, { insights });
     const batches = recordsOf(app.id, (WARM + 1) * BATCH, BATCH, insights).map((records, index) =>
-      batchOf(records, { node: 'bench', through: index + 1 }),
+      batchOf(records, { node: 'bench', through: index + 1 }, insights),
     );
     const explained = batches.pop()!;
     const [before] = await store.sql.query<{ lsn: string }>(`SELECT pg_current_wal_lsn()::text AS lsn`);

@@ -75,7 +75,7 @@ async function measure(
     const work = insightsRecords(app.id, mix, EVENTS, BATCH, insights);
     // the first batch prepares the statement and warms the tables; it is not timed
     // each batch with its log offset, as the loader commits it (the statement's plan depends on it)
-    const batch = (index: number) => batchOf(work[index]!, { node: 'bench', through: index + 1 });
+    const batch = (index: number) => batchOf(work[index]!, { node: 'bench', through: index + 1 }, insights);
     await events.insertBatch(batch(0));
     const started = performance.now();
     let stored = 0;

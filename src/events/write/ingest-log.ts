@@ -33,7 +33,7 @@ export interface IngestLogOptions {
   minCommitIntervalMs?: number;
   /** while fewer bytes than this wait, the longer least time between commits (a small app's trickle) */
   smallBatch?: LoaderOptions['smallBatch'];
-  /** write each request's funnel postings and custom events' counts (default); false for a store keeping no insights */
+  /** the store keeps the insights (default): its records hold what the insights' rollups gather */
   insights?: boolean;
   /** the embedded store's data directory: the log keeps free what the store may still need on the same disk */
   embeddedStoreDir?: string;
@@ -97,6 +97,7 @@ export class IngestLog {
     const loader = new LogLoader(log, store, loadedThrough, {
       node,
       maxBatchBytes: options.maxBatchBytes,
+      insights: options.insights ?? true,
       minCommitIntervalMs: options.minCommitIntervalMs,
       smallBatch: options.smallBatch,
       onError: options.onError,

@@ -2,13 +2,9 @@
 // the rows really inserted and records the node's log offset, so a crash replays at most the batch in flight.
 import { type NamedValues, param } from '../../db/named-sql.ts';
 import { intArrayLiteral, Utf8Text } from '../../db/sql.ts';
-import { customNameSql } from '../custom-events.ts';
-import { WALLET_CONNECTION_EVENT } from '../wallet-funnel.ts';
-import type { BatchPostingParams } from './batch-postings.ts';
-import { USER_DAY } from './request-summary.ts';
 import { USAGE } from './batch-values.ts';
 import { EVENT_COLUMN_NAMES, EVENT_TUPLE } from './event-columns.ts';
-import { ROLLUPS } from './rollups/index.ts';
+import { gatheringsOf, rollupsKept } from './rollups/index.ts';
 
 /** events ready for one commit: rows already in the statement's form, as the durable log keeps them */
 export interface EventBatch {
@@ -17,12 +13,8 @@ export interface EventBatch {
   appIds: Iterable<number>;
   /** events and bytes per app and UTC day of receipt, as [app id, 'YYYY-MM-DD', events, bytes] (USAGE) */
   usage: [number, string, number, number][];
-  /** the events' users per day, as BatchSummary.usersJson() makes them */
-  users: string;
-  /** the events' custom events per day and name, as UTF-8 JSON: BatchSummary.customEventsJson() */
-  customEvents: Buffer;
-  /** the events' funnel postings, as BatchPostings.toParams() makes them */
-  postings: BatchPostingParams;
+  /** the parameters of what the pre-aggregated rollups gathered (gatheringsOf: each gathering's values()) */
+  gathered: NamedValues;
   /** the ingest node whose log holds the batch, and the log's last record in it: stored in the same commit */
   logOffset?: { node: string; through: number };
 }
@@ -59,24 +51,6 @@ const FRESH_ROWS = `batch_new AS (
 )`;
 
 /**
- * The batch's users per day: those ingest gathered (users, src/events/write/request-summary.ts) when every event of the batch
- * is new, else those of the events really inserted: their first event's time and launch attributes, their custom
- * events' names and whether they completed a wallet connection.
- */
-const BATCH_USERS = `batch_users AS (
-  SELECT ${USER_DAY.select('u')}
-  FROM jsonb_array_elements(${param('users')}::jsonb) AS u
-  WHERE (SELECT all_new FROM batch_new) AND ${USER_DAY.get('u', 'app_id')} IN (SELECT id FROM live_apps)
-  UNION ALL
-  SELECT app_id, day, user_key, min(occurred_at), (array_agg(platform ORDER BY occurred_at))[1],
-         (array_agg(locale ORDER BY occurred_at))[1], (array_agg(is_premium ORDER BY occurred_at))[1],
-         (array_agg(start_param ORDER BY occurred_at))[1],
-         coalesce(jsonb_agg(DISTINCT ${customNameSql("props->'custom_data'")}) FILTER (WHERE event_name = 'custom-event'), '[]')::text,
-         bool_or(event_name = '${WALLET_CONNECTION_EVENT}')
-  FROM fresh_rows GROUP BY app_id, day, user_key
-)`;
-
-/**
  * The event insert, with the insights' rollups or (for measuring what they cost) without them: then users keep no
  * launch attributes, and wallet users, custom events and funnel postings are not kept.
  */
@@ -94,16 +68,18 @@ WITH batch AS NOT MATERIALIZED (
   ON CONFLICT (app_id, event_key) DO NOTHING
   RETURNING app_id, event_key, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale,
             start_param, user_key, launch_check, launch_day, launch_proof, sent_by_server
-), ${FRESH_ROWS}, ${BATCH_USERS}, ${ROLLUPS.filter((rollup) => insights || !rollup.insightsOnly)
-  .map((rollup) => rollup.sql(insights))
-  .join(', ')}, log_offset AS (
+), ${[
+  FRESH_ROWS,
+  ...gatheringsOf(insights).flatMap((gathering) => (gathering.inputSql ? [gathering.inputSql] : [])),
+  ...rollupsKept(insights).map((rollup) => rollup.sql(insights)),
+].join(', ')}, log_offset AS (
   INSERT INTO log_offsets AS o (node, loaded_through, updated_at)
   SELECT ${param('log_node')}::text, ${param('log_through')}::bigint, now() WHERE ${param('log_node')}::text IS NOT NULL
   ON CONFLICT (node) DO UPDATE SET loaded_through = greatest(o.loaded_through, excluded.loaded_through), updated_at = now()
 )
 SELECT count(*)::int AS inserted FROM inserted`;
 
-/** the event insert's named parameters for a batch (the postings and custom events are read only with the insights) */
+/** the event insert's named parameters for a batch */
 export function insertValues(batch: EventBatch): NamedValues {
   return {
     rows: new Utf8Text(batch.rows),
@@ -111,9 +87,6 @@ export function insertValues(batch: EventBatch): NamedValues {
     usage: JSON.stringify(batch.usage),
     log_node: batch.logOffset?.node ?? null,
     log_through: batch.logOffset?.through ?? null,
-    users: batch.users,
-    posting_groups: batch.postings.groups,
-    custom_events: new Utf8Text(batch.customEvents),
-    posting_entries: batch.postings.entries,
+    ...batch.gathered,
   };
 }

@@ -12,11 +12,13 @@ export interface LoaderOptions {
   node: string;
   /**
    * most bytes of events in one commit, as the event insert's rows (PGlite's WebAssembly memory grows to its largest
-   * statement); a record's funnel postings and summary are not counted, as a batch merges them smaller
+   * statement); a record's sections (src/events/write/log-record.ts) are not counted, as a batch merges them smaller
    */
   maxBatchBytes: number;
   /** most records (requests) in one commit */
   maxBatchRecords?: number;
+  /** whether the store keeps the insights: which sections of the records a batch merges (default true) */
+  insights?: boolean;
   /**
    * A commit starts at least this long after the previous one began, unless a full batch waits or someone waits
    * to read what was appended: under load, fewer and larger commits (a commit's fixed cost, the store's WAL flush
@@ -186,6 +188,7 @@ export class LogLoader {
     return batchOf(
       records.map((record) => decodeRequest(record.value)),
       { node: this.options.node, through: records.at(-1)!.seq },
+      this.options.insights ?? true,
     );
   }
 

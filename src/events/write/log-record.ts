@@ -1,9 +1,8 @@
-// One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, the lengths of
-// its funnel postings and of its summary), the postings, the summary, then its rows already in the event insert's
-// form, so the loader joins records' bytes into a batch without decoding them.
-import { BatchSummary, encodeRequestSummary } from './request-summary.ts';
-import { encodeRequestPostings } from './funnel-posting-format.ts';
-import { BatchPostings } from './batch-postings.ts';
+// One accepted request as the durable log keeps it: a header line (app, receive time, events, bytes, and each section's
+// name and length), the sections that the pre-aggregated rollups gather (src/events/write/rollups/gathering.ts), then
+// its rows already in the event insert's form, so the loader joins records' bytes into a batch without decoding them.
+import { gatheringsOf } from './rollups/index.ts';
+import type { Gathering } from './rollups/gathering.ts';
 import type { EventBatch } from './event-plane.ts';
 import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';
 import { isoDayOf } from '../days.ts';
@@ -17,10 +16,8 @@ export interface RequestRecord {
   bytes: number;
   /** the rows' arrays joined by commas (no brackets), as UTF-8 bytes */
   rows: Buffer;
-  /** the rows' funnel postings (encodeRequestPostings); null in a record written before the log kept them */
-  postings: Buffer | null;
-  /** the rows' summary (encodeRequestSummary); null in a record written before the log kept it */
-  summary: Buffer | null;
+  /** each gathering's section by its name (a record written before the log kept a section lacks it) */
+  sections: ReadonlyMap<string, Buffer>;
 }
 
 const NEWLINE = 0x0a;
@@ -29,75 +26,86 @@ const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
 /**
- * rows of one request (one app, one receive time), with their summary and, unless the store keeps no insights, their
- * funnel postings and their custom events' counts
+ * Sections in the header as `name=length`. Records written before sections were named hold two lengths, of the
+ * postings and the summary; records older still hold none.
  */
+const UNNAMED_SECTIONS = ['postings', 'summary'];
+
+/** rows of one request (one app, one receive time), with the sections the rollups a store keeps gather */
 export function encodeRequest(rows: EventRow[], bytes: number, insights = true): Buffer {
   const first = rows[0]!;
-  const postingBytes = insights ? encodeRequestPostings(rows) : Buffer.alloc(0);
-  const summary = encodeRequestSummary(rows, insights);
+  const sections = gatheringsOf(insights).map((gathering) => ({
+    name: gathering.section,
+    bytes: gathering.encode(rows, insights),
+  }));
   let text = '';
   for (let i = 0; i < rows.length; i++) text += (i === 0 ? '' : ',') + JSON.stringify(encodeEventRow(rows[i]!));
+  const lengths = sections.map((section) => ` ${section.name}=${section.bytes.length}`).join('');
   return Buffer.concat([
-    Buffer.from(
-      `${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes} ${postingBytes.length} ${summary.length}\n`,
-      'latin1',
-    ),
-    postingBytes,
-    summary,
+    Buffer.from(`${first.appId} ${first.receivedAt.getTime()} ${rows.length} ${bytes}${lengths}\n`, 'latin1'),
+    ...sections.map((section) => section.bytes),
     Buffer.from(text, 'utf8'),
   ]);
 }
 
-/** a record's header line: everything but its sections, and where they start (postings and summary: -1 when absent) */
-export function decodeRequestHeader(
-  value: Buffer,
-): Omit<RequestRecord, 'rows' | 'postings' | 'summary'> & { postingsAt: number; summaryAt: number; rowsAt: number } {
+/** a record's header line: everything but its sections and rows, where each section is, and where the rows start */
+export function decodeRequestHeader(value: Buffer): Omit<RequestRecord, 'rows' | 'sections'> & {
+  sections: { name: string; start: number; end: number }[];
+  rowsAt: number;
+} {
   const end = value.indexOf(NEWLINE);
-  const [appId, receivedAt, events, bytes, postings, summary] = value
-    .toString('latin1', 0, end)
-    .split(' ')
-    .map(Number) as [number, number, number, number, number | undefined, number | undefined];
-  const sections = postings !== undefined && summary !== undefined;
+  const [appId, receivedAt, events, bytes, ...lengths] = value.toString('latin1', 0, end).split(' ');
+  const sections: { name: string; start: number; end: number }[] = [];
+  let at = end + 1;
+  lengths.forEach((field, place) => {
+    const equals = field.indexOf('=');
+    const name = equals < 0 ? UNNAMED_SECTIONS[place]! : field.slice(0, equals);
+    const length = Number(equals < 0 ? field : field.slice(equals + 1));
+    sections.push({ name, start: at, end: at + length });
+    at += length;
+  });
   return {
-    appId,
-    receivedAt,
-    events,
-    bytes,
-    postingsAt: sections ? end + 1 : -1,
-    summaryAt: sections ? end + 1 + postings : -1,
-    rowsAt: sections ? end + 1 + postings + summary : end + 1,
+    appId: Number(appId),
+    receivedAt: Number(receivedAt),
+    events: Number(events),
+    bytes: Number(bytes),
+    sections,
+    rowsAt: at,
   };
 }
 
-/** the bytes of a record's rows: what its events weigh in the event insert (its postings and summary merge smaller) */
+/** the bytes of a record's rows: what its events weigh in the event insert (its sections merge smaller) */
 export const rowBytesOf = (value: Buffer): number => value.length - decodeRequestHeader(value).rowsAt;
 
 export function decodeRequest(value: Buffer): RequestRecord {
-  const { postingsAt, summaryAt, rowsAt, ...header } = decodeRequestHeader(value);
+  const { sections, rowsAt, ...header } = decodeRequestHeader(value);
   return {
     ...header,
-    postings: postingsAt < 0 ? null : value.subarray(postingsAt, summaryAt),
-    summary: summaryAt < 0 ? null : value.subarray(summaryAt, rowsAt),
+    sections: new Map(sections.map((section) => [section.name, value.subarray(section.start, section.end)])),
     rows: value.subarray(rowsAt),
   };
 }
 
-/** the rows of a record, as objects: for a record written before the log kept its postings and summary */
+/** the rows of a record, as objects: for a section the record lacks */
 const rowsOf = (record: RequestRecord): EventRow[] =>
   (JSON.parse(`[${record.rows.toString('utf8')}]`) as unknown[][]).map(decodeEventRow);
 
-/** the records' rows as one batch for the store, with their events and bytes per app and UTC day */
-export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOffset']): EventBatch {
+/**
+ * The records' rows as one batch for a store (`insights`: whether it keeps the insights), with their events and bytes
+ * per app and UTC day, and each gathering's sections merged (made from the rows of a record that lacks one)
+ */
+export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOffset'], insights = true): EventBatch {
   const usage = new Map<string, [number, string, number, number]>();
   const appIds = new Set<number>();
-  const postings = new BatchPostings();
-  const summary = new BatchSummary();
+  const gatherings = gatheringsOf(insights);
+  const gathered = gatherings.map((gathering) => gathering.batch());
   for (const record of records) {
     appIds.add(record.appId);
-    const rows = record.postings && record.summary ? undefined : rowsOf(record);
-    postings.add(record.appId, record.postings ?? encodeRequestPostings(rows!));
-    summary.add(record.appId, record.summary ?? encodeRequestSummary(rows!));
+    let rows: EventRow[] | undefined;
+    gatherings.forEach((gathering: Gathering, place) => {
+      const section = record.sections.get(gathering.section) ?? gathering.encode((rows ??= rowsOf(record)), insights);
+      gathered[place]!.add(record.appId, section);
+    });
     const day = isoDayOf(record.receivedAt);
     const key = `${record.appId} ${day}`;
     const entry = usage.get(key);
@@ -114,9 +122,7 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
     rows: Buffer.concat(parts),
     appIds,
     usage: [...usage.values()],
-    users: summary.usersJson(),
-    customEvents: summary.customEventsJson(),
-    postings: postings.toParams(),
+    gathered: Object.assign({}, ...gathered.map((batch) => batch.values())),
     logOffset,
   };
 }

@@ -169,9 +169,8 @@ for (const backend of STORE_BACKENDS) {
       const old = decodeRequest(
         Buffer.concat([Buffer.from(`${appId} ${rows[0]!.receivedAt.getTime()} 2 200\n`), current.rows]),
       );
-      expect([old.postings, old.summary]).toEqual([null, null]);
-      const [before, now] = [batchOf([old]), batchOf([current])];
-      expect([before.postings, before.users, before.customEvents]).toEqual([now.postings, now.users, now.customEvents]);
+      expect(old.sections.size).toBe(0);
+      expect(batchOf([old]).gathered).toEqual(batchOf([current]).gathered);
       await events.insertBatch(batchOf([old]));
       const funnel = await new InsightsReader(store.sql).funnel(
         appId,
@@ -331,90 +330,3 @@ for (const backend of STORE_BACKENDS) {
     });
   });
 }
-
-describe('log records for a store that keeps no insights', () => {
-  it('hold no funnel postings and no custom events, and still their users', () => {
-    const rows = [row(1, 1, { props: { custom_data: { name: 'buy', sku: 'a' } } }), row(1, 2)];
-    const [kept, plain] = [encodeRequest(rows, 200), encodeRequest(rows, 200, false)].map((value) =>
-      batchOf([decodeRequest(value)]),
-    );
-    expect(JSON.parse(kept!.customEvents.toString())).toEqual([
-      [1, DAY, 'buy', 1, [['sku', 'a', 1]]],
-      [1, DAY, '(no name)', 1, [['seq', '2', 1]]],
-    ]);
-    expect(kept!.postings.entries.length).toBeGreaterThan(0);
-    expect(JSON.parse(plain!.customEvents.toString())).toEqual([]);
-    expect(plain!.postings.entries.length).toBe(0);
-    // the same users, without the names of their custom events
-    expect(kept!.users).toContain('["buy"]');
-    expect(kept!.users).toContain('["(no name)"]');
-    expect(plain!.users).toBe(kept!.users.replace('["buy"]', '[]').replace('["(no name)"]', '[]'));
-  });
-});
-
-describe('custom events in log records', () => {
-  const odd = { name: 'tab\there "quoted"\nnewline', 'prop\\erty': 'émoji 😀 and \t tab', n: 1e21, ok: true };
-
-  it('reach the event insert with every text as it was, merged across records', () => {
-    const rows = [row(1, 1, { props: { custom_data: odd } }), row(1, 2, { props: { custom_data: odd } })];
-    const batch = batchOf([encodeRequest(rows.slice(0, 1), 100), encodeRequest(rows.slice(1), 100)].map(decodeRequest));
-    expect(JSON.parse(batch.customEvents.toString('utf8'))).toEqual([
-      [
-        1,
-        DAY,
-        odd.name,
-        2,
-        [
-          ['prop\\erty', odd['prop\\erty'], 2],
-          ['n', '1000000000000000000000', 2],
-          ['ok', 'true', 2],
-        ],
-      ],
-    ]);
-  });
-
-  it('of a record written when its summary was one JSON document are merged with those of later records', () => {
-    const rows = [row(1, 1, { props: { custom_data: odd } }), row(1, 2, { props: { custom_data: odd } })];
-    const current = decodeRequest(encodeRequest(rows.slice(1), 100));
-    const earlier = decodeRequest(encodeRequest(rows.slice(0, 1), 100));
-    // the summary as such a record held it: [users, [day, name, events, [property, value, events][]][]]
-    const [usersLine] = earlier.summary!.toString('utf8').split('\n');
-    const earlierSummary = JSON.stringify([
-      JSON.parse(usersLine!),
-      [
-        [
-          DAY,
-          odd.name,
-          1,
-          [
-            ['prop\\erty', odd['prop\\erty'], 1],
-            ['n', '1000000000000000000000', 1],
-            ['ok', 'true', 1],
-          ],
-        ],
-      ],
-    ]);
-    const both = batchOf([{ ...earlier, summary: Buffer.from(earlierSummary) }, current]);
-    const fresh = batchOf([earlier, current]);
-    expect(both.customEvents.toString('utf8')).toBe(fresh.customEvents.toString('utf8'));
-    expect(both.users).toBe(fresh.users);
-  });
-});
-
-describe('funnel postings in log records', () => {
-  it('name each step as its events do, however many names the requests bring', () => {
-    // more names than the service keeps the bytes of: each request names its own steps
-    const requests = Array.from({ length: 1_500 }, (_, n) => [
-      row(1, 2 * n, { props: { custom_data: { name: `step ${n} ✓` } } }),
-      row(1, 2 * n + 1, { eventName: n % 2 ? 'app-init' : 'app-hide' }),
-    ]);
-    const batch = batchOf(requests.map((rows) => decodeRequest(encodeRequest(rows, 100))));
-    const steps = (JSON.parse(batch.postings.groups) as [number, string, string, number, number][]).map(
-      ([, step, day, , length]) => [step, day, length > 0],
-    );
-    expect(steps).toHaveLength(1_502);
-    expect(steps).toContainEqual(['custom-event:step 1499 ✓', DAY, true]);
-    expect(steps).toContainEqual(['custom-event:step 0 ✓', DAY, true]);
-    expect(steps.filter(([step]) => step === 'app-init' || step === 'app-hide')).toHaveLength(2);
-  });
-});

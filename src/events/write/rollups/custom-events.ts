@@ -15,6 +15,7 @@ import {
   propertyValueSql,
 } from '../../custom-events.ts';
 import { KEPT, defineRollup } from './rollup.ts';
+import { REQUEST_SUMMARY } from '../request-summary.ts';
 
 /** custom_catalog's levels: a tracked name (with its slot), a property of a name, a value of a property */
 export const CATALOG_LEVEL = { name: 0, property: 1, value: 2 } as const;
@@ -241,13 +242,6 @@ export const CUSTOM_EVENTS = defineRollup({
   ],
   sql: customEventsSql,
   insightsOnly: true,
-  preAggregated: {
-    parameter: 'custom_events',
-    gatheredBy: 'src/events/write/request-summary.ts',
-    pays:
-      'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
-      'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-      '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
-  },
+  preAggregated: REQUEST_SUMMARY,
   readBy: ['src/events/read/insights.ts (custom events, property values)'],
 });

@@ -4,7 +4,7 @@ import { param } from '../../../db/named-sql.ts';
 import { customNameSql, ROLLUP_TEXT_LENGTH } from '../../custom-events.ts';
 import { DAY_MS } from '../../days.ts';
 import { CUSTOM_STEP_PREFIX } from '../funnel-posting-format.ts';
-import { POSTING_GROUP } from '../batch-postings.ts';
+import { FUNNEL_POSTING_GATHERING, POSTING_GROUP } from '../batch-postings.ts';
 import { beforeFirstKeptDay, defineRollup } from './rollup.ts';
 
 /**
@@ -74,13 +74,6 @@ export const FUNNEL_POSTINGS = defineRollup({
   ],
   sql: () => POSTINGS,
   insightsOnly: true,
-  preAggregated: {
-    parameter: 'posting_groups, posting_entries',
-    gatheredBy: 'src/events/write/funnel-posting-format.ts',
-    pays:
-      'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
-      'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-      '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
-  },
+  preAggregated: FUNNEL_POSTING_GATHERING,
   readBy: ['src/events/read/funnel-reader.ts'],
 });

@@ -1,6 +1,7 @@
 // The rollups the event insert keeps, in the order of its statement (a rollup reads the CTEs of those before it).
 // Everything that touches the event plane's tables is derived from this list: the insert statement, the purge of a
-// deleted app, the retention purge and the erasure of a user. Adding a rollup: a migration, its file, one line here.
+// deleted app, the retention purge, the erasure of a user, and the sections of a request's log record that the
+// pre-aggregated rollups gather. Adding a rollup: a migration, its file, one line here.
 import { ACTIVITY } from './activity.ts';
 import { APP_STATS } from './app-stats.ts';
 import { CUSTOM_EVENTS } from './custom-events.ts';
@@ -8,6 +9,7 @@ import { DIMENSIONS } from './dimensions.ts';
 import { EVENT_COUNTS } from './event-counts.ts';
 import { FUNNEL_POSTINGS } from './funnel-postings.ts';
 import { LAUNCHES } from './launches.ts';
+import type { Gathering } from './gathering.ts';
 import type { Rollup, RollupTable } from './rollup.ts';
 import { SESSIONS } from './sessions.ts';
 import { DAILY_USAGE } from './usage.ts';
@@ -28,6 +30,15 @@ const DECLARED_ROLLUPS = [
 ] as const satisfies readonly Rollup[];
 
 export const ROLLUPS: readonly Rollup[] = DECLARED_ROLLUPS;
+
+/** the rollups a store keeps: all of them with the insights, else those not kept only for the insights */
+export const rollupsKept = (insights: boolean): readonly Rollup[] =>
+  ROLLUPS.filter((rollup) => insights || !rollup.insightsOnly);
+
+/** what the rollups a store keeps gather at ingest, each once, in the order of ROLLUPS */
+export const gatheringsOf = (insights: boolean): readonly Gathering[] => [
+  ...new Set(rollupsKept(insights).flatMap((rollup) => (rollup.preAggregated ? [rollup.preAggregated] : []))),
+];
 
 /**
  * The table the rollups are made from. An event's key starts with the client's time (src/events/request/pseudonym.ts), its

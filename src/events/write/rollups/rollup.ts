@@ -1,5 +1,6 @@
 // What a rollup declares: its tables (what a row is per, what the retention purge and erasing a user do to it), the
 // SQL it adds to the event insert over the batch's rows really inserted, and where it is read.
+import type { Gathering } from './gathering.ts';
 
 /**
  * What erasing a user does to a table's rows: `kept`, anonymous counts that keep counting the user; `user`, the rows
@@ -29,18 +30,6 @@ export interface RollupTable {
   erasure: ErasureRule;
 }
 
-/**
- * An aggregate the service gathers at ingest (beside a request's rows in the durable log) instead of computing it in
- * the statement from every event: taken when every event of the batch is new; a batch holding an event stored before
- * is computed from the rows really inserted. `pays` is what bench/insights-load.ts measured for it.
- */
-export interface PreAggregation {
-  /** the statement's parameter it comes in, and the module that gathers it */
-  parameter: string;
-  gatheredBy: string;
-  pays: string;
-}
-
 export interface Rollup {
   name: string;
   tables: readonly RollupTable[];
@@ -55,7 +44,11 @@ export interface Rollup {
   reads?: readonly string[];
   /** kept only with the insights (a store without them, measured in bench/insights-load.ts, leaves it out) */
   insightsOnly?: boolean;
-  preAggregated?: PreAggregation;
+  /**
+   * what it gathers at ingest instead of computing it in the statement from every event: taken when every event of
+   * the batch is new (a batch holding an event stored before is computed from the rows really inserted)
+   */
+  preAggregated?: Gathering;
   /** where its tables are read */
   readBy: readonly string[];
 }

@@ -2,6 +2,7 @@
 // attributes (app_users) and their first completed wallet connection (wallet_users): users, retention, campaigns.
 import { CUSTOM_NAME_BITS, NO_CUSTOM_NAMES, OTHER_SLOT, rollupText } from '../../custom-events.ts';
 import { beforeFirstKeptDay, defineRollup } from './rollup.ts';
+import { REQUEST_SUMMARY } from '../request-summary.ts';
 
 /**
  * An app_users upsert's row (excluded) holds an earlier first event than the stored one (u); a user stored without
@@ -115,14 +116,7 @@ export const USERS = defineRollup({
     },
   ],
   sql: (insights) => (insights ? WITH_INSIGHTS : WITHOUT_INSIGHTS),
-  preAggregated: {
-    parameter: 'users (batch_users)',
-    gatheredBy: 'src/events/write/request-summary.ts',
-    pays:
-      'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
-      'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-      '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
-  },
+  preAggregated: REQUEST_SUMMARY,
   reads: ['name_lists', 'name_map'],
   readBy: [
     'src/events/read/dashboard.ts (distinct users)',

@@ -1,0 +1,28 @@
+// What a pre-aggregated rollup gathers at ingest: a section of each request's durable-log record, the merge of a
+// batch's sections into the event insert's parameters, and the statement input that reads them.
+import type { NamedValues } from '../../../db/named-sql.ts';
+import type { EventRow } from '../event-columns.ts';
+
+/** a batch's sections of one gathering, merged as the loader adds its records */
+export interface GatheredBatch {
+  /** adds a request's section (as its gathering encoded it, or as an earlier version of it did) */
+  add(appId: number, section: Buffer): void;
+  /** the event insert's named parameters this gathering fills */
+  values(): NamedValues;
+}
+
+export interface Gathering {
+  /** the section's name in a log record's header: letters and underscores, never changed once records hold it */
+  section: string;
+  /** a request's section (one app's rows); `insights`: whether the store keeps the insights */
+  encode(rows: EventRow[], insights: boolean): Buffer;
+  /** an empty merge of a batch's sections */
+  batch(): GatheredBatch;
+  /**
+   * CTEs the statement's rollups read the gathered values through, after the statement's inputs batch_new and
+   * fresh_rows (src/events/write/insert-statement.ts), which they fall back on when not every event is new
+   */
+  inputSql?: string;
+  /** what bench/insights-load.ts measured it to pay */
+  pays: string;
+}
