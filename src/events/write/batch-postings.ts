@@ -2,8 +2,8 @@
 // one row per app, step and day, as the event insert takes them: the chunks are copied once, never decoded.
 import { JsonTuple } from '../../db/json-tuples.ts';
 import type { NamedValues } from '../../db/named-sql.ts';
-import { chunkEnd, DAY_BYTES, encodeRequestPostings } from './funnel-posting-format.ts';
-import type { GatheredBatch, Gathering } from './rollups/gathering.ts';
+import { chunkEnd, DAY_BYTES } from './funnel-posting-format.ts';
+import type { GatheredBatch } from './rollups/gathering.ts';
 
 /** a step and day's chunks of a batch: where each is, as [source, start, end] triples */
 interface PostingGroup {
@@ -91,14 +91,3 @@ export interface BatchPostingParams {
   groups: string;
   entries: Buffer;
 }
-
-/** each request's funnel postings: the section "postings" of its log record */
-export const FUNNEL_POSTING_GATHERING: Gathering = {
-  section: 'postings',
-  encode: (rows) => encodeRequestPostings(rows),
-  batch: () => new BatchPostings(),
-  pays:
-    'the service ingest ratio of the custom-heavy mix (stored, with the insights / without) went from 0.76 to 1.01 × on ' +
-    'PostgreSQL and from 0.71 to 0.85 × on PGlite with the request summaries and funnel postings made at ingest ' +
-    '(bench/insights-load.ts; docs/bench-notes/2026-11.md, "Insights on funnel postings and request summaries")',
-};
