@@ -52,7 +52,7 @@ function reportOf<T extends StartingReport>(
 
 /** Listens on port and host now (in a process of its own) and answers "starting" until handOver. */
 export async function listenWhileStarting(settings: StartingSettings): Promise<StartingServer> {
-  const { file, execArgv } = entryPoint('starting-answers', import.meta.url);
+  const { file, execArgv } = entryPoint('starting-answers', new URL('./starting-answers.ts', import.meta.url).href);
   const child = fork(file, [JSON.stringify(settings)], {
     execArgv,
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childEnv, freePort, PROJECT_ROOT } from '../helpers/service-process.ts';
+import { childEnv, freePort, PROJECT_ROOT, startNodeServer } from '../helpers/service-process.ts';
 import { MESSAGES } from '../../src/ingest/http-error.ts';
 import { makeEvent } from '../helpers/events.ts';
 import { tempDir } from '../helpers/service.ts';
@@ -46,6 +46,15 @@ function childRunning(pid: number, what: string): number | undefined {
 }
 
 describe('a starting service', () => {
+  it('started from its source through tsx, as in development, answers "starting" from its own process and gets ready', async () => {
+    const started = await startNodeServer('src/main.ts', { DATA_DIR: path.join(tempDir(), 'data'), LOG_LEVEL: 'warn' });
+    try {
+      expect((await fetch(`${started.url}/healthz`)).status).toBe(200);
+    } finally {
+      await started.stop();
+    }
+  });
+
   it('answers /healthz 503 "starting" while it makes its store, and 200 "ok" once ready, on the same port', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
