@@ -1,27 +1,10 @@
-// Test runner settings: the projects "faults" (kills, restarts, fuzz, the hostile corpus, the route walk), "fast" (the
-// rest, on the embedded store) and "postgres" (the site API suites again, on PostgreSQL), run by one pool of two
-// workers (two cores); real stores, pages and subprocesses need generous timeouts.
+// Test runner settings: the projects "faults" (kills, restarts, fuzz, the hostile corpus, the route walk) and "fast"
+// (the rest), both on the embedded store, and "postgres" (the store-level and site API suites again, on PostgreSQL;
+// test/store-suites.ts lists them). A project's TEST_STORE is the store its suites open (test/helpers/stores.ts). One
+// pool of two workers (two cores) runs them all; real stores, pages and subprocesses need generous timeouts.
 import { defineConfig } from 'vitest/config';
 import { available } from './helpers/environment.ts';
-
-const FAULTS = ['test/faults/**/*.test.ts', 'test/log/crash.test.ts', 'test/log/strace-durability.test.ts'];
-
-/**
- * the site API suites that run on PostgreSQL too, in the project "postgres" (TEST_STORE picks the store in
- * test/site/api-harness.ts); the Chromium suites drive the same pages on the embedded store only
- */
-const SITE_API_ON_POSTGRES = [
-  'apps',
-  'dashboard',
-  'data-controls',
-  'funnels',
-  'launches',
-  'read-keys',
-  'roles',
-  'sessions',
-  'share',
-  'sign-in',
-].map((part) => `test/site/api-${part}.test.ts`);
+import { FAULTS, ON_POSTGRES } from './store-suites.ts';
 
 /** what every project runs with (a project does not inherit the root's test settings) */
 const shared = {
@@ -44,11 +27,19 @@ export default defineConfig({
     globalSetup: ['./test/global-setup.ts'],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     projects: [
-      { test: { ...shared, name: 'fast', include: ['test/**/*.test.ts'], exclude: FAULTS } },
-      { test: { ...shared, name: 'faults', include: FAULTS } },
+      {
+        test: {
+          ...shared,
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: FAULTS,
+          env: { TEST_STORE: 'embedded' },
+        },
+      },
+      { test: { ...shared, name: 'faults', include: FAULTS, env: { TEST_STORE: 'embedded' } } },
       // chosen once: without PostgreSQL (outside CI, where it must answer) the project is left out
       ...((await available('PostgreSQL'))
-        ? [{ test: { ...shared, name: 'postgres', include: SITE_API_ON_POSTGRES, env: { TEST_STORE: 'postgres' } } }]
+        ? [{ test: { ...shared, name: 'postgres', include: ON_POSTGRES, env: { TEST_STORE: 'postgres' } } }]
         : []),
     ],
   },

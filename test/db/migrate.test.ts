@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMigrations } from '../../src/db/migrate.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { tempDir } from '../helpers/service.ts';
-import { BARE_BACKENDS } from '../helpers/stores.ts';
+import { BARE_BACKEND } from '../helpers/stores.ts';
 
 /** a folder of migrations, name → script */
 function migrations(scripts: Record<string, string>): string {
@@ -20,13 +20,13 @@ function migrations(scripts: Record<string, string>): string {
 const tableExists = async (sql: SqlRunner, name: string) =>
   (await sql.query<{ found: string | null }>(`SELECT to_regclass($1)::text AS found`, [name]))[0]!.found !== null;
 
-describe.each(BARE_BACKENDS)('applying migrations on $name', ({ open }) => {
+describe(`applying migrations on ${BARE_BACKEND.name}`, () => {
   let sql: SqlRunner;
   let cleanup: () => Promise<void>;
 
   // a fresh embedded store runs initdb, which a shared machine can keep busy for minutes
   beforeAll(async () => {
-    ({ sql, cleanup } = await open());
+    ({ sql, cleanup } = await BARE_BACKEND.open());
   }, 300_000);
   afterAll(() => cleanup?.());
 

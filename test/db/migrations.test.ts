@@ -10,7 +10,7 @@ import { JsonTuple } from '../../src/db/json-tuples.ts';
 import { EVENT_COLUMNS, encodeEventRow } from '../../src/events/write/event-columns.ts';
 import { eventRow } from '../helpers/events.ts';
 import { tempDir } from '../helpers/service.ts';
-import { BARE_BACKENDS } from '../helpers/stores.ts';
+import { BARE_BACKEND } from '../helpers/stores.ts';
 
 /** a folder holding the committed migrations that come before `name` */
 function migrationsBefore(name: string): string {
@@ -21,12 +21,12 @@ function migrationsBefore(name: string): string {
   return dir;
 }
 
-describe.each(BARE_BACKENDS)('migrations on $name', ({ open }) => {
+describe(`migrations on ${BARE_BACKEND.name}`, () => {
   let sql: SqlRunner;
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ sql, cleanup } = await open());
+    ({ sql, cleanup } = await BARE_BACKEND.open());
   });
   afterAll(() => cleanup?.());
 
@@ -82,12 +82,12 @@ describe.each(BARE_BACKENDS)('migrations on $name', ({ open }) => {
   });
 });
 
-describe.each(BARE_BACKENDS)('the insights migration on $name', ({ open }) => {
+describe(`the insights migration on ${BARE_BACKEND.name}`, () => {
   let sql: SqlRunner;
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ sql, cleanup } = await open());
+    ({ sql, cleanup } = await BARE_BACKEND.open());
   });
   afterAll(() => cleanup?.());
 
@@ -160,12 +160,12 @@ describe.each(BARE_BACKENDS)('the insights migration on $name', ({ open }) => {
   });
 });
 
-describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }) => {
+describe(`the funnel postings migration on ${BARE_BACKEND.name}`, () => {
   let sql: SqlRunner;
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ sql, cleanup } = await open());
+    ({ sql, cleanup } = await BARE_BACKEND.open());
   });
   afterAll(() => cleanup?.());
 
@@ -254,12 +254,12 @@ describe.each(BARE_BACKENDS)('the funnel postings migration on $name', ({ open }
   });
 });
 
-describe.each(BARE_BACKENDS)('the key makers migration on $name', ({ open }) => {
+describe(`the key makers migration on ${BARE_BACKEND.name}`, () => {
   let sql: SqlRunner;
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ sql, cleanup } = await open());
+    ({ sql, cleanup } = await BARE_BACKEND.open());
   });
   afterAll(() => cleanup?.());
 

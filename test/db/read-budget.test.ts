@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_READ_CONNECTIONS } from '../../src/platform/config.ts';
 import { ReadBudgetError } from '../../src/db/read-budget.ts';
 import type { Store } from '../../src/db/store.ts';
-import { STORE_BACKENDS, statementRuns } from '../helpers/stores.ts';
+import { STORE_BACKEND, statementRuns } from '../helpers/stores.ts';
 
 const BUDGET_MS = 500;
 /**
@@ -34,12 +34,12 @@ const caught = (promise: Promise<unknown>) =>
     (error: unknown) => error,
   );
 
-describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) => {
+describe(`reads within their budget on ${STORE_BACKEND.name}`, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    ({ store, cleanup } = await open({ readBudgetMs: BUDGET_MS, readQueueLimit: 2 }));
+    ({ store, cleanup } = await STORE_BACKEND.open({ readBudgetMs: BUDGET_MS, readQueueLimit: 2 }));
   });
   afterAll(() => cleanup?.());
 
@@ -89,7 +89,7 @@ describe.each(STORE_BACKENDS)('reads within their budget on $name', ({ open }) =
 
   it('refuses a read at once when as many reads wait as the store lets wait', async () => {
     // a store of its own whose budget no read reaches before the refusal, however slow the machine
-    const patient = await open({ readBudgetMs: PATIENT_BUDGET_MS, readQueueLimit: 2 });
+    const patient = await STORE_BACKEND.open({ readBudgetMs: PATIENT_BUDGET_MS, readQueueLimit: 2 });
     try {
       const { store } = patient;
       // one read runs (the embedded store's thread, or the server's one read connection by default) and two wait

@@ -1,12 +1,13 @@
-// The two stores every store-level suite runs against: embedded PGlite, and PostgreSQL when it answers
-// (required in CI). Each open() gives a fresh, migrated store (a copy of the run's template) and its cleanup; the
-// bare backends give a fresh SQL runner with no migration applied, for tests of the migrations themselves; the
-// service backends give the settings of a whole test service on a fresh store.
+// The store a store-level suite runs on: the one its vitest project asks for with TEST_STORE, embedded PGlite or
+// PostgreSQL. Each open() gives a fresh, migrated store (a copy of the run's template) and its cleanup; the bare
+// backend gives a fresh SQL runner with no migration applied, for tests of the migrations themselves; the service
+// backend gives the settings of a whole test service on a fresh store.
+import { expect } from 'vitest';
 import { openEmbeddedDatabase } from '../../src/db/embedded/index.ts';
 import { openServerDatabase } from '../../src/db/server.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { openStore, type Store } from '../../src/db/store.ts';
-import { available } from './environment.ts';
+import { available, POSTGRES_ADMIN_URL } from './environment.ts';
 import { createTestDatabase } from './postgres.ts';
 import { tempDir } from './service.ts';
 import { embeddedDataDir, migratedDatabase } from './templates.ts';
@@ -21,24 +22,51 @@ interface Place {
   drop(): Promise<void>;
 }
 
-/** bare: no migration applied */
-const ENGINES: { name: string; place(bare?: boolean): Promise<Place> }[] = [
-  {
-    name: 'embedded PGlite',
-    place: async (bare = false) => ({ dataDir: await embeddedDataDir('tma-test-', { bare }), drop: async () => {} }),
+/** a store engine: its name in test titles, the store kind it opens, and a fresh place of its own (bare: no migration applied) */
+interface Engine {
+  name: string;
+  kind: Store['kind'];
+  place(bare?: boolean): Promise<Place>;
+}
+
+const EMBEDDED: Engine = {
+  name: 'embedded PGlite',
+  kind: 'embedded',
+  place: async (bare = false) => ({ dataDir: await embeddedDataDir('tma-test-', { bare }), drop: async () => {} }),
+};
+
+const POSTGRES: Engine = {
+  name: 'PostgreSQL',
+  kind: 'server',
+  place: async (bare = false) => {
+    const database = bare ? await createTestDatabase() : await migratedDatabase();
+    return { dataDir: tempDir(), databaseUrl: database.url, drop: () => database.drop() };
   },
-  ...((await available('PostgreSQL'))
-    ? [
-        {
-          name: 'PostgreSQL',
-          place: async (bare = false) => {
-            const database = bare ? await createTestDatabase() : await migratedDatabase();
-            return { dataDir: tempDir(), databaseUrl: database.url, drop: () => database.drop() };
-          },
-        },
-      ]
-    : []),
-];
+};
+
+/**
+ * The one engine of this run's project (test/vitest.config.ts sets TEST_STORE): the embedded store unless it asks for
+ * postgres. A project that asks for PostgreSQL fails when it does not answer, even outside CI: skipping would report
+ * its suites green on no store at all.
+ */
+async function projectEngine(asked = process.env.TEST_STORE || 'embedded'): Promise<Engine> {
+  if (asked === 'embedded') return EMBEDDED;
+  if (asked !== 'postgres') throw new Error(`TEST_STORE=${asked} names no store (embedded or postgres)`);
+  if (!(await available('PostgreSQL')))
+    throw new Error(`TEST_STORE=postgres but PostgreSQL does not answer at ${POSTGRES_ADMIN_URL}`);
+  return POSTGRES;
+}
+
+const ENGINE = await projectEngine();
+
+/**
+ * Checks that a store (or a service's store) is of the kind the project asked for: a suite meant for PostgreSQL must
+ * not pass on the embedded store unseen, as it would if a service dropped DATABASE_URL and fell back to a data
+ * directory.
+ */
+export function expectProjectStore(store: { kind: Store['kind'] }): void {
+  expect(store.kind, `the store of the project's TEST_STORE (${ENGINE.name})`).toBe(ENGINE.kind);
+}
 
 /** a store's settings a suite may change: its reads' time budget and queue */
 export interface StoreSettings {
@@ -48,51 +76,80 @@ export interface StoreSettings {
 
 export interface StoreBackend {
   name: string;
+  kind: Store['kind'];
   open(settings?: StoreSettings): Promise<{ store: Store; cleanup: () => Promise<void> }>;
 }
 
-export const STORE_BACKENDS: StoreBackend[] = ENGINES.map(({ name, place }) => ({
-  name,
+export const STORE_BACKEND: StoreBackend = {
+  name: ENGINE.name,
+  kind: ENGINE.kind,
   open: async (settings: StoreSettings = {}) => {
-    const at = await place();
+    const at = await ENGINE.place();
     const store = await openStore(
       { ...at, readBudgetMs: settings.readBudgetMs },
       { readQueueLimit: settings.readQueueLimit },
     );
-    return { store, cleanup: () => store.close().then(at.drop) };
+    const cleanup = () => store.close().then(at.drop);
+    try {
+      expectProjectStore(store);
+    } catch (error) {
+      await cleanup();
+      throw error;
+    }
+    return { store, cleanup };
   },
-}));
+};
+
+/**
+ * The store backend as a list of one, for test/events/write/loader.test.ts, which loops over it; a new suite takes
+ * STORE_BACKEND.
+ */
+export const STORE_BACKENDS: StoreBackend[] = [STORE_BACKEND];
 
 export interface ServiceBackend {
   name: string;
-  /** the settings that put a test service on a fresh store of this engine, and the cleanup after it closed */
+  kind: Store['kind'];
+  /**
+   * the settings that put a test service on a fresh store of this engine, and the cleanup after it closed; the suite
+   * checks the started service's store with expectProjectStore()
+   */
   open(): Promise<{ env: Record<string, string>; drop: () => Promise<void> }>;
 }
 
-export const SERVICE_BACKENDS: ServiceBackend[] = ENGINES.map(({ name, place }) => ({
-  name,
+export const SERVICE_BACKEND: ServiceBackend = {
+  name: ENGINE.name,
+  kind: ENGINE.kind,
   open: async () => {
-    const at = await place();
+    const at = await ENGINE.place();
     return {
       env: { DATA_DIR: at.dataDir, ...(at.databaseUrl ? { DATABASE_URL: at.databaseUrl } : {}) },
       drop: at.drop,
     };
   },
-}));
+};
 
 export interface BareBackend {
   name: string;
+  kind: Store['kind'];
   open(): Promise<{ sql: SqlRunner; cleanup: () => Promise<void> }>;
 }
 
-export const BARE_BACKENDS: BareBackend[] = ENGINES.map(({ name, place }) => ({
-  name,
+export const BARE_BACKEND: BareBackend = {
+  name: ENGINE.name,
+  kind: ENGINE.kind,
   open: async () => {
-    const at = await place(true);
+    const at = await ENGINE.place(true);
     const sql = at.databaseUrl ? openServerDatabase(at.databaseUrl) : (await openEmbeddedDatabase(at.dataDir)).sql;
-    return { sql, cleanup: () => sql.close().then(at.drop) };
+    const cleanup = () => sql.close().then(at.drop);
+    try {
+      expectProjectStore(sql);
+    } catch (error) {
+      await cleanup();
+      throw error;
+    }
+    return { sql, cleanup };
   },
-}));
+};
 
 /**
  * Whether the store runs a statement of this text now, for a test that must act while it runs. A server shows it

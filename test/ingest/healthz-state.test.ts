@@ -2,7 +2,7 @@
 // embedded store, its one connection) does not delay it, and it still says whether the store answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS, statementRuns } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND, statementRuns } from '../helpers/stores.ts';
 
 /**
  * how long the statement holds the store; /healthz must answer within it. Below the server pool's statement timeout
@@ -10,14 +10,15 @@ import { SERVICE_BACKENDS, statementRuns } from '../helpers/stores.ts';
  */
 const LONG_STATEMENT_S = 4;
 
-describe.each(SERVICE_BACKENDS)('/healthz while a long statement runs, on $name', (backend) => {
+describe(`/healthz while a long statement runs, on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    const opened = await backend.open();
+    const opened = await SERVICE_BACKEND.open();
     drop = opened.drop;
     service = await startTestService(opened.env);
+    expectProjectStore(service.store);
   });
   afterAll(async () => {
     await service?.close();

@@ -10,7 +10,7 @@ import { computeRanking } from '../../src/ranking/compute.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 import { alteredLaunch, launchSigner } from '../helpers/telegram-launch.ts';
 
 const signer = launchSigner();
@@ -20,18 +20,19 @@ const BOT_A = 7_777_000_001;
 const BOT_B = 7_777_000_002;
 let appCounter = 0;
 
-describe.each(SERVICE_BACKENDS)('launch checks on $name', ({ open }) => {
+describe(`launch checks on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService({
       ...backend.env,
       TELEGRAM_PUBLIC_KEY: signer.publicKeyHex,
       TELEGRAM_TEST_PUBLIC_KEY: testEnvironment.publicKeyHex,
     });
+    expectProjectStore(service.store);
   });
   afterAll(async () => {
     await service?.close();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 
 const SUCCESS = { message: 'Success record.' };
 const TOKEN_INVALID = { message: 'Token is invalid.' };
@@ -15,7 +15,7 @@ const APP_NAME_INVALID = { message: 'Invalid app_name is specified.' };
 /** a Telegram id that must appear nowhere in the store */
 const RAW_USER_ID = 987654321987;
 
-describe.each(SERVICE_BACKENDS)('server keys on $name', ({ open }) => {
+describe(`server keys on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   let token: string;
@@ -25,9 +25,10 @@ describe.each(SERVICE_BACKENDS)('server keys on $name', ({ open }) => {
     postEvents(service.url, body, { origin: null, headers: { authorization: `Bearer ${key}` } });
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService(backend.env);
+    expectProjectStore(service.store);
     token = await service.createApp('bot_app');
     await service.createApp('other_bot_app');
     ({ key } = await service.services.serverKeys.create('bot_app', OPERATOR));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeRanking } from '../../src/ranking/compute.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 import { alteredLaunch, launchSigner } from '../helpers/telegram-launch.ts';
 
 const signer = launchSigner();
@@ -23,7 +23,7 @@ interface CatalogApp {
   unverified_users_30d: number;
 }
 
-describe.each(SERVICE_BACKENDS)('the catalog against made-up users on $name', ({ open }) => {
+describe(`the catalog against made-up users on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   const tokens: Record<string, string> = {};
@@ -32,9 +32,10 @@ describe.each(SERVICE_BACKENDS)('the catalog against made-up users on $name', ({
   const realLaunch: Record<string, string> = {};
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService({ ...backend.env, TELEGRAM_PUBLIC_KEY: signer.publicKeyHex });
+    expectProjectStore(service.store);
     const verifiedUsers = { honest: 30, busy: 25, small: 5 };
     for (const [app, users] of Object.entries(verifiedUsers)) {
       ({ token: tokens[app] } = await service.services.registry.createApp(

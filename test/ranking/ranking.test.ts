@@ -8,7 +8,7 @@ import type { Store } from '../../src/db/store.ts';
 import { named } from '../../src/db/named-sql.ts';
 import type { SqlRunner } from '../../src/db/sql.ts';
 import { SqlEventPlane, type EventRow } from '../../src/events/write/event-plane.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
+import { STORE_BACKEND } from '../helpers/stores.ts';
 import { readCatalog } from '../../src/ranking/catalog.ts';
 import { USERS_QUERY, VERIFIED_QUERY, computeRanking, type RankedApp } from '../../src/ranking/compute.ts';
 import { registerCatalogRoutes } from '../../src/site/catalog-routes.ts';
@@ -81,7 +81,7 @@ const EXPECTED = {
   }),
 };
 
-describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
+describe(`catalog ranking on ${STORE_BACKEND.name}`, () => {
   const cleanups: (() => Promise<void>)[] = [];
   afterAll(async () => {
     for (const cleanup of cleanups) await cleanup();
@@ -89,7 +89,7 @@ describe.each(STORE_BACKENDS)('catalog ranking on $name', ({ open }) => {
 
   /** a store of its own for one test */
   async function fresh(): Promise<Store> {
-    const { store, cleanup } = await open();
+    const { store, cleanup } = await STORE_BACKEND.open();
     cleanups.push(cleanup);
     return store;
   }

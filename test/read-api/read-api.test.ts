@@ -7,7 +7,7 @@ import { addDays } from '../../src/events/days.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 
 const today = new Date().toISOString().slice(0, 10);
 /** the first day of the data set: ten days ago, so day 7 of its cohort has come */
@@ -19,16 +19,17 @@ async function get(service: TestService, path: string, key?: string) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-describe.each(SERVICE_BACKENDS)('read API on $name', ({ open }) => {
+describe(`read API on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   let key: string;
   let otherKey: string;
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService(backend.env);
+    expectProjectStore(service.store);
     const token = await service.createApp('read_app');
     await service.createApp('other_app');
     ({ key } = await service.services.readKeys.create('read_app', OPERATOR));

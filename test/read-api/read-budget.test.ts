@@ -7,7 +7,7 @@ import { OPERATOR } from '../../src/tokens/registry.ts';
 import { sharePath } from '../../src/tokens/share-links.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 
 const BUDGET_MS = 500;
 const MESSAGE = 'This query took longer than 0.5 s; try a shorter period or fewer filters.';
@@ -28,7 +28,7 @@ function slowDown(reads: SqlReader, slowed: { asked: number }): () => void {
   };
 }
 
-describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) => {
+describe(`reads past their budget on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   let key: string;
@@ -36,9 +36,10 @@ describe.each(SERVICE_BACKENDS)('reads past their budget on $name', ({ open }) =
   let token: string;
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService({ ...backend.env, READ_BUDGET_MS: String(BUDGET_MS) });
+    expectProjectStore(service.store);
     token = await service.createApp('slow_app');
     ({ key } = await service.services.readKeys.create('slow_app', OPERATOR));
     ({ secret } = await service.services.shareLinks.create('slow_app', OPERATOR));

@@ -8,7 +8,7 @@ import { addDays } from '../../src/events/days.ts';
 import { OPERATOR } from '../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 import { launchSigner } from '../helpers/telegram-launch.ts';
 
 const signer = launchSigner();
@@ -29,7 +29,7 @@ const invoice = (slug: string, amount: number, payload: string, currency = 'XTR'
   prices: [{ label: payload, amount }],
 });
 
-describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
+describe(`revenue on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   /** the shop every test but one only reads */
@@ -135,9 +135,10 @@ describe.each(SERVICE_BACKENDS)('revenue on $name', ({ open }) => {
   type Shop = Awaited<ReturnType<typeof seedShop>>;
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService({ ...backend.env, TELEGRAM_PUBLIC_KEY: signer.publicKeyHex });
+    expectProjectStore(service.store);
     shop = await seedShop('shop_app');
     const otherToken = await service.createApp('other_shop');
     // another app's invoice of the same slug and purchases count for it alone

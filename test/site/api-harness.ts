@@ -3,7 +3,7 @@
 // and creation their checks use.
 import { expect } from 'vitest';
 import type { TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 import { SiteClient, startSiteService, type TelegramUser } from './site-harness.ts';
 
 export const ALICE: TelegramUser = { id: 1001, first_name: 'Alice', last_name: 'Liddell', username: 'alice' };
@@ -21,15 +21,11 @@ export interface SiteApi {
 
 /** the service of the test file that started it (every test file runs in its own worker, with its own modules) */
 let running: TestService | undefined;
-/** the store of the test file's service: the embedded one, or PostgreSQL in the project "postgres" (test/vitest.config.ts) */
-const engine =
-  process.env.TEST_STORE === 'postgres'
-    ? SERVICE_BACKENDS.find((backend) => backend.name === 'PostgreSQL')!
-    : SERVICE_BACKENDS[0]!;
 
 /** the service with ADMIN as administrator and PUBLIC_URL set, and Alice, Bob and the administrator signed in */
 export async function startSiteApi(): Promise<SiteApi> {
-  const place = await engine.open();
+  // the project's store: the embedded one, or PostgreSQL in the project "postgres" (test/vitest.config.ts)
+  const place = await SERVICE_BACKEND.open();
   const service = (running = await startSiteService({
     ...place.env,
     ADMIN_TELEGRAM_IDS: String(ADMIN.id),
@@ -37,7 +33,7 @@ export async function startSiteApi(): Promise<SiteApi> {
     PUBLIC_URL,
   }));
   // the project's store, not a default: a suite meant for PostgreSQL never passes on the embedded store unseen
-  expect(service.store.kind).toBe(process.env.TEST_STORE === 'postgres' ? 'server' : 'embedded');
+  expectProjectStore(service.store);
   const close = service.close;
   service.close = () => close().then(place.drop);
   const [alice, bob, admin] = await Promise.all(

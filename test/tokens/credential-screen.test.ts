@@ -8,7 +8,7 @@ import { OPERATOR } from '../../src/tokens/registry.ts';
 import { SHARE_LINK_REQUESTS_PER_MINUTE } from '../../src/site/share-limit.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 
 const URL_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-';
 /** a credential of the kind's shape that nobody issued */
@@ -48,7 +48,7 @@ function storeRefusesLookups(service: TestService): { lookups: () => number; res
   };
 }
 
-describe.each(SERVICE_BACKENDS)('credentials on $name', ({ open }) => {
+describe(`credentials on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   let env: Record<string, string>;
@@ -56,10 +56,11 @@ describe.each(SERVICE_BACKENDS)('credentials on $name', ({ open }) => {
   // a fresh service (and store) per test: made-up credentials count against the client's address, which is this
   // process in every test, in the service's memory; a test that floods them would leave the next test no budget
   beforeEach(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     env = { ...backend.env, READ_API_RATE_LIMIT_MAX: '3' };
     service = await startTestService(env);
+    expectProjectStore(service.store);
     await service.createApp('creds_app');
     await service.createApp('legacy_app');
   });

@@ -8,7 +8,7 @@ import { alertsOf, BotHarness, textsOf } from '../helpers/bot-harness.ts';
 import { runCli } from '../helpers/cli.ts';
 import { makeEvent, postEvents } from '../helpers/events.ts';
 import type { TestService } from '../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../helpers/stores.ts';
 import { create } from '../site/api-harness.ts';
 import { SiteClient, startSiteService, type TelegramUser } from '../site/site-harness.ts';
 
@@ -17,16 +17,17 @@ const BOB: TelegramUser = { id: 2002, first_name: 'Bob', username: 'bob' };
 const CAROL: TelegramUser = { id: 3003, first_name: 'Carol', username: 'carol' };
 const alice: Actor = { surface: 'site', telegramId: String(ALICE.id) };
 
-describe.each(SERVICE_BACKENDS)('keys have owners on $name', ({ open }) => {
+describe(`keys have owners on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   let owner: SiteClient;
   let apps = 0;
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startSiteService({ ...backend.env, RATE_LIMIT_MAX: '100000' });
+    expectProjectStore(service.store);
     owner = await SiteClient.signedIn(service.url, ALICE);
   });
   afterAll(async () => {

@@ -7,13 +7,13 @@ import { generateCredential, hashToken, TOKEN_CHECKSUM_PURPOSE } from '../../src
 import { Makers } from '../../src/tokens/makers.ts';
 import { MAX_ACTIVE_READ_KEYS, READ_KEY_KIND, ReadKeys } from '../../src/tokens/read-keys.ts';
 import { OPERATOR, TokenRegistry, type Actor } from '../../src/tokens/registry.ts';
-import { STORE_BACKENDS } from '../helpers/stores.ts';
+import { STORE_BACKEND } from '../helpers/stores.ts';
 
 const alice: Actor = { surface: 'bot', telegramId: '1001' };
 const bob: Actor = { surface: 'site', telegramId: '2002' };
 const admin: Actor = { surface: 'bot', telegramId: '9009', isAdmin: true };
 
-describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
+describe(`read keys on ${STORE_BACKEND.name}`, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let registry: TokenRegistry;
@@ -22,7 +22,7 @@ describe.each(STORE_BACKENDS)('read keys on $name', ({ open }) => {
   let readKeyQueries = 0;
 
   beforeAll(async () => {
-    ({ store, cleanup } = await open());
+    ({ store, cleanup } = await STORE_BACKEND.open());
     const secrets = new Secrets(Buffer.from('read-keys-test-secret'));
     registry = new TokenRegistry(store.prisma, secrets);
     // counts every use of the readKey model, so a test can tell whether a lookup happened

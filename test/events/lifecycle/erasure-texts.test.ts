@@ -8,7 +8,7 @@ import { RollupReader } from '../../../src/events/read/dashboard.ts';
 import { OPERATOR } from '../../../src/tokens/registry.ts';
 import { makeEvent, postEvents } from '../../helpers/events.ts';
 import { startTestService, type TestService } from '../../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../../helpers/stores.ts';
 
 const ERASED_USER = 8811223344;
 const KEPT_USER = 5566778899;
@@ -59,16 +59,17 @@ function events(): Record<string, unknown>[] {
   ];
 }
 
-describe.each(SERVICE_BACKENDS)('erasing the texts a user sent on $name', ({ open }) => {
+describe(`erasing the texts a user sent on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let drop: () => Promise<void>;
   let key: string;
   let appId: number;
 
   beforeAll(async () => {
-    const backend = await open();
+    const backend = await SERVICE_BACKEND.open();
     drop = backend.drop;
     service = await startTestService(backend.env);
+    expectProjectStore(service.store);
     const token = await service.createApp('texts_app');
     ({ key } = await service.services.readKeys.create('texts_app', OPERATOR));
     appId = (await service.store.prisma.app.findUniqueOrThrow({ where: { appName: 'texts_app' } })).id;

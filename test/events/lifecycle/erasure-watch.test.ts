@@ -3,14 +3,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/db/store.ts';
 import { ErasureWatch, markErasure } from '../../../src/events/lifecycle/erasure-watch.ts';
-import { STORE_BACKENDS } from '../../helpers/stores.ts';
+import { STORE_BACKEND } from '../../helpers/stores.ts';
 
-describe.each(STORE_BACKENDS)('erasure watch on $name', (backend) => {
+describe(`erasure watch on ${STORE_BACKEND.name}`, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   // a fresh store per test: the erase mark is store-wide, and a test must see "no erase ever ran" when it says so
   beforeEach(async () => {
-    ({ store, cleanup } = await backend.open());
+    ({ store, cleanup } = await STORE_BACKEND.open());
   });
   afterEach(() => cleanup());
 

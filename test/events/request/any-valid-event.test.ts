@@ -8,7 +8,7 @@ import { EVENT_NAMES } from '../../../src/events/request/names.ts';
 import { eventSchema } from '../../../src/events/request/schema.ts';
 import { postEvents } from '../../helpers/events.ts';
 import { startTestService, type TestService } from '../../helpers/service.ts';
-import { SERVICE_BACKENDS } from '../../helpers/stores.ts';
+import { expectProjectStore, SERVICE_BACKEND } from '../../helpers/stores.ts';
 
 /** enough to reach every field's edges on each run of the suite while it stays within a few seconds */
 const RUNS = 100;
@@ -372,19 +372,20 @@ function expectStoredAsSent(sent: Record<string, unknown>, row: StoredRow) {
   }
 }
 
-describe.each(SERVICE_BACKENDS)("events from the schema's edges, on $name", (backend) => {
+describe(`events from the schema's edges, on ${SERVICE_BACKEND.name}`, () => {
   let service: TestService;
   let token: string;
   let drop: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
-    const opened = await backend.open();
+    const opened = await SERVICE_BACKEND.open();
     drop = opened.drop;
     service = await startTestService({
       ...opened.env,
       RATE_LIMIT_MAX: '1000000',
       MAX_BODY_BYTES: String(16 * 1_048_576),
     });
+    expectProjectStore(service.store);
     token = await service.createApp(APP);
   });
   afterAll(async () => {

@@ -7,16 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/db/store.ts';
 import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { eventRow } from '../../helpers/events.ts';
-import { STORE_BACKENDS } from '../../helpers/stores.ts';
+import { STORE_BACKEND } from '../../helpers/stores.ts';
 
-describe.each(STORE_BACKENDS)('verified launches on $name', ({ open }) => {
+describe(`verified launches on ${STORE_BACKEND.name}`, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let plane: SqlEventPlane;
   let appCount = 0;
 
   beforeAll(async () => {
-    ({ store, cleanup } = await open());
+    ({ store, cleanup } = await STORE_BACKEND.open());
     plane = new SqlEventPlane(store.sql);
   });
   afterAll(() => cleanup?.());

@@ -13,13 +13,13 @@ import { OPERATOR, TokenRegistry } from '../../../src/tokens/registry.ts';
 import { EVENT_PLANE_TABLES, SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { someoneWaitsFor } from '../../helpers/postgres.ts';
 import { tempDir } from '../../helpers/service.ts';
-import { STORE_BACKENDS } from '../../helpers/stores.ts';
+import { STORE_BACKEND } from '../../helpers/stores.ts';
 import { eventRow } from '../../helpers/events.ts';
 
 const row = (appId: number, overrides: Partial<EventRow> = {}) =>
   eventRow(appId, { receivedAt: new Date('2026-11-20T10:00:00Z'), ...overrides });
 
-describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
+describe(`event plane on ${STORE_BACKEND.name}`, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let events: SqlEventPlane;
@@ -28,7 +28,7 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
   let apps = 0;
 
   beforeAll(async () => {
-    ({ store, cleanup } = await open());
+    ({ store, cleanup } = await STORE_BACKEND.open());
     events = new SqlEventPlane(store.sql);
   });
   // each test counts into an app of its own, so none sees another's rows whatever their order
@@ -288,7 +288,7 @@ describe.each(STORE_BACKENDS)('event plane on $name', ({ name, open }) => {
   });
 
   // the race needs two connections: only a PostgreSQL server has them
-  if (name === 'PostgreSQL')
+  if (STORE_BACKEND.kind === 'server')
     it('deletes an app whose events are being committed: the deletion waits, then leaves no rows', async () => {
       const doomed = (
         await store.prisma.app.create({ data: { appName: 'racing_app', bot: '@racing_bot', domains: ['r.example'] } })
