@@ -100,12 +100,6 @@ export const STORE_BACKEND: StoreBackend = {
   },
 };
 
-/**
- * The store backend as a list of one, for test/events/write/loader.test.ts, which loops over it; a new suite takes
- * STORE_BACKEND.
- */
-export const STORE_BACKENDS: StoreBackend[] = [STORE_BACKEND];
-
 export interface ServiceBackend {
   name: string;
   kind: Store['kind'];
