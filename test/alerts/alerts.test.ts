@@ -164,9 +164,11 @@ describe('alerts of one app', () => {
     expect(await sendEvent()).toBe(201);
     await service.loaded();
     await service.services.alertSubscriptions.change(subscriptionId, String(OWNER), { digest: true });
-    // next Tuesday, the digest covers this week: Monday to Sunday
+    // the Tuesday of next week, when the digest covers this week (Monday to Sunday, UTC): 2 days after a Sunday,
+    // 8 after a Monday, 3 after a Saturday
     const now = new Date();
-    const nextTuesday = new Date(now.getTime() + ((9 - now.getUTCDay()) % 7 || 7) * 24 * HOUR);
+    const weekday = now.getUTCDay();
+    const nextTuesday = new Date(now.getTime() + (weekday === 0 ? 2 : 9 - weekday) * 24 * HOUR);
     nextTuesday.setUTCHours(10);
     const before = ownerChat().length;
     await round(nextTuesday);
