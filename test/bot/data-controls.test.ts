@@ -13,8 +13,10 @@ const ADMIN = 9009;
 /** users of Alice's mini app */
 const ERASED_USER = 777000111;
 const KEPT_USER = 777000222;
-/** the user the administrator erases: a test of its own, so the tests run in any order */
+/** the users the administrator erases and the one erased under another id's name: each test has its own, so the tests
+ * run in any order */
 const ADMIN_ERASED_USER = 777000333;
+const RENAMED_USER = 777000444;
 
 let service: TestService;
 let harness: BotHarness;
@@ -28,7 +30,7 @@ beforeAll(async () => {
     { surface: 'cli' },
   );
   id = app.appId;
-  const sent = [ERASED_USER, ERASED_USER, KEPT_USER, ADMIN_ERASED_USER].map((user) =>
+  const sent = [ERASED_USER, ERASED_USER, KEPT_USER, ADMIN_ERASED_USER, RENAMED_USER].map((user) =>
     makeEvent('alice_data', { user_id: user }),
   );
   expect((await postEvents(service.url, sent, { token })).status).toBe(201);
@@ -159,8 +161,8 @@ describe('data controls in the bot', () => {
 
   it('names no user when the confirmation pressed does not name the same id, and still gives the reference', async () => {
     await harness.click(ALICE, `erase:${id}`);
-    const confirm = await harness.send(ALICE, String(KEPT_USER));
-    expect(lastText(confirm)).toContain(`<code>${KEPT_USER}</code> from <b>alice_data</b>? 1 event in 1 session`);
+    const confirm = await harness.send(ALICE, String(RENAMED_USER));
+    expect(lastText(confirm)).toContain(`<code>${RENAMED_USER}</code> from <b>alice_data</b>? 1 event in 1 session`);
     // a user with nothing stored is told so before anything is deleted
     await harness.click(ALICE, `erase:${id}`);
     expect(lastText(await harness.send(ALICE, '777000999'))).toContain('No event of theirs is stored');
@@ -169,7 +171,8 @@ describe('data controls in the bot', () => {
     expect(done).toMatch(/^🧹 Erased a user from <b>alice_data<\/b>: 1 event, 1 session,/);
     expect(done).toMatch(/\nReference in the audit log: <code>[A-Za-z0-9_-]{12}<\/code>$/);
     expect(done).not.toContain(String(ERASED_USER));
-    expect(await eventsOf(KEPT_USER)).toBe(0);
+    expect(await eventsOf(RENAMED_USER)).toBe(0);
+    expect(await eventsOf(KEPT_USER)).toBe(1);
   });
 
   it('leaves the dialog on /cancel, and lets an administrator erase too', async () => {
