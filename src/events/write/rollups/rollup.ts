@@ -35,9 +35,9 @@ export interface Rollup {
   tables: readonly RollupTable[];
   /**
    * Its CTEs in the event insert, each starting with its name (`name AS (…)`), joined with commas. They read the
-   * statement's inputs (src/events/write/insert-statement.ts: inserted, fresh_rows, batch_users, batch_new,
-   * live_apps) and the CTEs of the rollups before it in ROLLUPS that `reads` names. `insights`: whether the store keeps
-   * the insights.
+   * statement's inputs (src/events/write/insert-statement.ts: inserted, fresh_rows, batch_new, live_apps), the
+   * inputs of the gatherings (batch_users, src/events/write/request-summary.ts) and the CTEs of the rollups before it
+   * in ROLLUPS that `reads` names. `insights`: whether the store keeps the insights.
    */
   sql(insights: boolean): string;
   /** the CTEs of rollups before it in ROLLUPS its SQL reads (test/events/write/rollup-order.test.ts checks the order) */
