@@ -36,6 +36,7 @@ export const STORE_SUITES = [
   'test/events/lifecycle/erasure-watch.test.ts',
   'test/events/read/insights.test.ts',
   'test/events/request/any-valid-event.test.ts',
+  'test/events/write/funnel-postings-rollup.test.ts',
   'test/events/write/launches-rollup.test.ts',
   'test/events/write/loader.test.ts',
   'test/events/write/store.contract.test.ts',
