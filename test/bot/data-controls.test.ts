@@ -17,6 +17,10 @@ const KEPT_USER = 777000222;
  * run in any order */
 const ADMIN_ERASED_USER = 777000333;
 const RENAMED_USER = 777000444;
+/** the users of the steps of the owner's erase, one each: asked to confirm, pressed by another, audited */
+const CONFIRMED_USER = 777000555;
+const PRESSED_USER = 777000666;
+const AUDITED_USER = 777000777;
 
 let service: TestService;
 let harness: BotHarness;
@@ -30,9 +34,12 @@ beforeAll(async () => {
     { surface: 'cli' },
   );
   id = app.appId;
-  const sent = [ERASED_USER, ERASED_USER, KEPT_USER, ADMIN_ERASED_USER, RENAMED_USER].map((user) =>
-    makeEvent('alice_data', { user_id: user }),
-  );
+  const sent = [
+    ...[ERASED_USER, CONFIRMED_USER, PRESSED_USER, AUDITED_USER].flatMap((user) => [user, user]),
+    KEPT_USER,
+    ADMIN_ERASED_USER,
+    RENAMED_USER,
+  ].map((user) => makeEvent('alice_data', { user_id: user }));
   expect((await postEvents(service.url, sent, { token })).status).toBe(201);
   await service.loaded();
 });
@@ -57,6 +64,13 @@ function lastText(calls: Awaited<ReturnType<BotHarness['send']>>): string {
 
 /** a message's text as Telegram sends it back with a press: without its HTML markup */
 const plain = (html: string) => html.replace(/<[^>]+>/g, '');
+
+/** Alice's erase dialog on her app up to the confirmation of the user: the question asked and its buttons */
+async function confirmationOf(user: number) {
+  await harness.click(ALICE, `erase:${id}`);
+  const confirm = await harness.send(ALICE, String(user));
+  return { question: lastText(confirm), buttons: buttonsOf(confirm) };
+}
 
 /** every stored dialog state, as text */
 async function dialogStates(): Promise<string> {
@@ -107,33 +121,41 @@ describe('data controls in the bot', () => {
     ]);
   });
 
-  it("erases a user's data: asks the id, explains a bad one, confirms, shows the counts; the id is never stored", async () => {
+  it('asks the id of the user to erase, and explains a bad one', async () => {
     expect(textsOf(await harness.click(ALICE, `erase:${id}`))).toBe(TEXT.askErasedUser);
     const bad = textsOf(await harness.send(ALICE, 'user 777'));
     expect(bad).toContain('A Telegram user id is a positive number such as 123456789.');
     expect(bad).toContain(TEXT.askErasedUser);
+    // the dialog still waits for an id: the other tests begin with none
+    await harness.send(ALICE, '/cancel');
+  });
 
-    const confirm = await harness.send(ALICE, String(ERASED_USER));
-    const question = lastText(confirm);
+  it('asks to confirm, naming the id and what goes, with no state kept and nothing deleted yet', async () => {
+    const { question, buttons } = await confirmationOf(CONFIRMED_USER);
     // the id the owner typed is named back, with what of the user an erase deletes
     expect(question).toMatch(
       new RegExp(
-        `^Erase Telegram user <code>${ERASED_USER}</code> from <b>alice_data</b>\\? 2 events in 2 sessions of theirs are deleted, with their per-user rows\\.`,
+        `^Erase Telegram user <code>${CONFIRMED_USER}</code> from <b>alice_data</b>\\? 2 events in 2 sessions of theirs are deleted, with their per-user rows\\.`,
       ),
     );
-    const [erase, cancel] = buttonsOf(confirm);
+    const [erase, cancel] = buttons;
     expect(erase).toMatch(new RegExp(`^erase!:${id}:[A-Za-z0-9_-]{22}$`));
     expect(cancel).toBe(`data:${id}`);
     // the dialog is over: no state is kept, and nothing is deleted before the confirmation
     expect(await dialogStates()).toBe('[]');
-    expect(await eventsOf(ERASED_USER)).toBe(2);
+    expect(await eventsOf(CONFIRMED_USER)).toBe(2);
+  });
 
-    // someone else pressing the confirmation gets nothing
+  it('gives someone else pressing the confirmation nothing', async () => {
+    const [erase] = (await confirmationOf(PRESSED_USER)).buttons;
     expect(alertsOf(await harness.click(BOB, erase!))).toEqual([TEXT.notYours]);
-    expect(await eventsOf(ERASED_USER)).toBe(2);
+    expect(await eventsOf(PRESSED_USER)).toBe(2);
+  });
 
+  it("erases the user's data on the confirmation and shows the counts, keeping the other users'", async () => {
+    const { question, buttons } = await confirmationOf(ERASED_USER);
     // Telegram sends the confirmation's text along with the press, without its markup
-    const done = await harness.click(ALICE, erase!, plain(question));
+    const done = await harness.click(ALICE, buttons[0]!, plain(question));
     expect(alertsOf(done)).toEqual(['Erasing…']);
     expect(textsOf(done)).toMatch(
       new RegExp(
@@ -145,7 +167,12 @@ describe('data controls in the bot', () => {
     expect(buttonsOf(done)).toEqual([`data:${id}`]);
     expect(await eventsOf(ERASED_USER)).toBe(0);
     expect(await eventsOf(KEPT_USER)).toBe(1);
-    // this erase's entry: the latest (the administrator's test may have erased before)
+  });
+
+  it('records the erase under the reference it shows, and keeps the id nowhere', async () => {
+    const { question, buttons } = await confirmationOf(AUDITED_USER);
+    const done = await harness.click(ALICE, buttons[0]!, plain(question));
+    // this erase's entry: the latest (the other tests may have erased before)
     const [entry] = await service.store.prisma.auditLog.findMany({
       where: { appId: id, action: 'user.erase' },
       orderBy: { id: 'desc' },
@@ -154,9 +181,9 @@ describe('data controls in the bot', () => {
     expect(entry).toMatchObject({ surface: 'bot', detail: { complete: true, admin: false } });
     // recorded under the reference the owner was shown, to quote
     expect((entry!.detail as { user: string }).user).toBe(/<code>([A-Za-z0-9_-]{12})<\/code>$/.exec(textsOf(done))![1]);
-    expect(JSON.stringify(entry!.detail)).not.toContain(String(ERASED_USER));
-    expect(await dialogStates()).not.toContain(String(ERASED_USER));
-    expect(JSON.stringify(harness.errors)).not.toContain(String(ERASED_USER));
+    expect(JSON.stringify(entry!.detail)).not.toContain(String(AUDITED_USER));
+    expect(await dialogStates()).not.toContain(String(AUDITED_USER));
+    expect(JSON.stringify(harness.errors)).not.toContain(String(AUDITED_USER));
   });
 
   it('names no user when the confirmation pressed does not name the same id, and still gives the reference', async () => {

@@ -19,27 +19,63 @@ describe('the CLI and verified launches', () => {
   }, START_TIMEOUT_MS);
   afterAll(() => service?.close());
 
-  it("takes the bot's id with the token, refuses the bot's token in its place, and sets, shows and forgets it", async () => {
-    const create = (...extra: string[]) =>
-      cli('tokens', 'create', '--bot', '@ids_bot', '--domain', 'ids.example.com', '--app-name', 'ids_app', ...extra);
-    const pasted = await create('--bot-id', `${BOT_ID}:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw`, '--json');
+  it("refuses the bot's token, or its name, in place of its id, and never prints the token", async () => {
+    const create = (botId: string) =>
+      cli(
+        'tokens',
+        'create',
+        '--bot',
+        '@refused_bot',
+        '--domain',
+        'refused.example.com',
+        '--app-name',
+        'refused_app',
+        '--bot-id',
+        botId,
+        '--json',
+      );
+    const pasted = await create(`${BOT_ID}:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw`);
     expect(pasted.exitCode).toBe(2);
     expect(pasted.stdout).toContain("That is the bot's token");
     expect(pasted.stdout).not.toContain('AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw');
-    expect((await create('--bot-id', '@ids_bot', '--json')).stdout).toContain("The bot's id is a number");
-    expect(json(await create('--bot-id', String(BOT_ID), '--json'))).toMatchObject({ bot_id: String(BOT_ID) });
+    expect((await create('@refused_bot')).stdout).toContain("The bot's id is a number");
+  });
 
+  it("takes the bot's id with the token, and shows it", async () => {
+    const create = cli(
+      'tokens',
+      'create',
+      '--bot',
+      '@ids_bot',
+      '--domain',
+      'ids.example.com',
+      '--app-name',
+      'ids_app',
+      '--bot-id',
+      String(BOT_ID),
+      '--json',
+    );
+    expect(json(await create)).toMatchObject({ bot_id: String(BOT_ID) });
     expect(json(await cli('apps', 'bot-id', '--app-name', 'ids_app', '--json'))).toEqual({
       app_name: 'ids_app',
       bot: '@ids_bot',
       bot_id: String(BOT_ID),
     });
-    expect(json(await cli('apps', 'bot-id', '--app-name', 'ids_app', '--bot-id', '42', '--json')).bot_id).toBe('42');
-    const cleared = await cli('apps', 'bot-id', '--app-name', 'ids_app', '--clear');
-    expect(cleared.stdout).toBe(
-      'ids_app: bot id: none: no launch can be verified; set it with apps bot-id --app-name ids_app --bot-id <id>\n',
+  });
+
+  it("changes and forgets the bot's id, never both at once", async () => {
+    await service.services.registry.createApp(
+      { appName: 'changed_app', bot: '@changed_bot', botId: String(BOT_ID), domains: ['changed.example.com'] },
+      { surface: 'cli' },
     );
-    expect((await cli('apps', 'bot-id', '--app-name', 'ids_app', '--clear', '--bot-id', '1')).exitCode).toBe(2);
+    expect(json(await cli('apps', 'bot-id', '--app-name', 'changed_app', '--bot-id', '42', '--json')).bot_id).toBe(
+      '42',
+    );
+    const cleared = await cli('apps', 'bot-id', '--app-name', 'changed_app', '--clear');
+    expect(cleared.stdout).toBe(
+      'changed_app: bot id: none: no launch can be verified; set it with apps bot-id --app-name changed_app --bot-id <id>\n',
+    );
+    expect((await cli('apps', 'bot-id', '--app-name', 'changed_app', '--clear', '--bot-id', '1')).exitCode).toBe(2);
   });
 
   it('shows the week of launches: verified ones, and why the others were not', async () => {

@@ -203,79 +203,119 @@ describe(`data controls on ${STORE_BACKEND.name}`, () => {
   describe('erasing a user', () => {
     const days = ['2026-11-20', '2026-11-21', '2026-11-22'];
 
-    it("deletes every event and per-user row of the user, in chunks, keeps the other user's and the counts, and audits it", async () => {
+    it('refuses a stranger, and deletes nothing', async () => {
       const { appId, appName } = await newApp();
-      const [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
-      await events.insert(days.flatMap((day) => [...session(appId, alice, day), ...session(appId, bob, day)]));
+      const alice = pseudonymiser.userKey(appId, '1001');
+      await events.insert(days.flatMap((day) => session(appId, alice, day)));
       const aliceBefore = await rowsOfUser(appId, alice);
-      const bobBefore = await rowsOfUser(appId, bob);
-      expect(
-        Object.values(aliceBefore).every((n) => n > 0),
-        JSON.stringify(aliceBefore),
-      ).toBe(true);
-      const [aliceSessions, bobSessions] = [await sessionsOf(appId, alice), await sessionsOf(appId, bob)];
-      const counts = await countRows(appId);
-
-      const statements: string[] = [];
-      const controls = new DataControls(
-        store.prisma,
-        watched(store.sql, (text) => statements.push(text)),
-        registry,
-        pseudonymiser,
-        { chunkRows: 4 },
-      );
+      const controls = new DataControls(store.prisma, store.sql, registry, pseudonymiser);
       await expect(controls.eraseUser(appName, '1001', stranger)).rejects.toThrow(RegistryError);
       expect(await rowsOfUser(appId, alice)).toEqual(aliceBefore);
+    });
 
-      const result = await controls.eraseUser(appName, '1001', owner);
-      expect(result.complete).toBe(true);
-      expect(result.deleted).toEqual({
-        events: 15,
-        daily_sessions: 3,
-        daily_users: 3,
-        app_users: 1,
-        wallet_users: 1,
-        verified_sessions: 3,
-        funnel_postings: 15,
+    describe('of two, by the owner, 4 rows a step', () => {
+      // one erase for these tests, which only read what it answered and what it left of its own app
+      let appId: number;
+      let appName: string;
+      let alice: Buffer;
+      let bob: Buffer;
+      let aliceBefore: Record<string, number>;
+      let bobBefore: Record<string, number>;
+      let aliceSessions: string[];
+      let bobSessions: string[];
+      let counts: Record<string, string[]>;
+      const statements: string[] = [];
+      let result: Awaited<ReturnType<DataControls['eraseUser']>>;
+      beforeAll(async () => {
+        ({ appId, appName } = await newApp());
+        [alice, bob] = ['1001', '2002'].map((id) => pseudonymiser.userKey(appId, id)) as [Buffer, Buffer];
+        await events.insert(days.flatMap((day) => [...session(appId, alice, day), ...session(appId, bob, day)]));
+        aliceBefore = await rowsOfUser(appId, alice);
+        bobBefore = await rowsOfUser(appId, bob);
+        [aliceSessions, bobSessions] = [await sessionsOf(appId, alice), await sessionsOf(appId, bob)];
+        counts = await countRows(appId);
+        const controls = new DataControls(
+          store.prisma,
+          watched(store.sql, (text) => statements.push(text)),
+          registry,
+          pseudonymiser,
+          { chunkRows: 4 },
+        );
+        result = await controls.eraseUser(appName, '1001', owner);
       });
-      expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
-      expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0 });
-      expect(await rowsOfUser(appId, bob)).toEqual(bobBefore);
-      expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3 });
-      // events, users and sessions per day keep counting the erased user, as anonymous numbers; the counts that carry
-      // text (sessions per launch attribute, custom events per name and value) count the other user alone, whose
-      // texts they all are too (the catalog keeps them)
-      const after = await countRows(appId);
-      const halved = ['daily_dimensions', 'daily_custom_events', 'daily_custom_values'] as const;
-      const unchanged = (dump: Record<string, string[]>) =>
-        Object.fromEntries(Object.entries(dump).filter(([table]) => !(halved as readonly string[]).includes(table)));
-      expect(unchanged(after)).toEqual(unchanged(counts));
-      const counted = (table: string, column: string, n: number) =>
-        counts[table]!.map((row) => {
-          const parsed = JSON.parse(row) as Record<string, unknown>;
-          expect(parsed[column]).toBe(2);
-          return JSON.stringify({ ...parsed, [column]: n });
+
+      it('deletes every event, session and per-user row of the user', async () => {
+        expect(
+          Object.values(aliceBefore).every((n) => n > 0),
+          JSON.stringify(aliceBefore),
+        ).toBe(true);
+        expect(result.complete).toBe(true);
+        expect(result.deleted).toEqual({
+          events: 15,
+          daily_sessions: 3,
+          daily_users: 3,
+          app_users: 1,
+          wallet_users: 1,
+          verified_sessions: 3,
+          funnel_postings: 15,
         });
-      expect(after.daily_dimensions).toEqual(counted('daily_dimensions', 'sessions', 1));
-      expect(after.daily_custom_events).toEqual(counted('daily_custom_events', 'events', 1));
-      expect(after.daily_custom_values).toEqual(counted('daily_custom_values', 'events', 1));
-      // 30 events read 4 at a time
-      expect(statements.filter((text) => isWalkStep(text)).length).toBe(8);
-
-      const audit = await store.prisma.auditLog.findMany({ where: { appName, action: 'user.erase' } });
-      expect(audit).toHaveLength(1);
-      expect(audit[0]).toMatchObject({ surface: 'site', appId, actorKey: registry.ownerKey('4242') });
-      expect(audit[0]!.detail).toEqual({
-        user: result.reference,
-        deleted: result.deleted,
-        complete: true,
-        admin: false,
+        expect(await rowsOfUser(appId, alice)).toEqual(Object.fromEntries(Object.keys(aliceBefore).map((t) => [t, 0])));
+        expect(await sessionRows(appId, aliceSessions)).toEqual({ sessions: 0 });
       });
-      expect(result.reference).toMatch(/^[A-Za-z0-9_-]{12}$/);
-      expect(JSON.stringify(audit.map(({ id: _id, ...entry }) => entry))).not.toContain('1001');
 
-      // again: nothing left, and a reference of its own. A reference is random, recorded once: with the secret, no
-      // keyed hash of the id or of the user's key leads to it, as the keyed reference did (the id space is small)
+      it("keeps the other user's events, sessions and per-user rows", async () => {
+        expect(await rowsOfUser(appId, bob)).toEqual(bobBefore);
+        expect(await sessionRows(appId, bobSessions)).toEqual({ sessions: 3 });
+      });
+
+      it('keeps the anonymous counts, and counts the other user alone where a count carries text', async () => {
+        // events, users and sessions per day keep counting the erased user, as anonymous numbers; the counts that
+        // carry text (sessions per launch attribute, custom events per name and value) count the other user alone,
+        // whose texts they all are too (the catalog keeps them)
+        const after = await countRows(appId);
+        const halved = ['daily_dimensions', 'daily_custom_events', 'daily_custom_values'] as const;
+        const unchanged = (dump: Record<string, string[]>) =>
+          Object.fromEntries(Object.entries(dump).filter(([table]) => !(halved as readonly string[]).includes(table)));
+        expect(unchanged(after)).toEqual(unchanged(counts));
+        const counted = (table: string, column: string, n: number) =>
+          counts[table]!.map((row) => {
+            const parsed = JSON.parse(row) as Record<string, unknown>;
+            expect(parsed[column]).toBe(2);
+            return JSON.stringify({ ...parsed, [column]: n });
+          });
+        expect(after.daily_dimensions).toEqual(counted('daily_dimensions', 'sessions', 1));
+        expect(after.daily_custom_events).toEqual(counted('daily_custom_events', 'events', 1));
+        expect(after.daily_custom_values).toEqual(counted('daily_custom_values', 'events', 1));
+      });
+
+      it('walks the events in chunks', () => {
+        // 30 events read 4 at a time
+        expect(statements.filter((text) => isWalkStep(text)).length).toBe(8);
+      });
+
+      it('audits it under a random reference, without the id', async () => {
+        const audit = await store.prisma.auditLog.findMany({ where: { appName, action: 'user.erase' } });
+        expect(audit).toHaveLength(1);
+        expect(audit[0]).toMatchObject({ surface: 'site', appId, actorKey: registry.ownerKey('4242') });
+        expect(audit[0]!.detail).toEqual({
+          user: result.reference,
+          deleted: result.deleted,
+          complete: true,
+          admin: false,
+        });
+        expect(result.reference).toMatch(/^[A-Za-z0-9_-]{12}$/);
+        expect(JSON.stringify(audit.map(({ id: _id, ...entry }) => entry))).not.toContain('1001');
+      });
+    });
+
+    it('run again, deletes nothing and records a reference of its own, which no keyed hash of the id leads to', async () => {
+      const { appId, appName } = await newApp();
+      const alice = pseudonymiser.userKey(appId, '1001');
+      await events.insert(days.flatMap((day) => session(appId, alice, day)));
+      const controls = new DataControls(store.prisma, store.sql, registry, pseudonymiser, { chunkRows: 4 });
+      const result = await controls.eraseUser(appName, '1001', owner);
+      // A reference is random, recorded once: with the secret, no keyed hash of the id or of the user's key leads to
+      // it, as the keyed reference did (the id space is small)
       const again = await controls.eraseUser(appName, '1001', owner);
       expect(again.reference).toMatch(/^[A-Za-z0-9_-]{12}$/);
       expect(again.reference).not.toBe(result.reference);
