@@ -9,6 +9,7 @@ import { UNOPENED_MARK } from '../../../src/db/embedded/cluster-staging.ts';
 import { openEmbeddedDatabase } from '../../../src/db/embedded/index.ts';
 import { createCluster } from '../../../src/db/embedded/pglite-cluster.ts';
 import { spawnThread } from '../../../src/db/embedded/pglite-thread-spawn.ts';
+import type { SqlRunner } from '../../../src/db/sql.ts';
 import { tempDir } from '../../helpers/service.ts';
 
 /** a staging directory as a start of another process (or of a former one with this pid, as in a container) names it */
@@ -17,18 +18,23 @@ const stagingOf = (dataDir: string, pid = 4_000_000) => path.join(dataDir, `pgda
 describe('a first start cut short', () => {
   let template: string;
   let files: string[];
+  /** the template copied into an empty directory, once: that copy syncs every file, a plain copy of it is cheap */
+  let copyOfTemplate: string;
   beforeAll(async () => {
     template = path.join(tempDir('tma-template-'), 'template');
     await buildClusterTemplate(template);
     files = Object.keys(JSON.parse(fs.readFileSync(path.join(template, 'manifest.json'), 'utf8')).files);
+    copyOfTemplate = path.join(tempDir('tma-copy-'), 'pgdata');
+    fs.mkdirSync(copyOfTemplate);
+    await copyClusterTemplate(template, copyOfTemplate);
   }, 240_000);
   const cleanups: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
-  /** a start on dataDir: its cluster made from the template (never initdb) and answering */
-  async function start(dataDir: string): Promise<void> {
+  /** a start on dataDir: its cluster made from the template (never initdb) and answering; then `use` runs on it */
+  async function start(dataDir: string, use?: (sql: SqlRunner) => Promise<void>): Promise<void> {
     const refusals: string[] = [];
     const { sql } = await openEmbeddedDatabase(
       dataDir,
@@ -37,6 +43,7 @@ describe('a first start cut short', () => {
     );
     try {
       expect(await sql.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      await use?.(sql);
     } finally {
       await sql.close();
     }
@@ -44,9 +51,8 @@ describe('a first start cut short', () => {
   }
 
   /** a whole copy of the template in dir, as the copy leaves it before the rename */
-  async function wholeCopy(dir: string): Promise<void> {
-    fs.mkdirSync(dir);
-    await copyClusterTemplate(template, dir);
+  function wholeCopy(dir: string): void {
+    fs.cpSync(copyOfTemplate, dir, { recursive: true, errorOnExist: true, force: false });
     fs.writeFileSync(path.join(dir, UNOPENED_MARK), '');
   }
 
@@ -54,11 +60,11 @@ describe('a first start cut short', () => {
    * A copy killed after `copied` files, the next one half written (the copy writes the manifest's files in order,
    * after every directory); pgdata is the empty directory the start made before copying.
    */
-  async function killedWhileCopying(copied: number, pid?: number): Promise<string> {
+  function killedWhileCopying(copied: number, pid?: number): string {
     const dataDir = tempDir();
     fs.mkdirSync(path.join(dataDir, 'pgdata'));
     const staging = stagingOf(dataDir, pid);
-    await wholeCopy(staging);
+    wholeCopy(staging);
     fs.rmSync(path.join(staging, UNOPENED_MARK));
     const [cut, ...unwritten] = files.slice(copied);
     for (const file of unwritten) fs.rmSync(path.join(staging, file));
@@ -70,7 +76,7 @@ describe('a first start cut short', () => {
     const points = [0, Math.floor(files.length / 2), files.length - 1];
     for (const [index, copied] of points.entries()) {
       // the last one as a start of this very pid would have left it (a container's service is often pid 1)
-      const dataDir = await killedWhileCopying(copied, index === points.length - 1 ? process.pid : undefined);
+      const dataDir = killedWhileCopying(copied, index === points.length - 1 ? process.pid : undefined);
       await start(dataDir);
       expect(fs.readdirSync(dataDir), `${copied} files copied`).toEqual(['pgdata']);
       expect(fs.existsSync(path.join(dataDir, 'pgdata', UNOPENED_MARK))).toBe(false);
@@ -81,7 +87,7 @@ describe('a first start cut short', () => {
   it('after the copy, before its rename into place: the next start copies again and removes the staging', async () => {
     const dataDir = tempDir();
     fs.mkdirSync(path.join(dataDir, 'pgdata'));
-    await wholeCopy(stagingOf(dataDir));
+    wholeCopy(stagingOf(dataDir));
     await start(dataDir);
     expect(fs.readdirSync(dataDir)).toEqual(['pgdata']);
     await start(dataDir);
@@ -104,7 +110,7 @@ describe('a first start cut short', () => {
   it('while the copy was opening: the engine killed before the start saw it open, the copy is replaced', async () => {
     const dataDir = tempDir();
     const pgdata = path.join(dataDir, 'pgdata');
-    await createCluster(pgdata, { template });
+    wholeCopy(pgdata); // in place with its mark, as createCluster leaves it (the test before checks that)
     fs.writeFileSync(path.join(pgdata, 'left-by-the-killed-start'), '');
     // PostgreSQL opened it and was ended at once, as a kill leaves it (no clean shutdown)
     const thread = await spawnThread(pgdata, () => {});
@@ -117,10 +123,7 @@ describe('a first start cut short', () => {
 
   it('never replaces a store whose first start finished, and removes what a killed creation left beside it', async () => {
     const dataDir = tempDir();
-    await start(dataDir);
-    const first = await openEmbeddedDatabase(dataDir, { budgetMs: 60_000 }, { template });
-    await first.sql.exec('CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)');
-    await first.sql.close();
+    await start(dataDir, (sql) => sql.exec('CREATE TABLE kept (n int); INSERT INTO kept VALUES (42)'));
     fs.mkdirSync(stagingOf(dataDir));
     fs.writeFileSync(path.join(stagingOf(dataDir), 'PG_VERSION'), '17\n');
 
