@@ -9,11 +9,14 @@ export const FAULTS = ['test/faults/**/*.test.ts', 'test/log/crash.test.ts', 'te
  * test/site/api-harness.ts); the Chromium suites drive the same pages on the embedded store only
  */
 export const SITE_API_ON_POSTGRES = [
+  'alerts',
   'apps',
   'dashboard',
   'data-controls',
+  'freshness',
   'funnels',
   'launches',
+  'login-links',
   'read-keys',
   'roles',
   'sessions',
@@ -75,8 +78,4 @@ export const ON_EMBEDDED_ONLY = [
   'test/site/api-bad-parameters.test.ts',
   'test/site/api-csrf-cors.test.ts',
   'test/site/api-security-headers.test.ts',
-  // site API suites outside SITE_API_ON_POSTGRES: alert settings, the reads that wait for the loader, login links
-  'test/site/api-alerts.test.ts',
-  'test/site/api-freshness.test.ts',
-  'test/site/api-login-links.test.ts',
 ];
