@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
 import { intArrayLiteral, type SqlReader, type SqlRunner } from '../../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from '../days.ts';
+import { GatheredSections } from './rollups/gathering.ts';
 import { gatheringsOf } from './rollups/index.ts';
 import { encodeEventRow, type EventRow } from './event-columns.ts';
 import { type EventBatch, insertEventsSql, insertValues } from './insert-statement.ts';
@@ -96,17 +97,15 @@ export class SqlEventPlane implements EventPlane {
 
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
-    const gatherings = gatheringsOf(this.insights);
-    const gathered = gatherings.map((gathering) => gathering.batch());
+    const gathered = new GatheredSections(gatheringsOf(this.insights));
     const byApp = new Map<number, EventRow[]>();
     for (const row of rows) byApp.get(row.appId)?.push(row) ?? byApp.set(row.appId, [row]);
-    for (const [appId, appRows] of byApp)
-      gatherings.forEach((gathering, place) => gathered[place]!.add(appId, gathering.encode(appRows, this.insights)));
+    for (const [appId, appRows] of byApp) gathered.add(appId, (gathering) => gathering.encode(appRows, this.insights));
     return this.insertBatch({
       rows: Buffer.from(JSON.stringify(rows.map(encodeEventRow))),
       appIds: new Set(rows.map((row) => row.appId)),
       usage: dailyUsage(rows),
-      gathered: Object.assign({}, ...gathered.map((batch) => batch.values())),
+      gathered: gathered.values(),
     });
   }
 

@@ -97,7 +97,7 @@ export class IngestLog {
     const loader = new LogLoader(log, store, loadedThrough, {
       node,
       maxBatchBytes: options.maxBatchBytes,
-      insights: options.insights ?? true,
+      insights: options.insights,
       minCommitIntervalMs: options.minCommitIntervalMs,
       smallBatch: options.smallBatch,
       onError: options.onError,

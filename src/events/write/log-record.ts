@@ -2,7 +2,7 @@
 // name and length), the sections that the pre-aggregated rollups gather (src/events/write/rollups/gathering.ts), then
 // its rows already in the event insert's form, so the loader joins records' bytes into a batch without decoding them.
 import { gatheringsOf } from './rollups/index.ts';
-import type { Gathering } from './rollups/gathering.ts';
+import { GatheredSections } from './rollups/gathering.ts';
 import type { EventBatch } from './event-plane.ts';
 import { decodeEventRow, encodeEventRow, type EventRow } from './event-columns.ts';
 import { isoDayOf } from '../days.ts';
@@ -97,15 +97,14 @@ const rowsOf = (record: RequestRecord): EventRow[] =>
 export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOffset'], insights = true): EventBatch {
   const usage = new Map<string, [number, string, number, number]>();
   const appIds = new Set<number>();
-  const gatherings = gatheringsOf(insights);
-  const gathered = gatherings.map((gathering) => gathering.batch());
+  const gathered = new GatheredSections(gatheringsOf(insights));
   for (const record of records) {
     appIds.add(record.appId);
     let rows: EventRow[] | undefined;
-    gatherings.forEach((gathering: Gathering, place) => {
-      const section = record.sections.get(gathering.section) ?? gathering.encode((rows ??= rowsOf(record)), insights);
-      gathered[place]!.add(record.appId, section);
-    });
+    gathered.add(
+      record.appId,
+      (gathering) => record.sections.get(gathering.section) ?? gathering.encode((rows ??= rowsOf(record)), insights),
+    );
     const day = isoDayOf(record.receivedAt);
     const key = `${record.appId} ${day}`;
     const entry = usage.get(key);
@@ -122,7 +121,7 @@ export function batchOf(records: RequestRecord[], logOffset?: EventBatch['logOff
     rows: Buffer.concat(parts),
     appIds,
     usage: [...usage.values()],
-    gathered: Object.assign({}, ...gathered.map((batch) => batch.values())),
+    gathered: gathered.values(),
     logOffset,
   };
 }

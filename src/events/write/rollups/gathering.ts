@@ -26,3 +26,22 @@ export interface Gathering {
   /** what bench/insights-load.ts measured it to pay */
   pays: string;
 }
+
+/** A batch's sections of each of a store's gatherings, merged: what the event insert takes as `gathered`. */
+export class GatheredSections {
+  private readonly batches: GatheredBatch[];
+
+  constructor(private readonly gatherings: readonly Gathering[]) {
+    this.batches = gatherings.map((gathering) => gathering.batch());
+  }
+
+  /** adds a request's section of each gathering, as `sectionOf` gives it */
+  add(appId: number, sectionOf: (gathering: Gathering) => Buffer): void {
+    this.gatherings.forEach((gathering, place) => this.batches[place]!.add(appId, sectionOf(gathering)));
+  }
+
+  /** the event insert's named parameters of every gathering */
+  values(): NamedValues {
+    return Object.assign({}, ...this.batches.map((batch) => batch.values()));
+  }
+}
