@@ -27,6 +27,33 @@ export function eventRow(appId: number, overrides: Partial<EventRow> = {}): Even
   };
 }
 
+/** the day of numberedRow's events */
+export const NUMBERED_DAY = '2026-11-20';
+
+/**
+ * Custom event number `seq` of app `appId` at noon of NUMBERED_DAY, the same for every call: its key from `seq`, its
+ * user one of seven (`seq` modulo 7), `{ seq }` as its custom data
+ */
+export function numberedRow(appId: number, seq: number, overrides: Partial<EventRow> = {}): EventRow {
+  const receivedAt = new Date(`${NUMBERED_DAY}T12:00:00Z`);
+  return eventRow(appId, {
+    eventKey: crypto.createHash('sha256').update(`event ${seq}`).digest().subarray(0, 16),
+    userKey: crypto
+      .createHash('sha256')
+      .update(`user ${seq % 7}`)
+      .digest()
+      .subarray(0, 16),
+    receivedAt,
+    occurredAt: receivedAt,
+    day: NUMBERED_DAY,
+    eventName: 'custom-event',
+    platform: 'android',
+    props: { custom_data: { seq } },
+    bytes: 100,
+    ...overrides,
+  });
+}
+
 export function makeEvent(appName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     event_name: 'app-init',

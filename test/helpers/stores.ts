@@ -68,6 +68,16 @@ export function expectProjectStore(store: { kind: Store['kind'] }): void {
   expect(store.kind, `the store of the project's TEST_STORE (${ENGINE.name})`).toBe(ENGINE.kind);
 }
 
+/** `cleanup` when `store` is not of the project's kind (the check's failure thrown after it), else nothing */
+async function closedUnlessProjectStore(store: { kind: Store['kind'] }, cleanup: () => Promise<void>): Promise<void> {
+  try {
+    expectProjectStore(store);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
 /** a store's settings a suite may change: its reads' time budget and queue */
 export interface StoreSettings {
   readBudgetMs?: number;
@@ -90,12 +100,7 @@ export const STORE_BACKEND: StoreBackend = {
       { readQueueLimit: settings.readQueueLimit },
     );
     const cleanup = () => store.close().then(at.drop);
-    try {
-      expectProjectStore(store);
-    } catch (error) {
-      await cleanup();
-      throw error;
-    }
+    await closedUnlessProjectStore(store, cleanup);
     return { store, cleanup };
   },
 };
@@ -135,12 +140,7 @@ export const BARE_BACKEND: BareBackend = {
     const at = await ENGINE.place(true);
     const sql = at.databaseUrl ? openServerDatabase(at.databaseUrl) : (await openEmbeddedDatabase(at.dataDir)).sql;
     const cleanup = () => sql.close().then(at.drop);
-    try {
-      expectProjectStore(sql);
-    } catch (error) {
-      await cleanup();
-      throw error;
-    }
+    await closedUnlessProjectStore(sql, cleanup);
     return { sql, cleanup };
   },
 };

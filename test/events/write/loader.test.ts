@@ -17,34 +17,7 @@ import {
 } from '../../../src/events/write/event-plane.ts';
 import { STORE_BACKEND } from '../../helpers/stores.ts';
 import { tempDir } from '../../helpers/service.ts';
-
-const DAY = '2026-11-20';
-
-function row(appId: number, seq: number, overrides: Partial<EventRow> = {}): EventRow {
-  const receivedAt = new Date(`${DAY}T12:00:00Z`);
-  return {
-    appId,
-    eventKey: crypto.createHash('sha256').update(`event ${seq}`).digest().subarray(0, 16),
-    userKey: crypto
-      .createHash('sha256')
-      .update(`user ${seq % 7}`)
-      .digest()
-      .subarray(0, 16),
-    receivedAt,
-    occurredAt: receivedAt,
-    day: DAY,
-    eventName: 'custom-event',
-    sessionId: crypto.randomUUID(),
-    isPremium: false,
-    isSuccess: false,
-    platform: 'android',
-    locale: 'en',
-    startParam: null,
-    props: { custom_data: { seq } },
-    bytes: 100,
-    ...overrides,
-  };
-}
+import { NUMBERED_DAY as DAY, numberedRow as row } from '../../helpers/events.ts';
 
 /** an event plane that refuses its next `failures` batches as an unreachable store does */
 class FlakyStore implements EventPlane {

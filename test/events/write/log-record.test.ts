@@ -1,41 +1,12 @@
 // A request's record in the durable log: its header names each section the pre-aggregated rollups gather, a batch of
 // records merges them by section into the event insert's parameters, and records written by earlier versions (two
 // unnamed sections, or none) or for a store without the insights still load with every section their store needs.
-import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Utf8Text } from '../../../src/db/sql.ts';
-import type { EventRow } from '../../../src/events/write/event-columns.ts';
 import type { EventBatch } from '../../../src/events/write/insert-statement.ts';
 import { batchOf, decodeRequest, encodeRequest } from '../../../src/events/write/log-record.ts';
 import { gatheringsOf } from '../../../src/events/write/rollups/index.ts';
-
-const DAY = '2026-11-20';
-
-function row(appId: number, seq: number, overrides: Partial<EventRow> = {}): EventRow {
-  const receivedAt = new Date(`${DAY}T12:00:00Z`);
-  return {
-    appId,
-    eventKey: crypto.createHash('sha256').update(`event ${seq}`).digest().subarray(0, 16),
-    userKey: crypto
-      .createHash('sha256')
-      .update(`user ${seq % 7}`)
-      .digest()
-      .subarray(0, 16),
-    receivedAt,
-    occurredAt: receivedAt,
-    day: DAY,
-    eventName: 'custom-event',
-    sessionId: crypto.randomUUID(),
-    isPremium: false,
-    isSuccess: false,
-    platform: 'android',
-    locale: 'en',
-    startParam: null,
-    props: { custom_data: { seq } },
-    bytes: 100,
-    ...overrides,
-  };
-}
+import { NUMBERED_DAY as DAY, numberedRow as row } from '../../helpers/events.ts';
 
 const customEventsOf = (batch: EventBatch) =>
   JSON.parse((batch.gathered.custom_events as Utf8Text).bytes.toString('utf8')) as unknown[];
