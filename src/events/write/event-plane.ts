@@ -2,11 +2,12 @@
 // Behind this interface a columnar engine could be added as a second implementation.
 import crypto from 'node:crypto';
 import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
-import { intArrayLiteral, type SqlReader, type SqlRunner } from '../../db/sql.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import { intArrayLiteral, type SqlReader, type SqlRunner, Utf8Text } from '../../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from '../days.ts';
 import { GatheredSections } from './rollups/gathering.ts';
 import { gatheringsOf } from './rollups/index.ts';
-import { encodeEventRow, type EventRow } from './event-columns.ts';
+import { decodeEventRow, EVENT_TUPLE, encodeEventRow, type EventRow } from './event-columns.ts';
 import { type EventBatch, insertEventsSql, insertValues } from './insert-statement.ts';
 
 export { EVENT_PLANE_TABLES } from './rollups/index.ts';
@@ -97,25 +98,68 @@ export class SqlEventPlane implements EventPlane {
 
   async insert(rows: EventRow[]): Promise<number> {
     if (rows.length === 0) return 0;
+    return this.insertBatch({
+      ...this.rowsAndGatherings(rows),
+      appIds: new Set(rows.map((row) => row.appId)),
+      usage: dailyUsage(rows),
+    });
+  }
+
+  /**
+   * The statement stores a batch whole or not at all (src/events/write/insert-statement.ts): a batch holding an event
+   * stored before (a client's retry, a log record replayed after a crash, a commit of another node) or twice is sent
+   * again without it, until the store takes it
+   */
+  async insertBatch(batch: EventBatch): Promise<number> {
+    for (;;) {
+      try {
+        const [result] = await this.sql.query<{ inserted: number }>(
+          this.insertStatement.text,
+          valuesOf(this.insertStatement, insertValues(batch)),
+          { name: this.insertName },
+        );
+        return result?.inserted ?? 0;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        const fresh = await this.withoutStoredEvents(batch);
+        // a violation no event of the batch explains is not one sending it again would mend
+        if (!fresh) throw error;
+        batch = fresh;
+      }
+    }
+  }
+
+  /**
+   * The batch without its events the store holds and its repeats (the first of an event in the batch stays), its
+   * gatherings made anew from the rows left; its quota counts unchanged (they count what was admitted). Undefined
+   * when it holds neither.
+   */
+  private async withoutStoredEvents(batch: EventBatch): Promise<EventBatch | undefined> {
+    const rows = (JSON.parse(batch.rows.toString('utf8')) as unknown[][]).map(decodeEventRow);
+    const stored = await this.sql.query<{ app_id: number; event_key: Uint8Array }>(
+      ...named(
+        `SELECT e.app_id, e.event_key FROM jsonb_array_elements({{rows}}::text::jsonb) AS r
+         JOIN events e ON e.app_id = ${EVENT_TUPLE.get('r', 'app_id')} AND e.event_key = ${EVENT_TUPLE.get('r', 'event_key')}`,
+        { rows: new Utf8Text(batch.rows) },
+      ),
+    );
+    const keyOf = (appId: number, eventKey: Uint8Array) => `${appId} ${Buffer.from(eventKey).toString('base64')}`;
+    const seen = new Set(stored.map((row) => keyOf(row.app_id, row.event_key)));
+    const fresh = rows.filter((row) => {
+      const key = keyOf(row.appId, row.eventKey);
+      return !seen.has(key) && seen.add(key);
+    });
+    if (fresh.length === rows.length) return undefined;
+    return { ...batch, ...this.rowsAndGatherings(fresh) };
+  }
+
+  /** rows as the event insert takes them, with what each gathering makes of each app's rows */
+  private rowsAndGatherings(rows: EventRow[]): Pick<EventBatch, 'rows' | 'gathered'> {
     const gathered = new GatheredSections(gatheringsOf(this.insights));
     const byApp = new Map<number, EventRow[]>();
     for (const row of rows) byApp.get(row.appId)?.push(row) ?? byApp.set(row.appId, [row]);
     for (const [appId, appRows] of byApp) gathered.add(appId, (gathering) => gathering.encode(appRows, this.insights));
-    return this.insertBatch({
-      rows: Buffer.from(JSON.stringify(rows.map(encodeEventRow))),
-      appIds: new Set(rows.map((row) => row.appId)),
-      usage: dailyUsage(rows),
-      gathered: gathered.values(),
-    });
-  }
-
-  async insertBatch(batch: EventBatch): Promise<number> {
-    const [result] = await this.sql.query<{ inserted: number }>(
-      this.insertStatement.text,
-      valuesOf(this.insertStatement, insertValues(batch)),
-      { name: this.insertName },
-    );
-    return result?.inserted ?? 0;
+    return { rows: Buffer.from(JSON.stringify(rows.map(encodeEventRow))), gathered: gathered.values() };
   }
 
   async loadedThrough(node: string): Promise<number> {

@@ -1,8 +1,8 @@
 // Funnel postings: what a funnel reads of each step's events, kept per app, step and day as a few binary rows per
 // commit, so a funnel reads a step's events as a range of rows, not an index entry each. The service writes them at
 // ingest (one chunk per step, day, launch attributes, user and session of a request: mostly one per step), the loader
-// joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. Every number is
-// big-endian, so SQL can write the same bytes (src/events/write/rollups/funnel-postings.ts).
+// joins a batch's chunks into one row per app, step and day, and a funnel decodes its steps' rows. This file is the
+// format's one writer and reader.
 import { customEventName, cutText } from '../custom-events.ts';
 import type { EventRow } from './event-columns.ts';
 

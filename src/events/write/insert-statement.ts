@@ -2,7 +2,6 @@
 // the rows really inserted and records the node's log offset, so a crash replays at most the batch in flight.
 import { type NamedValues, param } from '../../db/named-sql.ts';
 import { intArrayLiteral, Utf8Text } from '../../db/sql.ts';
-import { USAGE } from './batch-values.ts';
 import { EVENT_COLUMN_NAMES, EVENT_TUPLE } from './event-columns.ts';
 import { gatheringsOf, rollupsKept } from './rollups/index.ts';
 
@@ -25,30 +24,14 @@ export interface EventBatch {
 // fields read by jsonb_to_recordset, and less of PostgreSQL's CPU per event. The app ids come as a second
 // parameter (taken from the rows, the batch would be read twice and materialised), and so do the
 // daily quotas' counts: one row per app and UTC day of receipt (events and bytes, duplicates included, as
-// the quota admitted them). Duplicates are skipped by the primary key, and only rows really inserted reach the
-// counts: the rollups that declare a pre-aggregation (src/events/write/rollups/) take what ingest
-// gathered when every event of the batch is new, and compute from the rows inserted otherwise. Rollup rows are
+// the quota admitted them). A batch is stored whole or not at all: an event stored before (or twice in the batch)
+// fails the statement on the events' primary key, and the event plane sends the batch again without it, its
+// gatherings made anew (src/events/write/event-plane.ts), so what the pre-aggregated rollups
+// (src/events/write/rollups/) gathered at ingest always describes exactly the rows inserted. Rollup rows are
 // written in key order so concurrent commits from several nodes lock them in the same order. Rows of an
 // app that no longer exists are skipped. Each app written for is locked (FOR KEY SHARE, the lock a foreign
 // key check takes) until the commit, so an app deletion waits for the commits in flight and then deletes
 // their rows too; a commit after the deletion finds no app and stores nothing.
-
-/**
- * The rows of the batch really inserted, its parameter parsed again only when some of its events were not new (sent
- * before, twice in the batch, or of a deleted app); a row sent twice is the one whose time was stored
- */
-const FRESH_ROWS = `batch_new AS (
-  SELECT (SELECT count(*) FROM inserted) = (SELECT coalesce(sum(${USAGE.get('u', 'events')}), 0)
-                                            FROM jsonb_array_elements(${param('usage')}::jsonb) AS u
-                                            WHERE ${USAGE.get('u', 'app_id')} IN (SELECT id FROM live_apps)) AS all_new
-), fresh_rows AS (
-  SELECT DISTINCT ON (i.app_id, i.event_key) i.app_id, i.event_key, i.occurred_at, i.day, i.event_name, i.session_id,
-         b.user_key, i.is_premium, i.platform, i.locale, i.start_param, b.props
-  FROM batch b
-  JOIN inserted i ON i.app_id = b.app_id AND i.event_key = b.event_key AND i.occurred_at = b.occurred_at
-  WHERE NOT (SELECT all_new FROM batch_new)
-  ORDER BY i.app_id, i.event_key
-)`;
 
 /**
  * The event insert, with the insights' rollups or (for measuring what they cost) without them: then users keep no
@@ -56,7 +39,6 @@ const FRESH_ROWS = `batch_new AS (
  */
 export const insertEventsSql = (insights: boolean) => `
 WITH batch AS NOT MATERIALIZED (
-  -- read by the events' insert, and again only when the batch holds events stored before (fresh_rows)
   SELECT ${EVENT_TUPLE.select('r')}
   FROM jsonb_array_elements(${param('rows')}::text::jsonb) AS r
 ), live_apps AS (
@@ -65,11 +47,9 @@ WITH batch AS NOT MATERIALIZED (
   INSERT INTO events (${EVENT_COLUMN_NAMES})
   SELECT ${EVENT_COLUMN_NAMES}
   FROM batch WHERE app_id IN (SELECT id FROM live_apps) ORDER BY app_id, event_key
-  ON CONFLICT (app_id, event_key) DO NOTHING
   RETURNING app_id, event_key, day, event_name, session_id, received_at, occurred_at, is_premium, platform, locale,
             start_param, user_key, launch_check, launch_day, launch_proof, sent_by_server
 ), ${[
-  FRESH_ROWS,
   ...gatheringsOf(insights).flatMap((gathering) => (gathering.inputSql ? [gathering.inputSql] : [])),
   ...rollupsKept(insights).map((rollup) => rollup.sql(insights)),
 ].join(', ')}, log_offset AS (

@@ -1,12 +1,12 @@
 // What a request's events add up to, gathered at ingest so the event insert reads a few rows per batch instead of
 // every event: its users per day (their first event's time and launch attributes, the names of their custom events,
 // whether they completed a wallet connection) and its custom events' counts per day and name, with their property
-// values, as lines the loader merges by their bytes. They hold when every event of the batch is new, which the event
-// insert checks (it reads the events it really inserted otherwise).
+// values, as lines the loader merges by their bytes. A batch is stored whole (src/events/write/insert-statement.ts),
+// so they describe exactly the events inserted.
 import { JsonTuple } from '../../db/json-tuples.ts';
 import { type NamedValues, param } from '../../db/named-sql.ts';
 import { Utf8Text } from '../../db/sql.ts';
-import { customEventName, customNameSql, cutText } from '../custom-events.ts';
+import { customEventName, cutText } from '../custom-events.ts';
 import { WALLET_CONNECTION_EVENT } from '../wallet-funnel.ts';
 import type { EventRow } from './event-columns.ts';
 import type { GatheredBatch, Gathering } from './rollups/gathering.ts';
@@ -312,21 +312,13 @@ export class BatchSummary implements GatheredBatch {
 }
 
 /**
- * The batch's users per day: those ingest gathered (the parameter users) when every event of the batch
- * is new, else those of the events really inserted: their first event's time and launch attributes, their custom
- * events' names and whether they completed a wallet connection.
+ * The batch's users per day, as ingest gathered them (the parameter users): their first event's time and launch
+ * attributes, their custom events' names and whether they completed a wallet connection
  */
 const BATCH_USERS = `batch_users AS (
   SELECT ${USER_DAY.select('u')}
   FROM jsonb_array_elements(${param('users')}::jsonb) AS u
-  WHERE (SELECT all_new FROM batch_new) AND ${USER_DAY.get('u', 'app_id')} IN (SELECT id FROM live_apps)
-  UNION ALL
-  SELECT app_id, day, user_key, min(occurred_at), (array_agg(platform ORDER BY occurred_at))[1],
-         (array_agg(locale ORDER BY occurred_at))[1], (array_agg(is_premium ORDER BY occurred_at))[1],
-         (array_agg(start_param ORDER BY occurred_at))[1],
-         coalesce(jsonb_agg(DISTINCT ${customNameSql("props->'custom_data'")}) FILTER (WHERE event_name = 'custom-event'), '[]')::text,
-         bool_or(event_name = '${WALLET_CONNECTION_EVENT}')
-  FROM fresh_rows GROUP BY app_id, day, user_key
+  WHERE ${USER_DAY.get('u', 'app_id')} IN (SELECT id FROM live_apps)
 )`;
 
 /** the users and custom events of each request (users, custom events): the section "summary" of its log record */

@@ -1,16 +1,18 @@
-// The funnel postings have two writers of one byte format: ingest encodes a request's postings (the batch's gathering,
-// taken when every event of the batch is new) and the event insert computes them from the rows it really inserted
-// (when the batch held an event stored before). Both must give every event the same step, day, attributes, user,
-// session, time and key, or a funnel would count an event differently depending on whether its batch held a retry.
+// A batch is stored whole or not at all: one holding an event stored before (a client's retry, a log record replayed)
+// or twice is sent again without it, gathered anew. What ingest gathered (users, custom events, funnel postings) then
+// describes exactly the events inserted: every rollup reads as if the batch had held only its new events.
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/db/store.ts';
 import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
 import { chunksOf, entryBytes } from '../../../src/events/write/funnel-posting-format.ts';
+import { ROLLUPS } from '../../../src/events/write/rollups/index.ts';
+import { DAILY_USAGE } from '../../../src/events/write/rollups/usage.ts';
+import { FUNNEL_POSTINGS } from '../../../src/events/write/rollups/funnel-postings.ts';
 import { eventRow } from '../../helpers/events.ts';
 import { STORE_BACKEND } from '../../helpers/stores.ts';
 
-describe(`funnel postings on ${STORE_BACKEND.name}`, () => {
+describe(`a batch holding events stored before, on ${STORE_BACKEND.name}`, () => {
   let store: Store;
   let cleanup: () => Promise<void>;
   let plane: SqlEventPlane;
@@ -85,19 +87,52 @@ describe(`funnel postings on ${STORE_BACKEND.name}`, () => {
     return rows;
   }
 
-  it('are the same whether ingest gathered them or the event insert computed them from the rows it inserted', async () => {
-    const [gathered, computed] = [await newApp(), await newApp()];
-    await plane.insert(eventsOf(gathered));
-    // an event stored before makes the batch not all new: the insert computes the postings from its rows
-    const retried = eventRow(computed, { eventName: 'app-hide', occurredAt: new Date('2026-11-20T12:00:00Z') });
-    await plane.insert([retried]);
-    expect(await plane.insert([...eventsOf(computed), retried])).toBe(12);
+  /**
+   * the app's rows of every rollup table but the quota's (it counts what was admitted, repeats too) and the funnel
+   * postings' (a commit's rows: compared event by event), without the app's id
+   */
+  async function rollupRows(appId: number): Promise<Record<string, string[]>> {
+    const tables = ROLLUPS.filter((rollup) => rollup !== DAILY_USAGE && rollup !== FUNNEL_POSTINGS).flatMap((rollup) =>
+      rollup.tables.map((table) => table.name),
+    );
+    const rows: Record<string, string[]> = {};
+    for (const table of tables) {
+      const found = await store.sql.query<{ row: string }>(
+        `SELECT (to_jsonb(t) - 'app_id')::text AS row FROM ${table} t WHERE app_id = $1`,
+        [appId],
+      );
+      rows[table] = found.map((row) => row.row).sort();
+    }
+    return rows;
+  }
 
-    const [fromIngest, fromInsert] = [
-      await postedEvents(gathered, 'app-hide'),
-      await postedEvents(computed, 'app-hide'),
-    ];
-    expect(fromIngest).toHaveLength(12);
-    expect(fromInsert).toEqual(fromIngest);
+  it('counts only the new events in every rollup, funnel postings event by event, as a batch of them alone', async () => {
+    const [alone, again] = [await newApp(), await newApp()];
+    await plane.insert(eventsOf(alone));
+    const events = eventsOf(again);
+    // half the events first; then every event, one of them twice: the first commit's events were stored before
+    expect(await plane.insert(events.slice(0, 6))).toBe(6);
+    expect(await plane.insert([...events, events[9]!])).toBe(6);
+    expect(await plane.insert(events)).toBe(0);
+
+    expect(await postedEvents(again, '')).toEqual(await postedEvents(alone, ''));
+    expect(await postedEvents(alone, '')).toHaveLength(12);
+    const [rowsAlone, rowsAgain] = [await rollupRows(alone), await rollupRows(again)];
+    expect(rowsAgain).toEqual(rowsAlone);
+    expect(rowsAlone.daily_custom_events).toHaveLength(4);
+    const [stored] = await store.sql.query<{ events: number }>(
+      'SELECT count(*)::int AS events FROM events WHERE app_id = $1',
+      [again],
+    );
+    expect(stored!.events).toBe(12);
+  });
+
+  it('stores the first of an event sent twice in one batch', async () => {
+    const app = await newApp();
+    const [event] = eventsOf(app);
+    const later = { ...event!, occurredAt: new Date(event!.occurredAt.getTime() + 1_000), platform: 'ios' };
+    expect(await plane.insert([event!, later])).toBe(1);
+    const rows = await store.sql.query<{ platform: string }>('SELECT platform FROM events WHERE app_id = $1', [app]);
+    expect(rows).toEqual([{ platform: event!.platform }]);
   });
 });

@@ -11,9 +11,39 @@ function madeBy(rollup: Rollup, insights: boolean): string[] {
   );
 }
 
+/** the relations SQL reads rows from (not the functions it reads rows of) */
+const relationsOf = (sql: string) =>
+  new Set(
+    [...sql.matchAll(/\b(?:FROM|JOIN)\s+(?:LATERAL\s+)?(?!LATERAL\b)([a-z_0-9]+)\b(?!\s*\()/gi)].map(
+      (match) => match[1]!,
+    ),
+  );
+
 /** the relations a rollup's SQL reads rows from */
-function readFrom(rollup: Rollup, insights: boolean): Set<string> {
-  return new Set([...rollup.sql(insights).matchAll(/\b(?:FROM|JOIN)\s+([a-z_0-9]+)\b/gi)].map((match) => match[1]!));
+const readFrom = (rollup: Rollup, insights: boolean) => relationsOf(rollup.sql(insights));
+
+/**
+ * What a pre-aggregated rollup reads beyond its own CTEs and tables, those it declares, the gatherings' inputs and
+ * the apps written for: nothing, or it computes again, from the rows of events, what ingest gathered
+ */
+function beyondGathered(rollups: readonly Rollup[]): string[] {
+  const inputs = rollups.flatMap((rollup) =>
+    rollup.preAggregated?.inputSql
+      ? [...rollup.preAggregated.inputSql.matchAll(/([a-z_0-9]+) AS \(/g)].map((m) => m[1]!)
+      : [],
+  );
+  return rollups.flatMap((rollup) => {
+    if (!rollup.preAggregated) return [];
+    const allowed = new Set([
+      ...madeBy(rollup, true),
+      ...(rollup.reads ?? []),
+      ...inputs,
+      ...rollup.tables.map((table) => table.name),
+      'live_apps',
+    ]);
+    const read = relationsOf(`${rollup.sql(true)} ${rollup.preAggregated.inputSql ?? ''}`);
+    return [...read].filter((relation) => !allowed.has(relation)).map((relation) => `${rollup.name} reads ${relation}`);
+  });
 }
 
 /** what in the list's order or declarations breaks a rollup's reads of another's CTEs */
@@ -58,5 +88,13 @@ describe('the rollups of the event insert', () => {
     expect(orderProblems(undeclared, true)).toEqual([
       'daily users and sessions reads new_sessions (of sessions) without declaring it',
     ]);
+  });
+
+  it('a pre-aggregated rollup reads only what its gathering made at ingest, never the rows of events', () => {
+    expect(ROLLUPS.filter((rollup) => rollup.preAggregated).length).toBeGreaterThan(1);
+    expect(beyondGathered(ROLLUPS)).toEqual([]);
+    const postings = named('funnel postings');
+    const computing = { ...postings, sql: () => `${postings.sql(true)}, again AS (SELECT app_id FROM inserted)` };
+    expect(beyondGathered([computing])).toEqual(['funnel postings reads inserted']);
   });
 });

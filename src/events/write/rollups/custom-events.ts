@@ -2,18 +2,7 @@
 // bounds of each app's catalog (custom_catalog), whose name slots are the bits of daily_users.custom_names.
 import { JsonTuple } from '../../../db/json-tuples.ts';
 import { param } from '../../../db/named-sql.ts';
-import {
-  customDataObjectSql,
-  customNameSql,
-  cutTextSql,
-  isPropertySql,
-  MAX_CUSTOM_NAMES,
-  MAX_CUSTOM_PROPERTIES,
-  MAX_CUSTOM_VALUES,
-  OTHER,
-  OTHER_SLOT,
-  propertyValueSql,
-} from '../../custom-events.ts';
+import { MAX_CUSTOM_NAMES, MAX_CUSTOM_PROPERTIES, MAX_CUSTOM_VALUES, OTHER } from '../../custom-events.ts';
 import { KEPT, defineRollup } from './rollup.ts';
 import { REQUEST_SUMMARY } from '../request-summary.ts';
 
@@ -105,10 +94,9 @@ export const CUSTOM_PAIR = new JsonTuple([
 const NEXT_SLOT = 3;
 
 /**
- * The custom-event part of the event insert, reading the CTEs `fresh_rows` (the rows inserted, when not all new),
- * `batch_new` and `name_lists` (each list of custom event names a user of the batch has on a day, as JSON text, once;
- * src/events/write/request-summary.ts), and
- * custom_events, the batch's custom events as ingest counted them (CUSTOM_SUMMARY arrays), taken when every event of the batch is new. Names take slots,
+ * The custom-event part of the event insert, reading the CTEs `name_lists` (each list of custom event names a user of
+ * the batch has on a day, as JSON text, once; src/events/write/request-summary.ts) and custom_summary, the batch's
+ * custom events as ingest counted them (CUSTOM_SUMMARY arrays). Names take slots,
  * each a bit of daily_users.custom_names, so a custom event's users are found through the users' own days. Slots are
  * handed out from one row per app, locked by each commit that adds names: commits from several nodes at once take
  * distinct slots (a name two of them add at once keeps the first one's, the other's stays unused). The rooms of
@@ -119,14 +107,10 @@ function customEventsSql(): string {
   return `name_lists AS (
   -- the lists of custom event names the batch's users have, each once: a batch's users mostly share a few
   SELECT DISTINCT app_id, names FROM batch_users
-), custom_rows AS (
-  SELECT app_id, day, ${customNameSql("props->'custom_data'")} AS name,
-         ${customDataObjectSql("props->'custom_data'")} AS data
-  FROM fresh_rows WHERE event_name = 'custom-event'
 ), custom_summary AS (
   SELECT ${CUSTOM_SUMMARY.select('c')}
   FROM jsonb_array_elements(${param('custom_events')}::text::jsonb) AS c
-  WHERE (SELECT all_new FROM batch_new) AND ${CUSTOM_SUMMARY.get('c', 'app_id')} IN (SELECT id FROM live_apps)
+  WHERE ${CUSTOM_SUMMARY.get('c', 'app_id')} IN (SELECT id FROM live_apps)
 ), custom_keys AS (
   -- one catalog probe per name of the batch's users (those of its new events among them), not per event
   SELECT k.app_id, k.name, (SELECT known.slot FROM custom_catalog known WHERE ${catalogMatch(NAME, ['name'], 'k')}) AS slot
@@ -161,10 +145,6 @@ function customEventsSql(): string {
   SELECT jsonb_object_agg(app_id || ' ' || name, slot) AS slots FROM (
     SELECT app_id, name, slot FROM custom_keys WHERE slot IS NOT NULL
     UNION ALL SELECT app_id, name, slot FROM custom_names) AS tracked
-), custom_named AS (
-  SELECT app_id, day, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name,
-         slot IS NOT NULL AS tracked, coalesce(slot, ${OTHER_SLOT}) AS slot, data
-  FROM (SELECT r.*, ((SELECT slots FROM name_map) ->> (r.app_id || ' ' || r.name))::smallint AS slot FROM custom_rows r) r
 ), custom_summary_named AS (
   SELECT app_id, day, CASE WHEN slot IS NOT NULL THEN name ELSE '${OTHER}' END AS name, slot IS NOT NULL AS tracked,
          events, pairs
@@ -174,10 +154,6 @@ function customEventsSql(): string {
   SELECT p.*, ${inCatalog(VALUE, ['name', 'property', 'value'], 'p')} AS value_known
   FROM (
     SELECT app_id, day, name, property, value, sum(events) AS events FROM (
-      SELECT n.app_id, n.day, n.name, ${cutTextSql('p.key')} AS property, ${propertyValueSql('p.value')} AS value, 1 AS events
-      FROM custom_named n CROSS JOIN LATERAL jsonb_each(n.data) AS p(key, value)
-      WHERE n.tracked AND ${isPropertySql('p')}
-      UNION ALL
       SELECT s.app_id, s.day, s.name, ${CUSTOM_PAIR.select('v')}
       FROM custom_summary_named s CROSS JOIN LATERAL jsonb_array_elements(s.pairs) AS v WHERE s.tracked) AS pairs
     GROUP BY 1, 2, 3, 4, 5) p
@@ -195,9 +171,7 @@ function customEventsSql(): string {
   SELECT p.* FROM custom_pairs p WHERE ${tracked('property_known', ['name', 'property'], 'p', 'custom_properties')}
 ), ${catalogLevel('custom_values', 'custom_tracked_pairs', 'value_known', VALUE, ['name', 'property', 'value'], MAX_CUSTOM_VALUES)}, custom_counts AS (
   INSERT INTO daily_custom_events AS e (app_id, day, name, events)
-  SELECT app_id, day, name, sum(events) FROM (
-    SELECT app_id, day, name, 1 AS events FROM custom_named
-    UNION ALL SELECT app_id, day, name, events FROM custom_summary_named) AS named
+  SELECT app_id, day, name, sum(events) FROM custom_summary_named
   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (app_id, day, name) DO UPDATE SET events = e.events + excluded.events
 ), custom_value_counts AS (

@@ -19,8 +19,8 @@ export interface Gathering {
   /** an empty merge of a batch's sections */
   batch(): GatheredBatch;
   /**
-   * CTEs the statement's rollups read the gathered values through, after the statement's inputs batch_new and
-   * fresh_rows (src/events/write/insert-statement.ts), which they fall back on when not every event is new
+   * CTEs the statement's rollups read the gathered values through (a batch is stored whole, so they describe
+   * exactly the rows inserted: src/events/write/insert-statement.ts)
    */
   inputSql?: string;
   /** what bench/insights-load.ts measured it to pay */

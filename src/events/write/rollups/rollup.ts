@@ -35,7 +35,7 @@ export interface Rollup {
   tables: readonly RollupTable[];
   /**
    * Its CTEs in the event insert, each starting with its name (`name AS (…)`), joined with commas. They read the
-   * statement's inputs (src/events/write/insert-statement.ts: inserted, fresh_rows, batch_new, live_apps), the
+   * statement's inputs (src/events/write/insert-statement.ts: inserted, live_apps), the
    * inputs of the gatherings (batch_users, src/events/write/request-summary.ts) and the CTEs of the rollups before it
    * in ROLLUPS that `reads` names. `insights`: whether the store keeps the insights.
    */
@@ -45,8 +45,8 @@ export interface Rollup {
   /** kept only with the insights (a store without them, measured in bench/insights-load.ts, leaves it out) */
   insightsOnly?: boolean;
   /**
-   * what it gathers at ingest instead of computing it in the statement from every event: taken when every event of
-   * the batch is new (a batch holding an event stored before is computed from the rows really inserted)
+   * what it gathers at ingest instead of computing it in the statement from every event (a batch holding an event
+   * stored before is sent again without it, gathered anew: src/events/write/event-plane.ts)
    */
   preAggregated?: Gathering;
   /** where its tables are read */
