@@ -134,11 +134,12 @@ export function openServerDatabase(databaseUrl: string, options: ServerPoolOptio
         client.release(broken);
       }
     },
-    async copyBinary(select, columns) {
+    async copyBinary(select, columns, texts = []) {
+      const inline = select.replace(/\$(\d+)\b/g, (_, place: string) => pg.escapeLiteral(texts[Number(place) - 1]!));
       const client = await pool.connect();
       try {
         const chunks: Buffer[] = [];
-        for await (const chunk of client.query(copyTo(`COPY (${select}) TO STDOUT WITH (FORMAT binary)`)))
+        for await (const chunk of client.query(copyTo(`COPY (${inline}) TO STDOUT WITH (FORMAT binary)`)))
           chunks.push(chunk as Buffer);
         client.release();
         return binaryCopyRows(Buffer.concat(chunks), columns);
@@ -229,7 +230,7 @@ export function openServerReads(
   return {
     kind: 'server',
     query: (text, params, queryOptions) => withinBudget(() => runner.query(text, params, queryOptions)),
-    copyBinary: (select, columns) => withinBudget(() => runner.copyBinary!(select, columns)),
+    copyBinary: (select, columns, texts) => withinBudget(() => runner.copyBinary!(select, columns, texts)),
     close: () => runner.close(),
   };
 }

@@ -40,24 +40,18 @@ export interface SqlQueryable {
   exec(script: string): Promise<void>;
 }
 
-/** a text as an SQL string literal, for a statement that takes no parameters (a COPY) */
-export function sqlLiteral(text: string): string {
-  if (text.includes('\0')) throw new Error('SQL text cannot hold a NUL');
-  const quoted = text.replaceAll("'", "''");
-  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
-}
-
 export interface SqlRunner extends SqlQueryable {
   readonly kind: 'embedded' | 'server';
   /**
-   * The rows of a SELECT written with its values inline, each column as its bytes (text as UTF-8) under the name
-   * `columns` gives it in the select's order, by a binary COPY:
-   * where a query's rows would carry a bytea column as hex text, twice its size, made a string and parsed here. Only
-   * a server has it; PGlite hands bytea over as bytes.
+   * The rows of a SELECT, each column as its bytes (text as UTF-8) under the name `columns` gives it in the select's
+   * order, by a binary COPY: where a query's rows would carry a bytea column as hex text, twice its size, made a
+   * string and parsed here. A COPY takes no parameters: the select's `$1`, `$2`… are `texts`, written in as literals
+   * by the driver's own quoting. Only a server has it; PGlite hands bytea over as bytes.
    */
   copyBinary?<Column extends string>(
     select: string,
     columns: readonly Column[],
+    texts?: readonly string[],
   ): Promise<Record<Column, Buffer | null>[]>;
   /**
    * Maintenance statements (a VACUUM FULL) one after another on one connection, outside any transaction and without

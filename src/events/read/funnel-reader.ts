@@ -2,7 +2,7 @@
 // steps' funnel postings (never the app's other events) and walked here, person by person; a step narrowed by a
 // property checks its candidate events' custom_data by their keys.
 import { named } from '../../db/named-sql.ts';
-import { sqlLiteral, type SqlReader } from '../../db/sql.ts';
+import type { SqlReader } from '../../db/sql.ts';
 import { EVENT_NAMES } from '../request/names.ts';
 import { type Filter, filterConditions, filterValues, firstSeenColumns } from './filters.ts';
 import { cutText } from '../custom-events.ts';
@@ -105,10 +105,10 @@ interface PostingsRow {
   entries: Uint8Array;
 }
 
-/** a select's postings rows (step, day, entries): as bytes by a binary COPY where the store has it */
-async function postingsRows(sql: SqlReader, select: string): Promise<PostingsRow[]> {
-  if (!sql.copyBinary) return sql.query<PostingsRow>(select);
-  const rows = await sql.copyBinary(select, ['step', 'day', 'entries']);
+/** a select's postings rows (step, day, entries), its $n the texts: as bytes by a binary COPY where the store has it */
+async function postingsRows(sql: SqlReader, select: string, texts: string[]): Promise<PostingsRow[]> {
+  if (!sql.copyBinary) return sql.query<PostingsRow>(select, texts);
+  const rows = await sql.copyBinary(select, ['step', 'day', 'entries'], texts);
   return rows.map(({ step, day, entries }) => ({
     step: step!.toString('utf8'),
     day: day!.toString('latin1'),
@@ -125,14 +125,17 @@ async function stepRows(sql: SqlReader, appId: number, period: Period, steps: Fu
   const names = [...new Set(steps.map(postingStep))].filter(
     (name): name is string => name !== null && !(anyCustom && name.startsWith(CUSTOM_STEP_PREFIX)),
   );
+  // $1 and $2 the period, $3 on the steps' names
   const select = `SELECT step, day::text AS day, entries FROM funnel_postings WHERE app_id = ${Number(appId)}
-    AND day BETWEEN ${sqlLiteral(period.from)}::date AND ${sqlLiteral(period.to)}::date`;
+    AND day BETWEEN $1::date AND $2::date`;
   const branches = [
-    ...(names.length > 0 ? [`${select} AND step = ANY(ARRAY[${names.map(sqlLiteral).join(', ')}]::text[])`] : []),
+    ...(names.length > 0
+      ? [`${select} AND step = ANY(ARRAY[${names.map((_, n) => `$${n + 3}`).join(', ')}]::text[])`]
+      : []),
     ...(anyCustom ? [`${select} AND step >= '${CUSTOM_STEP_PREFIX}' AND step < '${CUSTOM_STEP_BOUND}'`] : []),
   ];
   if (branches.length === 0) return steps.map(() => []);
-  const rows = await postingsRows(sql, branches.join(' UNION ALL '));
+  const rows = await postingsRows(sql, branches.join(' UNION ALL '), [period.from, period.to, ...names]);
   return steps.map((step) => rows.filter((row) => holds(step, row.step)));
 }
 

@@ -80,8 +80,13 @@ export interface SqlEventPlaneOptions {
   reads?: SqlReader;
 }
 
+/** an event as the store keys it */
+const eventKeyOf = (appId: number, eventKey: Uint8Array) => `${appId} ${Buffer.from(eventKey).toString('base64')}`;
+
 export class SqlEventPlane implements EventPlane {
   private readonly insights: boolean;
+  /** the last batch held an event stored before */
+  private replaysSeen = false;
   private readonly insertStatement: NumberedStatement;
   private readonly insertName: string;
   private readonly reads: SqlReader;
@@ -107,10 +112,16 @@ export class SqlEventPlane implements EventPlane {
 
   /**
    * The statement stores a batch whole or not at all (src/events/write/insert-statement.ts): a batch holding an event
-   * stored before (a client's retry, a log record replayed after a crash, a commit of another node) or twice is sent
-   * again without it, until the store takes it
+   * stored before (a client's retry, a commit of another node) or twice is sent again without it, until the store
+   * takes it. A statement refused costs about what one stored does: after a batch that held an event stored before
+   * (a client replaying events sends more), the next is checked first, until one holds none.
    */
   async insertBatch(batch: EventBatch): Promise<number> {
+    if (this.replaysSeen) {
+      const stored = await this.storedEvents(batch);
+      this.replaysSeen = stored.size > 0;
+      if (this.replaysSeen) batch = this.withoutEvents(batch, stored) ?? batch;
+    }
     for (;;) {
       try {
         const [result] = await this.sql.query<{ inserted: number }>(
@@ -121,21 +132,17 @@ export class SqlEventPlane implements EventPlane {
         return result?.inserted ?? 0;
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
-        const fresh = await this.withoutStoredEvents(batch);
+        const fresh = this.withoutEvents(batch, await this.storedEvents(batch));
         // a violation no event of the batch explains is not one sending it again would mend
         if (!fresh) throw error;
+        this.replaysSeen = true;
         batch = fresh;
       }
     }
   }
 
-  /**
-   * The batch without its events the store holds and its repeats (the first of an event in the batch stays), its
-   * gatherings made anew from the rows left; its quota counts unchanged (they count what was admitted). Undefined
-   * when it holds neither.
-   */
-  private async withoutStoredEvents(batch: EventBatch): Promise<EventBatch | undefined> {
-    const rows = (JSON.parse(batch.rows.toString('utf8')) as unknown[][]).map(decodeEventRow);
+  /** the batch's events the store holds, by eventKeyOf() */
+  private async storedEvents(batch: EventBatch): Promise<Set<string>> {
     const stored = await this.sql.query<{ app_id: number; event_key: Uint8Array }>(
       ...named(
         `SELECT e.app_id, e.event_key FROM jsonb_array_elements({{rows}}::text::jsonb) AS r
@@ -143,10 +150,19 @@ export class SqlEventPlane implements EventPlane {
         { rows: new Utf8Text(batch.rows) },
       ),
     );
-    const keyOf = (appId: number, eventKey: Uint8Array) => `${appId} ${Buffer.from(eventKey).toString('base64')}`;
-    const seen = new Set(stored.map((row) => keyOf(row.app_id, row.event_key)));
+    return new Set(stored.map((row) => eventKeyOf(row.app_id, row.event_key)));
+  }
+
+  /**
+   * The batch without the events `stored` names and its repeats (the first of an event in the batch stays), its
+   * gatherings made anew from the rows left; its quota counts unchanged (they count what was admitted). Undefined
+   * when it holds neither.
+   */
+  private withoutEvents(batch: EventBatch, stored: ReadonlySet<string>): EventBatch | undefined {
+    const rows = (JSON.parse(batch.rows.toString('utf8')) as unknown[][]).map(decodeEventRow);
+    const seen = new Set(stored);
     const fresh = rows.filter((row) => {
-      const key = keyOf(row.appId, row.eventKey);
+      const key = eventKeyOf(row.appId, row.eventKey);
       return !seen.has(key) && seen.add(key);
     });
     if (fresh.length === rows.length) return undefined;

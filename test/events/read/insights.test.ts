@@ -157,9 +157,9 @@ describe(`insights on ${STORE_BACKEND.name}`, () => {
       },
       copyBinary:
         store.sql.copyBinary &&
-        (<Column extends string>(select: string, columns: readonly Column[]) => {
-          queries.push({ text: select, params: [] });
-          return store.sql.copyBinary!(select, columns);
+        (<Column extends string>(select: string, columns: readonly Column[], texts?: readonly string[]) => {
+          queries.push({ text: select, params: [...(texts ?? [])] });
+          return store.sql.copyBinary!(select, columns, texts);
         }),
     } as typeof store.sql);
   }
