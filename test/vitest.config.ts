@@ -1,7 +1,7 @@
 // Test runner settings: the projects "faults" (kills, restarts, fuzz, the hostile corpus, the route walk) and "fast"
 // (the rest), both on the embedded store, and "postgres" (the store-level and site API suites again, on PostgreSQL;
 // test/store-suites.ts lists them). A project's TEST_STORE is the store its suites open (test/helpers/stores.ts). One
-// pool of two workers (two cores) runs them all; real stores, pages and subprocesses need generous timeouts.
+// pool of three workers (on two cores) runs them all; real stores, pages and subprocesses need generous timeouts.
 import { defineConfig } from 'vitest/config';
 import { available } from './helpers/environment.ts';
 import { FAULTS, ON_POSTGRES } from './store-suites.ts';
@@ -21,8 +21,10 @@ const shared = {
 export default defineConfig({
   test: {
     ...shared,
-    // the projects run in one group whose pool has maxWorkers workers in all (both projects must not set their own)
-    maxWorkers: 2,
+    // the projects run in one group whose pool has maxWorkers workers in all (both projects must not set their own):
+    // three on two cores, as a suite's files wait on real timers, pages and subprocesses much of their time
+    // (docs/benchmarks.md, "npm test")
+    maxWorkers: 3,
     // runs once per run, not per project: it builds the SDK and makes the store templates every project copies
     globalSetup: ['./test/global-setup.ts'],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
