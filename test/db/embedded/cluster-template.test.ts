@@ -243,26 +243,6 @@ describe('prebuilt empty cluster', () => {
     }
   });
 
-  it('falls back to initdb when the manifest names a path outside the cluster, naming the template', async () => {
-    const root = tempDir('tma-outside-');
-    const spoilt = path.join(root, 'templates', 'template');
-    fs.cpSync(template, spoilt, { recursive: true });
-    fs.writeFileSync(path.join(root, 'templates', 'outside'), 'from outside the template');
-    editManifest(spoilt, (manifest) => {
-      (manifest.files as Record<string, string>)['../../outside'] = sha256('from outside the template');
-    });
-    const dataDir = path.join(root, 'data');
-    const pgdata = path.join(dataDir, 'pgdata');
-    fs.mkdirSync(dataDir);
-    const refusals: string[] = [];
-    const origin = await createCluster(pgdata, { template: spoilt, onTemplateRefused: (r) => refusals.push(r) });
-    expect(origin).toBe('initdb');
-    expect(refusals).toEqual([`cluster template ${spoilt}: its manifest names "../../outside", outside the cluster`]);
-    expect(fs.readdirSync(root).sort()).toEqual(['data', 'templates']);
-    expect(fs.readdirSync(dataDir)).toEqual(['pgdata']);
-    expect(await selectOne(pgdata)).toEqual([{ one: 1 }]);
-  }, 240_000);
-
   it('throws away a copy that checks out but does not open, makes the store by initdb, and names the template', async () => {
     // a template that lost an empty directory and whose manifest was made without it: every file checks out
     const broken = copyOf(template);
