@@ -72,67 +72,83 @@ afterEach(async () => {
 
 const secondsToNextUtcDay = () => (DAY_MS - (Date.now() % DAY_MS)) / 1000;
 
-describe('daily quotas', () => {
-  it('refuses events beyond the quota with 429, stores none of them, tells the owner why, survives a restart and resets the next UTC day', async () => {
-    const dataDir = await embeddedDataDir();
-    let service = (running = await startService(dataDir));
-    const { token } = await service.services.registry.createApp(
-      { appName: 'quota_app', bot: '@quota_app_bot', domains: ['app.example.com'] },
-      { surface: 'cli' },
+/** a running service's app of its own with a quota of 5 events a day, used up today; sends n events of it */
+async function appAtQuota(service: Awaited<ReturnType<typeof startService>>, appName: string) {
+  const { token } = await service.services.registry.createApp(
+    { appName, bot: `@${appName}_bot`, domains: ['app.example.com'] },
+    { surface: 'cli' },
+  );
+  const set = await service.cli('apps', 'quota', '--app-name', appName, '--events-per-day', '5');
+  expect(set.exitCode).toBe(0);
+  expect(set.json).toMatchObject({
+    app_name: appName,
+    events_per_day: 5,
+    bytes_per_day: 10 * 1024 ** 3,
+    source: { events_per_day: 'app', bytes_per_day: 'default' },
+    today: { events: 0, bytes: 0 },
+  });
+  const send = (to: { url: string }, count: number) =>
+    postEvents(
+      to.url,
+      Array.from({ length: count }, () => makeEvent(appName)),
+      { token },
     );
+  expect((await send(service, 3)).status).toBe(201);
+  expect((await send(service, 2)).status).toBe(201);
+  return send;
+}
 
-    const set = await service.cli('apps', 'quota', '--app-name', 'quota_app', '--events-per-day', '5');
-    expect(set.exitCode).toBe(0);
-    expect(set.json).toMatchObject({
-      app_name: 'quota_app',
-      events_per_day: 5,
-      bytes_per_day: 10 * 1024 ** 3,
-      source: { events_per_day: 'app', bytes_per_day: 'default' },
-      today: { events: 0, bytes: 0 },
-    });
-
-    const send = (count: number) =>
-      postEvents(
-        service.url,
-        Array.from({ length: count }, () => makeEvent('quota_app')),
-        { token },
-      );
-    expect((await send(3)).status).toBe(201);
-    expect((await send(2)).status).toBe(201);
-    const refused = await send(1);
+describe('daily quotas', () => {
+  it('refuses events beyond the quota with 429 until the next UTC day, and stores none of them', async () => {
+    const service = (running = await startService(await embeddedDataDir()));
+    const send = await appAtQuota(service, 'quota_app');
+    const refused = await send(service, 1);
     expect(refused.status).toBe(429);
     expect(refused.text).toBe(JSON.stringify(TOO_MANY));
-    // until the next UTC day
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(Math.floor(secondsToNextUtcDay()) - 5);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(Math.ceil(secondsToNextUtcDay()) + 1);
-    expect((await send(2)).status).toBe(429);
+    expect((await send(service, 2)).status).toBe(429);
     expect(await service.storedEvents('quota_app')).toBe(5);
+    expect((await service.cli('apps', 'quota', '--app-name', 'quota_app')).json.today).toMatchObject({ events: 5 });
+  });
 
-    const shown = await service.cli('apps', 'show', '--app-name', 'quota_app');
+  it('tells the owner why, in the CLI and on the bot\'s app card: the daily event quota, not "rate limited"', async () => {
+    const service = (running = await startService(await embeddedDataDir()));
+    const send = await appAtQuota(service, 'quota_told_app');
+    expect((await send(service, 1)).status).toBe(429);
+    const shown = await service.cli('apps', 'show', '--app-name', 'quota_told_app');
     expect(shown.json.events_total).toBe(5);
     expect(shown.json.last_rejection).toMatchObject({
       status: 429,
       message: TOO_MANY.message,
       reason: 'daily event quota reached (5 events)',
     });
-    // the bot's app card says the same, not "rate limited"
-    const app = await service.services.registry.getApp('quota_app', { surface: 'cli', isAdmin: true });
+    const app = await service.services.registry.getApp('quota_told_app', { surface: 'cli', isAdmin: true });
     const [rejection] = await service.services.rejections.recent(app.appId, 1);
     expect(describeRejection(rejection!, new Date())).toMatch(
       /^429 daily event quota reached \(5 events\) from https:\/\/app\.example\.com, /,
     );
-    expect((await service.cli('apps', 'quota', '--app-name', 'quota_app')).json.today).toMatchObject({ events: 5 });
+  });
 
-    // a restart starts from what the store counted today
-    await service.close();
-    service = running = await startService(dataDir);
-    expect((await send(1)).status).toBe(429);
-    expect(await service.storedEvents('quota_app')).toBe(5);
+  it('counts on after a restart from what the store counted today', async () => {
+    const dataDir = await embeddedDataDir();
+    const first = (running = await startService(dataDir));
+    const send = await appAtQuota(first, 'quota_restart_app');
+    await first.close();
+    running = undefined;
+    const again = (running = await startService(dataDir));
+    expect((await send(again, 1)).status).toBe(429);
+    expect(await again.storedEvents('quota_restart_app')).toBe(5);
+  });
 
+  it('accepts again on the next UTC day, up to the quota', async () => {
+    const service = (running = await startService(await embeddedDataDir()));
+    const send = await appAtQuota(service, 'quota_day_app');
+    expect((await send(service, 1)).status).toBe(429);
     service.clock.offsetMs = secondsToNextUtcDay() * 1000 + 1_000;
-    expect((await send(5)).status).toBe(201);
-    expect((await send(1)).status).toBe(429);
-    expect(await service.storedEvents('quota_app')).toBe(10);
+    expect((await send(service, 5)).status).toBe(201);
+    expect((await send(service, 1)).status).toBe(429);
+    expect(await service.storedEvents('quota_day_app')).toBe(10);
   });
 });
 
