@@ -118,9 +118,10 @@ export class SqlEventPlane implements EventPlane {
    */
   async insertBatch(batch: EventBatch): Promise<number> {
     if (this.replaysSeen) {
-      const stored = await this.storedEvents(batch);
-      this.replaysSeen = stored.size > 0;
-      if (this.replaysSeen) batch = this.withoutEvents(batch, stored) ?? batch;
+      // a store that was down holds clients' retries beside their originals: repeats within the batch go too
+      const fresh = this.withoutEvents(batch, await this.storedEvents(batch));
+      this.replaysSeen = fresh !== undefined;
+      batch = fresh ?? batch;
     }
     for (;;) {
       try {
