@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { named, numbered, type NumberedStatement, valuesOf } from '../../db/named-sql.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
-import { intArrayLiteral, type SqlReader, type SqlRunner, Utf8Text } from '../../db/sql.ts';
+import { intArrayLiteral, type SqlReader, type SqlRunner } from '../../db/sql.ts';
 import { dayNumberOf, isoDayOfNumber } from '../days.ts';
 import { GatheredSections } from './rollups/gathering.ts';
 import { gatheringsOf } from './rollups/index.ts';
@@ -119,7 +119,7 @@ export class SqlEventPlane implements EventPlane {
   async insertBatch(batch: EventBatch): Promise<number> {
     if (this.replaysSeen) {
       // a store that was down holds clients' retries beside their originals: repeats within the batch go too
-      const fresh = this.withoutEvents(batch, await this.storedEvents(batch));
+      const fresh = await this.withoutStoredEvents(batch);
       this.replaysSeen = fresh !== undefined;
       batch = fresh ?? batch;
     }
@@ -133,7 +133,7 @@ export class SqlEventPlane implements EventPlane {
         return result?.inserted ?? 0;
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
-        const fresh = this.withoutEvents(batch, await this.storedEvents(batch));
+        const fresh = await this.withoutStoredEvents(batch);
         // a violation no event of the batch explains is not one sending it again would mend
         if (!fresh) throw error;
         this.replaysSeen = true;
@@ -142,26 +142,22 @@ export class SqlEventPlane implements EventPlane {
     }
   }
 
-  /** the batch's events the store holds, by eventKeyOf() */
-  private async storedEvents(batch: EventBatch): Promise<Set<string>> {
-    const stored = await this.sql.query<{ app_id: number; event_key: Uint8Array }>(
-      ...named(
-        `SELECT e.app_id, e.event_key FROM jsonb_array_elements({{rows}}::text::jsonb) AS r
-         JOIN events e ON e.app_id = ${EVENT_TUPLE.get('r', 'app_id')} AND e.event_key = ${EVENT_TUPLE.get('r', 'event_key')}`,
-        { rows: new Utf8Text(batch.rows) },
-      ),
-    );
-    return new Set(stored.map((row) => eventKeyOf(row.app_id, row.event_key)));
-  }
-
   /**
-   * The batch without the events `stored` names and its repeats (the first of an event in the batch stays), its
+   * The batch without the events the store holds and its repeats (the first of an event in the batch stays), its
    * gatherings made anew from the rows left; its quota counts unchanged (they count what was admitted). Undefined
    * when it holds neither.
    */
-  private withoutEvents(batch: EventBatch, stored: ReadonlySet<string>): EventBatch | undefined {
+  private async withoutStoredEvents(batch: EventBatch): Promise<EventBatch | undefined> {
     const rows = (JSON.parse(batch.rows.toString('utf8')) as unknown[][]).map(decodeEventRow);
-    const seen = new Set(stored);
+    // only each row's app and key travel, as the first two places of a row's array
+    const stored = await this.sql.query<{ app_id: number; event_key: Uint8Array }>(
+      ...named(
+        `SELECT e.app_id, e.event_key FROM jsonb_array_elements({{keys}}::jsonb) AS r
+         JOIN events e ON e.app_id = ${EVENT_TUPLE.get('r', 'app_id')} AND e.event_key = ${EVENT_TUPLE.get('r', 'event_key')}`,
+        { keys: JSON.stringify(rows.map((row) => encodeEventRow(row).slice(0, 2))) },
+      ),
+    );
+    const seen = new Set(stored.map((row) => eventKeyOf(row.app_id, row.event_key)));
     const fresh = rows.filter((row) => {
       const key = eventKeyOf(row.appId, row.eventKey);
       return !seen.has(key) && seen.add(key);
