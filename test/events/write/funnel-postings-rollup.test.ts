@@ -2,38 +2,22 @@
 // or twice is sent again without it, gathered anew. What ingest gathered (users, custom events, funnel postings) then
 // describes exactly the events inserted: every rollup reads as if the batch had held only its new events.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../../src/db/store.ts';
-import { SqlEventPlane, type EventRow } from '../../../src/events/write/event-plane.ts';
+import { describe, expect, it } from 'vitest';
+import type { EventRow } from '../../../src/events/write/event-plane.ts';
 import { chunksOf, entryBytes } from '../../../src/events/write/funnel-posting-format.ts';
 import { ROLLUPS } from '../../../src/events/write/rollups/index.ts';
 import { DAILY_USAGE } from '../../../src/events/write/rollups/usage.ts';
 import { FUNNEL_POSTINGS } from '../../../src/events/write/rollups/funnel-postings.ts';
 import { eventRow } from '../../helpers/events.ts';
+import { eventPlaneSuite } from '../../helpers/event-plane-suite.ts';
 import { STORE_BACKEND } from '../../helpers/stores.ts';
 
 describe(`a batch holding events stored before, on ${STORE_BACKEND.name}`, () => {
-  let store: Store;
-  let cleanup: () => Promise<void>;
-  let plane: SqlEventPlane;
-  let appCount = 0;
-
-  beforeAll(async () => {
-    ({ store, cleanup } = await STORE_BACKEND.open());
-    plane = new SqlEventPlane(store.sql);
-  });
-  afterAll(() => cleanup?.());
-
-  const newApp = async () =>
-    (
-      await store.prisma.app.create({
-        data: { appName: `postings_${++appCount}`, bot: '@postings_bot', domains: ['a.example'] },
-      })
-    ).id;
+  const suite = eventPlaneSuite('postings');
 
   /** every event of the app's postings, as text: step, day, chunk attributes, user, session, time and key */
   async function postedEvents(appId: number, leaveOut: string): Promise<string[]> {
-    const rows = await store.sql.query<{ step: string; day: string; entries: Buffer }>(
+    const rows = await suite.store.sql.query<{ step: string; day: string; entries: Buffer }>(
       `SELECT step, to_char(day, 'YYYY-MM-DD') AS day, entries FROM funnel_postings WHERE app_id = $1 AND step <> $2`,
       [appId, leaveOut],
     );
@@ -97,7 +81,7 @@ describe(`a batch holding events stored before, on ${STORE_BACKEND.name}`, () =>
     );
     const rows: Record<string, string[]> = {};
     for (const table of tables) {
-      const found = await store.sql.query<{ row: string }>(
+      const found = await suite.store.sql.query<{ row: string }>(
         `SELECT (to_jsonb(t) - 'app_id')::text AS row FROM ${table} t WHERE app_id = $1`,
         [appId],
       );
@@ -107,22 +91,22 @@ describe(`a batch holding events stored before, on ${STORE_BACKEND.name}`, () =>
   }
 
   it('counts only the new events in every rollup, funnel postings event by event, as a batch of them alone', async () => {
-    const [alone, again] = [await newApp(), await newApp()];
-    await plane.insert(eventsOf(alone));
+    const [alone, again] = [await suite.newApp(), await suite.newApp()];
+    await suite.plane.insert(eventsOf(alone));
     const events = eventsOf(again);
     // a third of the events first; then two thirds, one of them twice (the statement refuses the batch and it is sent
     // again without them); then all of them, one twice (checked before it is sent, as after a replay); then all again
-    expect(await plane.insert(events.slice(0, 4))).toBe(4);
-    expect(await plane.insert([...events.slice(0, 8), events[6]!])).toBe(4);
-    expect(await plane.insert([...events, events[10]!])).toBe(4);
-    expect(await plane.insert(events)).toBe(0);
+    expect(await suite.plane.insert(events.slice(0, 4))).toBe(4);
+    expect(await suite.plane.insert([...events.slice(0, 8), events[6]!])).toBe(4);
+    expect(await suite.plane.insert([...events, events[10]!])).toBe(4);
+    expect(await suite.plane.insert(events)).toBe(0);
 
     expect(await postedEvents(again, '')).toEqual(await postedEvents(alone, ''));
     expect(await postedEvents(alone, '')).toHaveLength(12);
     const [rowsAlone, rowsAgain] = [await rollupRows(alone), await rollupRows(again)];
     expect(rowsAgain).toEqual(rowsAlone);
     expect(rowsAlone.daily_custom_events).toHaveLength(4);
-    const [stored] = await store.sql.query<{ events: number }>(
+    const [stored] = await suite.store.sql.query<{ events: number }>(
       'SELECT count(*)::int AS events FROM events WHERE app_id = $1',
       [again],
     );
@@ -130,11 +114,13 @@ describe(`a batch holding events stored before, on ${STORE_BACKEND.name}`, () =>
   });
 
   it('stores the first of an event sent twice in one batch', async () => {
-    const app = await newApp();
+    const app = await suite.newApp();
     const [event] = eventsOf(app);
     const later = { ...event!, occurredAt: new Date(event!.occurredAt.getTime() + 1_000), platform: 'ios' };
-    expect(await plane.insert([event!, later])).toBe(1);
-    const rows = await store.sql.query<{ platform: string }>('SELECT platform FROM events WHERE app_id = $1', [app]);
+    expect(await suite.plane.insert([event!, later])).toBe(1);
+    const rows = await suite.store.sql.query<{ platform: string }>('SELECT platform FROM events WHERE app_id = $1', [
+      app,
+    ]);
     expect(rows).toEqual([{ platform: event!.platform }]);
   });
 });
