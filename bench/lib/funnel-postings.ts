@@ -1,9 +1,10 @@
 // Funnel postings for events loaded straight into the events table: made by the service's own encoder, one app and
 // day at a time, into one row per app, step and day, as the event insert would have stored them.
 import type pg from 'pg';
-import { BatchPostings, POSTING_GROUP } from '../../src/events/write/batch-postings.ts';
+import { BatchPostings } from '../../src/events/write/batch-postings.ts';
 import type { EventRow } from '../../src/events/write/event-columns.ts';
 import { encodeRequestPostings } from '../../src/events/write/funnel-posting-format.ts';
+import { insertPostingsSql } from '../../src/events/write/rollups/funnel-postings.ts';
 
 /** the columns the postings are made of, as an EventRow names them */
 const POSTED_COLUMNS = `app_id AS "appId", event_key AS "eventKey", received_at AS "receivedAt", occurred_at AS "occurredAt",
@@ -23,12 +24,6 @@ export async function postFunnelsOfEvents(client: pg.Client): Promise<void> {
     const postings = new BatchPostings();
     postings.add(appId, encodeRequestPostings(rows));
     const { groups, entries } = postings.toParams();
-    await client.query(
-      `INSERT INTO funnel_postings (app_id, step, day, entries)
-       SELECT ${POSTING_GROUP.get('p', 'app_id')}, ${POSTING_GROUP.get('p', 'step')}, ${POSTING_GROUP.get('p', 'day')},
-              substring($2::bytea FROM ${POSTING_GROUP.get('p', 'start')} + 1 FOR ${POSTING_GROUP.get('p', 'length')})
-       FROM jsonb_array_elements($1::jsonb) AS p`,
-      [groups, entries],
-    );
+    await client.query(insertPostingsSql('$1', '$2'), [groups, entries]);
   }
 }

@@ -7,14 +7,20 @@ import type { Gathering } from './gathering.ts';
 import { beforeFirstKeptDay, defineRollup } from './rollup.ts';
 
 /**
- * The batch's funnel postings, as ingest made them (posting_groups: POSTING_GROUP arrays, each row's entries the bytes
- * of posting_entries from its start on)
+ * SQL: stores postings rows as BatchPostings.toParams() gives them, `groups` and `entries` the SQL of its two values
+ * (groups: POSTING_GROUP arrays, each row's entries the bytes of entries from its start on), rows of the groups `p`
  */
-const POSTINGS = `postings AS (
-  INSERT INTO funnel_postings (app_id, step, day, entries)
+export const insertPostingsSql = (
+  groups: string,
+  entries: string,
+) => `INSERT INTO funnel_postings (app_id, step, day, entries)
   SELECT ${POSTING_GROUP.get('p', 'app_id')}, ${POSTING_GROUP.get('p', 'step')}, ${POSTING_GROUP.get('p', 'day')},
-         substring(${param('posting_entries')}::bytea FROM ${POSTING_GROUP.get('p', 'start')} + 1 FOR ${POSTING_GROUP.get('p', 'length')})
-  FROM jsonb_array_elements(${param('posting_groups')}::jsonb) AS p
+         substring(${entries}::bytea FROM ${POSTING_GROUP.get('p', 'start')} + 1 FOR ${POSTING_GROUP.get('p', 'length')})
+  FROM jsonb_array_elements(${groups}::jsonb) AS p`;
+
+/** the batch's funnel postings, as ingest made them, of the apps that still exist */
+const POSTINGS = `postings AS (
+  ${insertPostingsSql(param('posting_groups'), param('posting_entries'))}
   WHERE ${POSTING_GROUP.get('p', 'app_id')} IN (SELECT id FROM live_apps)
 )`;
 
